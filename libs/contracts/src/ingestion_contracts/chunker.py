@@ -1,0 +1,75 @@
+"""Wire models of the chunker service (text → token windows)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from .common import WireModel
+from .docling import PageSpan
+
+PresetName = Literal["default", "dense", "sparse"]
+# window / overlap in tokens of the embedding model's tokenizer (the plan's table).
+PRESETS: dict[str, tuple[int, int]] = {"default": (200, 40), "dense": (100, 30), "sparse": (400, 60)}
+MAX_WINDOW_TOKENS = 8192
+MAX_TEXT_CHARS = 20_000_000
+
+
+class ChunkRequest(WireModel):
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    preset: PresetName | None = Field(default=None, description="Named preset; default when nothing is given.")
+    window_tokens: int | None = Field(default=None, ge=16, le=MAX_WINDOW_TOKENS)
+    overlap_tokens: int | None = Field(default=None, ge=0, le=MAX_WINDOW_TOKENS - 1)
+    markdown: bool = Field(default=True, description="Follow Markdown headings (heading path per chunk).")
+    page_spans: list[PageSpan] = Field(default_factory=list, description="Page of each character range.")
+
+    @model_validator(mode="after")
+    def _window_or_preset(self) -> ChunkRequest:
+        if self.preset is not None and (self.window_tokens is not None or self.overlap_tokens is not None):
+            raise ValueError("Give either `preset` or `window_tokens`/`overlap_tokens`, not both.")
+        if self.overlap_tokens is not None and self.window_tokens is None:
+            raise ValueError("`overlap_tokens` needs `window_tokens`.")
+        if self.window_tokens is not None and (self.overlap_tokens or 0) >= self.window_tokens:
+            raise ValueError("`overlap_tokens` must be smaller than `window_tokens`.")
+        return self
+
+    def resolved_window(self) -> tuple[str, int, int]:
+        """(preset label, window, overlap) this request asks for."""
+        if self.window_tokens is not None:
+            overlap = self.overlap_tokens if self.overlap_tokens is not None else self.window_tokens // 5
+            return "custom", self.window_tokens, overlap
+        name = self.preset or "default"
+        window, overlap = PRESETS[name]
+        return name, window, overlap
+
+
+class Chunk(WireModel):
+    index: int = Field(ge=0)
+    text: str
+    start: int = Field(ge=0, description="Offset of the chunk's first character in the request text.")
+    end: int = Field(ge=0, description="Offset one past the chunk's last character.")
+    token_count: int = Field(ge=0)
+    heading_path: list[str] = Field(default_factory=list)
+    page: int | None = Field(default=None, ge=1, description="Page where the chunk starts.")
+    page_end: int | None = Field(default=None, ge=1, description="Page where the chunk ends.")
+
+
+class ChunkResponse(WireModel):
+    chunks: list[Chunk]
+    preset: str
+    window_tokens: int
+    overlap_tokens: int
+    tokenizer: str
+    total_tokens: int
+    model_max_tokens: int
+    chunking_ms: float
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ChunkBatchRequest(WireModel):
+    items: list[ChunkRequest] = Field(min_length=1, max_length=1000)
+
+
+class ChunkBatchResponse(WireModel):
+    results: list[ChunkResponse]

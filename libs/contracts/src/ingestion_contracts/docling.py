@@ -1,0 +1,69 @@
+"""Wire models of the docling service (document → Markdown)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .common import WireModel
+
+FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt"]
+SUPPORTED_FILE_TYPES: tuple[str, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt")
+# Extensions accepted for each file type (lower case, with the dot).
+EXTENSIONS: dict[str, str] = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".md": "md",
+    ".markdown": "md",
+    ".txt": "txt",
+    ".text": "txt",
+}
+Pipeline = Literal["standard", "native", "simple", "text"]
+BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "code", "caption", "other"]
+
+
+class Block(WireModel):
+    """One structural block of the converted document, located in the Markdown."""
+
+    kind: BlockKind
+    text: str
+    page: int | None = Field(default=None, ge=1, description="1-based page; None when the format has no pages.")
+    level: int | None = Field(default=None, ge=1, le=6, description="Heading level for headings.")
+    start: int = Field(ge=0, description="Offset of the block's first character in `markdown`.")
+    end: int = Field(ge=0, description="Offset one past the block's last character in `markdown`.")
+
+
+class PageSpan(WireModel):
+    """A character range of the Markdown that comes from one page."""
+
+    page: int = Field(ge=1)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class ConvertPathRequest(WireModel):
+    path: str = Field(min_length=1, max_length=4096, description="Server-side path under an allowed root.")
+
+
+class ConvertResponse(WireModel):
+    file_name: str
+    file_type: FileType
+    title: str
+    page_count: int | None = Field(default=None, description="Pages (PDF, PPTX slides); None for page-less formats.")
+    pipeline: Pipeline = Field(
+        description="standard = docling layout models; native = model-free PDF text pipeline; "
+        "simple = docling's declarative backends (DOCX, HTML, ...); text = plain text read as-is."
+    )
+    markdown: str
+    blocks: list[Block]
+    page_spans: list[PageSpan] = Field(default_factory=list)
+    content_hash: str = Field(description="sha256 of the uploaded bytes.")
+    size_bytes: int
+    conversion_ms: float
+    warnings: list[str] = Field(default_factory=list)

@@ -1,0 +1,248 @@
+"""Wire models of the vector gateway (embed, store, search in Milvus)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from .common import MAX_TAGS, CollectionName, Tag, WireModel
+
+SearchMode = Literal["hybrid", "semantic", "keyword"]
+UpsertStatus = Literal["indexed", "replaced", "skipped"]
+MAX_TOP_K = 100
+MAX_QUERY_CHARS = 4000
+MAX_METADATA_BYTES = 16_384
+MAX_METADATA_DEPTH = 4
+
+# Chunk fields a caller may filter on with equality. Anything else (except metadata.<key>)
+# is refused with the list below, so a typo never silently matches everything.
+FILTERABLE_FIELDS: dict[str, type] = {
+    "doc_id": str,
+    "source": str,
+    "title": str,
+    "file_type": str,
+    "page": int,
+    "chunk_index": int,
+    "last_modified": str,
+    "collection": str,
+}
+METADATA_KEY_PATTERN = r"^metadata\.[A-Za-z_][A-Za-z0-9_]{0,63}$"
+_METADATA_KEY_RE = re.compile(METADATA_KEY_PATTERN)
+FilterValue = str | int | float | bool
+
+
+def check_filter_keys(filters: dict[str, Any]) -> dict[str, Any]:
+    """Refuse unknown filter keys with a message that lists the allowed ones."""
+    for key in filters:
+        if key not in FILTERABLE_FIELDS and not _METADATA_KEY_RE.fullmatch(key):
+            allowed = ", ".join(sorted(FILTERABLE_FIELDS))
+            raise ValueError(
+                f"Unknown filter key {key!r}. Allowed: {allowed}, or metadata.<key> "
+                "(letters, digits, underscore)."
+            )
+    return filters
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level
+
+
+def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Bound metadata in depth and serialized size (it is stored as JSON in every chunk)."""
+    if _depth(metadata) > MAX_METADATA_DEPTH:
+        raise ValueError(f"Metadata is nested too deeply (more than {MAX_METADATA_DEPTH} levels); flatten it.")
+    size = len(json.dumps(metadata, ensure_ascii=False).encode())
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"Metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}. Store less.")
+    return metadata
+
+
+Metadata = Annotated[dict[str, Any], Field(default_factory=dict)]
+
+
+class ChunkIn(WireModel):
+    index: int = Field(ge=0)
+    text: str = Field(min_length=1, max_length=200_000)
+    start: int = Field(default=0, ge=0)
+    end: int = Field(default=0, ge=0)
+    token_count: int = Field(default=0, ge=0)
+    heading_path: list[str] = Field(default_factory=list, max_length=16)
+    page: int | None = Field(default=None, ge=1)
+    page_end: int | None = Field(default=None, ge=1)
+
+
+class UpsertDocumentRequest(WireModel):
+    source: str = Field(min_length=1, max_length=2048, description="Path, URL or name the document came from.")
+    doc_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="Omit to derive a stable id from (collection, source).",
+    )
+    title: str = Field(default="", max_length=1024)
+    file_type: str = Field(default="txt", max_length=32)
+    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the source content.")
+    last_modified: str = Field(default="", max_length=64)
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    metadata: Metadata
+    chunks: list[ChunkIn] = Field(min_length=1, max_length=100_000)
+    force: bool = Field(default=False, description="Re-index even when the content hash is unchanged.")
+
+    @field_validator("metadata")
+    @classmethod
+    def _bounded_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
+
+
+class StageTimings(WireModel):
+    embedding_ms: float = 0.0
+    storing_ms: float = 0.0
+
+
+class UpsertDocumentResponse(WireModel):
+    doc_id: str
+    collection: str
+    source: str
+    status: UpsertStatus
+    chunk_count: int
+    timings: StageTimings = Field(default_factory=StageTimings)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class UpsertBatchRequest(WireModel):
+    documents: list[UpsertDocumentRequest] = Field(min_length=1, max_length=1000)
+
+
+class UpsertBatchResponse(WireModel):
+    results: list[UpsertDocumentResponse]
+    timings: StageTimings
+
+
+class SearchRequest(WireModel):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    collections: list[CollectionName] | None = Field(default=None, description="None searches every collection.")
+    mode: SearchMode = "hybrid"
+    top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
+    filters: dict[str, FilterValue] = Field(default_factory=dict, max_length=16)
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS, description="Hits must carry every tag.")
+    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("filters")
+    @classmethod
+    def _known_filter_keys(cls, value: dict[str, FilterValue]) -> dict[str, FilterValue]:
+        return check_filter_keys(value)
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("The query is blank; give a few words describing what to find.")
+        return value
+
+
+class SearchHit(WireModel):
+    chunk_id: str
+    doc_id: str
+    collection: str
+    source: str
+    title: str
+    file_type: str
+    page: int | None
+    page_end: int | None
+    heading_path: list[str]
+    chunk_index: int
+    text: str
+    start: int
+    end: int
+    token_count: int
+    score: float = Field(description="0..1, higher is better (fused rank score in hybrid mode).")
+    tags: list[str]
+    metadata: dict[str, Any]
+    last_modified: str
+
+
+class SearchResponse(WireModel):
+    hits: list[SearchHit]
+    mode: SearchMode
+    total_searched: int = Field(description="Chunks in the collections searched.")
+    embedding_ms: float
+    search_ms: float
+
+
+class DocumentInfo(WireModel):
+    doc_id: str
+    collection: str
+    source: str
+    title: str
+    file_type: str
+    content_hash: str
+    chunk_count: int
+    token_count: int
+    created_at: str
+    updated_at: str
+    last_modified: str
+    tags: list[str]
+    metadata: dict[str, Any]
+
+
+class DocumentList(WireModel):
+    documents: list[DocumentInfo]
+    total: int
+    offset: int
+    limit: int
+
+
+class DocumentContent(DocumentInfo):
+    content: str = Field(description="Markdown rebuilt from the chunks, overlaps removed.")
+
+
+class DocumentChunks(WireModel):
+    doc_id: str
+    collection: str
+    chunks: list[SearchHit]
+    chunk_count: int
+
+
+class DeleteDocumentResponse(WireModel):
+    doc_id: str
+    collection: str
+    deleted_chunks: int
+
+
+class CollectionInfo(WireModel):
+    name: str
+    document_count: int
+    chunk_count: int
+    embedding_model: str
+    dimension: int
+
+
+class CollectionList(WireModel):
+    collections: list[CollectionInfo]
+
+
+class CreateCollectionRequest(WireModel):
+    name: CollectionName
+
+
+class DeleteCollectionResponse(WireModel):
+    name: str
+    deleted_documents: int
+    deleted_chunks: int
+
+
+class EmbedRequest(WireModel):
+    texts: list[Annotated[str, Field(min_length=1, max_length=100_000)]] = Field(min_length=1, max_length=1024)
+
+
+class EmbedResponse(WireModel):
+    vectors: list[list[float]]
+    model: str
+    dimension: int
+    embedding_ms: float

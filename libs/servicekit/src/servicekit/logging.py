@@ -1,0 +1,39 @@
+"""JSON logs with the request id on every line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+
+from .context import request_id_var
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            "request_id": request_id_var.get(),
+        }
+        for key in ("service", "stage", "duration_ms", "doc_id", "collection", "status"):
+            if hasattr(record, key):
+                entry[key] = getattr(record, key)
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure_logging(level: str = "INFO", *, json_logs: bool = True) -> None:
+    """Idempotent: configures the root logger once, to stderr (stdout may carry MCP stdio)."""
+    root = logging.getLogger()
+    if any(getattr(h, "_servicekit", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler._servicekit = True  # type: ignore[attr-defined]
+    handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(level.upper())

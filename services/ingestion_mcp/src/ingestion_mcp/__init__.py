@@ -1,0 +1,1 @@
+"""ingestion-mcp: MCP tools over the docling, chunker and vector-gateway services."""
