@@ -73,3 +73,18 @@ class ChunkBatchRequest(WireModel):
 
 class ChunkBatchResponse(WireModel):
     results: list[ChunkResponse]
+
+
+class PresetInfo(WireModel):
+    name: PresetName
+    window_tokens: int
+    overlap_tokens: int
+    use_case: str
+
+
+class PresetsResponse(WireModel):
+    presets: list[PresetInfo]
+    default_preset: PresetName = "default"
+    tokenizer: str = Field(description="Tokenizer that counts the tokens (the embedding model's own).")
+    model_max_tokens: int = Field(description="Tokens the embedding model reads; a longer window is cut there.")
+    max_text_chars: int = Field(description="Longest text one request (or one whole batch) may carry.")

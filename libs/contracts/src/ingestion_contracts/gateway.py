@@ -40,8 +40,7 @@ def check_filter_keys(filters: dict[str, Any]) -> dict[str, Any]:
         if key not in FILTERABLE_FIELDS and not _METADATA_KEY_RE.fullmatch(key):
             allowed = ", ".join(sorted(FILTERABLE_FIELDS))
             raise ValueError(
-                f"Unknown filter key {key!r}. Allowed: {allowed}, or metadata.<key> "
-                "(letters, digits, underscore)."
+                f"Unknown filter key {key!r}. Allowed: {allowed}, or metadata.<key> (letters, digits, underscore)."
             )
     return filters
 

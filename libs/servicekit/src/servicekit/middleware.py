@@ -25,7 +25,9 @@ class Metrics:
             "http_requests_total", "HTTP requests", ["service", "method", "route", "status"], registry=self.registry
         )
         self.latency = Histogram(
-            "http_request_duration_seconds", "HTTP request latency", ["service", "method", "route"],
+            "http_request_duration_seconds",
+            "HTTP request latency",
+            ["service", "method", "route"],
             registry=self.registry,
         )
         self.stage = Histogram(

@@ -1,0 +1,33 @@
+# The few verbs a newcomer needs. Every target installs what it needs first.
+SHELL := /bin/bash
+VENV := .venv/bin
+export HF_HUB_OFFLINE := 1
+
+.PHONY: install run run-stdio test lint format bench compose-smoke fixtures
+
+install:
+	@scripts/install.sh
+
+run: install  ## MCP server over streamable HTTP on http://127.0.0.1:8000/mcp, embedded services
+	$(VENV)/ingestion-mcp --transport streamable-http
+
+run-stdio: install  ## MCP server over stdio (what MCP clients launch)
+	$(VENV)/ingestion-mcp
+
+test: install  ## the whole test suite (what CI runs)
+	$(VENV)/pytest -q
+
+lint: install
+	$(VENV)/ruff check . && $(VENV)/ruff format --check .
+
+format: install
+	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
+
+bench: install  ## retrieval quality (SciFact), ingest throughput, search latency, scale
+	$(VENV)/python -m bench.run
+
+compose-smoke:  ## needs a Docker engine: build, start, ingest + search through MCP, tear down
+	scripts/compose_smoke.sh
+
+fixtures: install  ## regenerate the real test documents in tests/fixtures
+	$(VENV)/python tests/fixtures/make_fixtures.py

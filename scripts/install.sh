@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything the project needs into .venv (created when missing). Safe to re-run:
+# it does nothing when the package definitions have not changed since the last install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+
+stamp=.venv/.install-stamp
+digest=$(cat constraints.txt requirements-dev.txt libs/*/pyproject.toml services/*/pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+  exit 0
+fi
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+python -m pip install -q --upgrade pip
+# torch first, pinned: anything unpinned pulls a multi-GB CUDA build (see shared/ENVIRONMENT.md).
+python -m pip install -q "torch==2.13.0"
+python -m pip install -q -c constraints.txt \
+  -e libs/contracts -e libs/servicekit \
+  -e services/docling -e services/chunker -e services/vector_gateway \
+  -e "services/ingestion_mcp[embedded]" \
+  -r requirements-dev.txt
+echo "$digest" > "$stamp"

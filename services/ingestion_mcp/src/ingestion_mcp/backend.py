@@ -1,0 +1,115 @@
+"""Typed calls to the docling, chunker and vector-gateway services (one method per endpoint)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ingestion_contracts.chunker import ChunkBatchRequest, ChunkBatchResponse, ChunkRequest, ChunkResponse
+from ingestion_contracts.docling import ConvertResponse
+from ingestion_contracts.gateway import (
+    CollectionInfo,
+    CollectionList,
+    DeleteCollectionResponse,
+    DeleteDocumentResponse,
+    DocumentChunks,
+    DocumentContent,
+    DocumentList,
+    EmbedResponse,
+    SearchRequest,
+    SearchResponse,
+    UpsertBatchRequest,
+    UpsertBatchResponse,
+    UpsertDocumentRequest,
+    UpsertDocumentResponse,
+)
+
+from .clients import ServiceClient
+
+
+def _body(model: Any) -> dict[str, Any]:
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+@dataclass
+class Backend:
+    docling: ServiceClient
+    chunker: ServiceClient
+    gateway: ServiceClient
+
+    # docling -----------------------------------------------------------------------------
+    async def convert(self, data: bytes, file_name: str) -> ConvertResponse:
+        files = {"file": (file_name, data, "application/octet-stream")}
+        return await self.docling.json("POST", "/v1/convert", ConvertResponse, files=files)
+
+    # chunker -----------------------------------------------------------------------------
+    async def chunk(self, request: ChunkRequest) -> ChunkResponse:
+        return await self.chunker.json("POST", "/v1/chunk", ChunkResponse, json=_body(request))
+
+    async def chunk_batch(self, requests: list[ChunkRequest]) -> ChunkBatchResponse:
+        body = _body(ChunkBatchRequest(items=requests))
+        return await self.chunker.json("POST", "/v1/chunk/batch", ChunkBatchResponse, json=body)
+
+    # gateway: documents ------------------------------------------------------------------
+    async def upsert(self, collection: str, request: UpsertDocumentRequest) -> UpsertDocumentResponse:
+        path = f"/v1/collections/{collection}/documents"
+        return await self.gateway.json("POST", path, UpsertDocumentResponse, json=_body(request))
+
+    async def upsert_batch(self, collection: str, documents: list[UpsertDocumentRequest]) -> UpsertBatchResponse:
+        path = f"/v1/collections/{collection}/documents/batch"
+        body = _body(UpsertBatchRequest(documents=documents))
+        return await self.gateway.json("POST", path, UpsertBatchResponse, json=body)
+
+    async def list_documents(
+        self, collection: str, *, offset: int = 0, limit: int = 20, source: str | None = None
+    ) -> DocumentList:
+        params: dict[str, Any] = {"offset": offset, "limit": limit}
+        if source is not None:
+            params["source"] = source
+        path = f"/v1/collections/{collection}/documents"
+        return await self.gateway.json("GET", path, DocumentList, params=params)
+
+    async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
+        return await self.gateway.json("GET", f"/v1/collections/{collection}/documents/{doc_id}", DocumentContent)
+
+    async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
+        path = f"/v1/collections/{collection}/documents/{doc_id}/chunks"
+        return await self.gateway.json("GET", path, DocumentChunks, params={"start": start, "end": end})
+
+    async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
+        path = f"/v1/collections/{collection}/documents/{doc_id}"
+        return await self.gateway.json("DELETE", path, DeleteDocumentResponse)
+
+    # gateway: search and collections -------------------------------------------------------
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        return await self.gateway.json("POST", "/v1/search", SearchResponse, json=_body(request))
+
+    async def embed(self, texts: list[str]) -> EmbedResponse:
+        return await self.gateway.json("POST", "/v1/embed", EmbedResponse, json={"texts": texts})
+
+    async def list_collections(self) -> CollectionList:
+        return await self.gateway.json("GET", "/v1/collections", CollectionList)
+
+    async def get_collection(self, name: str) -> CollectionInfo:
+        return await self.gateway.json("GET", f"/v1/collections/{name}", CollectionInfo)
+
+    async def create_collection(self, name: str) -> CollectionInfo:
+        return await self.gateway.json("POST", "/v1/collections", CollectionInfo, json={"name": name})
+
+    async def delete_collection(self, name: str) -> DeleteCollectionResponse:
+        return await self.gateway.json("DELETE", f"/v1/collections/{name}", DeleteCollectionResponse)
+
+    async def readiness(self) -> dict[str, str]:
+        """Each service's /readyz, for the MCP endpoint's own /readyz."""
+        checks = {}
+        for client in (self.docling, self.chunker, self.gateway):
+            try:
+                response = await client.http.get("/readyz", timeout=5.0)
+                checks[client.name] = "ok" if response.status_code == 200 else f"HTTP {response.status_code}"
+            except Exception as exc:  # noqa: BLE001 - any failure means not ready
+                checks[client.name] = type(exc).__name__
+        return checks
+
+    async def aclose(self) -> None:
+        for client in (self.docling, self.chunker, self.gateway):
+            await client.aclose()

@@ -1,0 +1,53 @@
+"""Errors a tool turns into an answer for the agent: what went wrong and what to do next."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+log = logging.getLogger("ingestion_mcp.errors")
+
+
+class ToolFailure(Exception):
+    """Raised anywhere below the tools; the tool layer renders it, never a traceback."""
+
+    def __init__(
+        self,
+        message: str,
+        suggestion: str | None = None,
+        *,
+        code: str = "PROCESSING_FAILED",
+        status: int | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.suggestion = suggestion
+        self.code = code
+        self.status = status
+        self.details = details or {}
+
+
+class UpstreamError(ToolFailure):
+    """A service answered with an error body (4xx/5xx) or could not be reached."""
+
+
+def failure_from(exc: BaseException) -> ToolFailure:
+    """Any exception as a ToolFailure an agent can act on (unexpected ones are logged, not shown)."""
+    if isinstance(exc, ToolFailure):
+        return exc
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        return ToolFailure(
+            f"Invalid input: {problems}", "Fix the named parameters and call again.", code="INVALID_INPUT"
+        )
+    log.exception("unexpected error", exc_info=exc)
+    return ToolFailure(
+        f"Internal error ({type(exc).__name__}).",
+        "Retry once; if it persists, check the server logs.",
+        code="INTERNAL_ERROR",
+    )

@@ -1,0 +1,127 @@
+"""Background jobs for long work: progress that only rises, the current step, timings, result or error.
+
+Jobs live in this process (an MCP session's work); finished jobs stay queryable for a retention time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from .errors import ToolFailure, failure_from
+
+log = logging.getLogger("ingestion_mcp.jobs")
+JobStatus = Literal["running", "completed", "failed"]
+# A job body receives a progress callback (fraction 0..1, step name) and returns its result.
+ProgressFn = Callable[[float, str], Awaitable[None]]
+JobBody = Callable[[ProgressFn], Awaitable[Any]]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class Job:
+    id: str
+    type: str
+    description: str
+    status: JobStatus = "running"
+    progress: float = 0.0
+    current_step: str = "queued"
+    start_time: str = field(default_factory=_now)
+    end_time: str | None = None
+    result: Any = None
+    error: str | None = None
+    suggestion: str | None = None
+    step_ms: dict[str, float] = field(default_factory=dict)
+    failure: ToolFailure | None = field(default=None, repr=False)
+    _step_started: float = field(default_factory=time.perf_counter, repr=False)
+    _finished_at: float | None = field(default=None, repr=False)
+    _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    async def advance(self, fraction: float, step: str) -> None:
+        """Progress never goes back; a new step closes the timing of the previous one."""
+        self.progress = max(self.progress, round(min(max(fraction, 0.0), 1.0) * 100, 1))
+        if step != self.current_step:
+            now = time.perf_counter()
+            self.step_ms[self.current_step] = round((now - self._step_started) * 1000, 1)
+            self.current_step, self._step_started = step, now
+
+    def finish(self, *, result: Any = None, failure: ToolFailure | None = None) -> None:
+        self.step_ms[self.current_step] = round((time.perf_counter() - self._step_started) * 1000, 1)
+        self.end_time, self._finished_at = _now(), time.monotonic()
+        if failure is None:
+            self.status, self.result, self.progress, self.current_step = "completed", result, 100.0, "done"
+        else:
+            self.failure = failure
+            self.status, self.error, self.suggestion, self.current_step = (
+                "failed",
+                failure.message,
+                failure.suggestion,
+                "failed",
+            )
+        self._done.set()
+
+    async def wait(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._done.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+class JobManager:
+    def __init__(self, *, retention_s: float = 3600.0, max_concurrent: int = 2) -> None:
+        self.retention_s = retention_s
+        self._jobs: dict[str, Job] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(max_concurrent)
+
+    def start(self, job_type: str, description: str, body: JobBody, *, on_progress: ProgressFn | None = None) -> Job:
+        self._prune()
+        job = Job(id=f"job_{uuid.uuid4().hex[:16]}", type=job_type, description=description)
+        self._jobs[job.id] = job
+        task = asyncio.get_running_loop().create_task(self._run(job, body, on_progress))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return job
+
+    async def _run(self, job: Job, body: JobBody, on_progress: ProgressFn | None) -> None:
+        async def progress(fraction: float, step: str) -> None:
+            await job.advance(fraction, step)
+            if on_progress is not None:
+                await on_progress(job.progress / 100, step)
+
+        async with self._slots:
+            try:
+                job.finish(result=await body(progress))
+            except Exception as exc:  # noqa: BLE001 - a failed job keeps its error for get_job_status
+                job.finish(failure=failure_from(exc))
+
+    def get(self, job_id: str) -> Job | None:
+        self._prune()
+        return self._jobs.get(job_id)
+
+    def active(self) -> list[Job]:
+        return [job for job in self._jobs.values() if job.status == "running"]
+
+    def recent(self) -> list[Job]:
+        self._prune()
+        return list(self._jobs.values())
+
+    def _prune(self) -> None:
+        cutoff = time.monotonic() - self.retention_s
+        for job_id in [j.id for j in self._jobs.values() if j._finished_at is not None and j._finished_at < cutoff]:
+            del self._jobs[job_id]
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

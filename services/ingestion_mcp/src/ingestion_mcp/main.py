@@ -1,0 +1,128 @@
+"""Entry point: `ingestion-mcp [--transport stdio|streamable-http] [--host H] [--port P]`."""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from .backend import Backend
+from .embedded import open_backend
+from .server import build_server
+from .settings import McpSettings
+from .state import AppState
+
+log = logging.getLogger("ingestion_mcp")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class HttpGuard:
+    """Bearer token (constant-time) and Origin checks in front of the streamable HTTP app."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        token: str | None,
+        allowed_origins: list[str],
+        readiness: Callable[[], Awaitable[dict[str, str]]] | None = None,
+    ) -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+        self.allowed_origins = set(allowed_origins)
+        self.readiness = readiness
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["path"] == "/healthz":
+            await _json(send, 200, {"status": "ok", "service": "ingestion-mcp"})
+            return
+        if scope["path"] == "/readyz":
+            checks = await self.readiness() if self.readiness else {}
+            ready = all(v == "ok" for v in checks.values())
+            body = {"status": "ok" if ready else "unavailable", "service": "ingestion-mcp", "checks": checks}
+            await _json(send, 200 if ready else 503, body)
+            return
+        headers = dict(scope.get("headers") or [])
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        if origin and self.allowed_origins and origin not in self.allowed_origins:
+            await _json(send, 403, {"error": f"Origin {origin!r} is not allowed.", "code": "FORBIDDEN_ORIGIN"})
+            return
+        if self.token:
+            scheme, _, credential = headers.get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), self.token):
+                await _json(send, 401, {"error": "Missing or invalid bearer token.", "code": "UNAUTHORIZED"})
+                return
+        await self.app(scope, receive, send)
+
+
+async def _json(send: Any, status: int, body: dict[str, Any]) -> None:
+    payload = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json")]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def serve(settings: McpSettings) -> None:
+    async with open_backend(settings) as backend:
+        server = build_server(AppState.create(settings, backend))
+        if settings.transport == "stdio":
+            await server.run_stdio_async()
+            return
+        await _serve_http(server, settings, backend)
+
+
+async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> None:
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = None
+    if settings.host not in LOOPBACK:
+        # Host names vary behind routes and services; the bearer token and Origin check guard instead.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(host=settings.host, transport_security=security)
+    guarded = HttpGuard(
+        app, token=settings.token_value(), allowed_origins=settings.allowed_origins, readiness=backend.readiness
+    )
+    config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    await uvicorn.Server(config).serve()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="ingestion-mcp", description=__doc__)
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], help="default: stdio")
+    parser.add_argument("--host", help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP port (default 8000)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        settings = McpSettings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        print(f"ingestion-mcp: invalid configuration: {problems}", file=sys.stderr)
+        raise SystemExit(2) from None
+    from servicekit import configure_logging
+
+    configure_logging(settings.log_level)
+    anyio.run(serve, settings)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Build the MCP server for the configured tool profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mcp.server import MCPServer
+
+from . import __version__
+from .state import AppState
+from .tools import batch, library, mcpvectordb, primary
+
+INSTRUCTIONS = """\
+ingestion-mcp indexes documents and finds passages in them.
+- To add content: ingest_document (a file path), ingest_text (text you have), ingest_batch (many at once).
+- To find content: search (hybrid keyword + semantic); results name the document, page and section.
+- To see what is indexed: get_collections, list_documents; read one with get_document.
+- Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
+"""
+
+Registrar = Callable[[MCPServer, AppState], None]
+PROFILES: dict[str, list[Registrar]] = {
+    "ingestion": [primary.register, library.register, batch.register],
+    "mcpvectordb": [mcpvectordb.register],
+}
+
+
+class ProfileClash(ValueError):
+    pass
+
+
+def _tool_names(registrars: list[Registrar], state: AppState) -> set[str]:
+    scratch = MCPServer(name="scratch")
+    for register in registrars:
+        register(scratch, state)
+    return {tool.name for tool in scratch._tool_manager.list_tools()}
+
+
+def build_server(state: AppState) -> MCPServer:
+    # The backend is opened once by the caller and shared by every session: MCP's own lifespan
+    # runs per session on streamable HTTP, and Milvus Lite allows one owner per data folder.
+    profiles = state.settings.profiles
+    server = MCPServer(name="ingestion-mcp", version=__version__, instructions=INSTRUCTIONS)
+    owner: dict[str, str] = {}
+    for profile in profiles:
+        if profile not in PROFILES:
+            raise ProfileClash(f"Unknown tool profile {profile!r}; available: {', '.join(PROFILES)}.")
+        for name in _tool_names(PROFILES[profile], state):
+            if name in owner:
+                raise ProfileClash(
+                    f"Tool profiles {owner[name]!r} and {profile!r} both define the tool {name!r}; "
+                    "choose one of them in INGESTION_MCP_PROFILES (they cannot be served together)."
+                )
+            owner[name] = profile
+        for register in PROFILES[profile]:
+            register(server, state)
+    return server

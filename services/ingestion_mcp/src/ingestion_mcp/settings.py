@@ -1,0 +1,101 @@
+"""Settings of the MCP server: its own INGESTION_MCP_ names plus the plan's well-known ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from ingestion_contracts import DEFAULT_COLLECTION, check_collection_name
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+Profile = Literal["ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian"]
+
+
+def _split(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.replace(";", ",").split(",") if part.strip()]
+    return value
+
+
+class McpSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="INGESTION_MCP_", extra="ignore", populate_by_name=True)
+
+    transport: Literal["stdio", "streamable-http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
+    profiles: Annotated[list[Profile], NoDecode] = Field(default_factory=lambda: ["ingestion"])
+
+    # Where files may be read from (ingest_document, ingest_file). Everything else is refused.
+    allowed_roots: Annotated[list[Path], NoDecode] = Field(default_factory=lambda: [Path.cwd()])
+    # Embedded mode keeps Milvus Lite and downloaded files here.
+    data_dir: Path = Path("./data")
+    max_file_mb: int = Field(default=100, ge=1, le=2048)
+    min_text_chars: int = Field(default=50, ge=1)
+    max_text_chars: int = Field(default=5_000_000, ge=1000)
+    request_timeout_s: float = Field(default=300.0, gt=0)
+    # A tool waits this long for its job before answering with a job id (agents time out at 60 s).
+    sync_wait_s: float = Field(default=40.0, ge=0, le=55)
+    job_retention_s: float = Field(default=3600.0, ge=60)
+    max_concurrent_jobs: int = Field(default=2, ge=1, le=16)
+    # An answer larger than this many (estimated) tokens is truncated with a hint to narrow it.
+    response_token_budget: int = Field(default=8000, ge=500)
+
+    docling_service_url: str | None = Field(default=None, validation_alias=AliasChoices("DOCLING_SERVICE_URL"))
+    chunker_service_url: str | None = Field(default=None, validation_alias=AliasChoices("CHUNKER_SERVICE_URL"))
+    vector_gateway_url: str | None = Field(default=None, validation_alias=AliasChoices("VECTOR_GATEWAY_URL"))
+    auth_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("AUTH_TOKEN"))
+    default_collection: str = Field(
+        default=DEFAULT_COLLECTION, validation_alias=AliasChoices("DEFAULT_COLLECTION", "default_collection")
+    )
+
+    @field_validator("allowed_origins", "profiles", "allowed_roots", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        return _split(value)
+
+    @field_validator("default_collection")
+    @classmethod
+    def _valid_collection(cls, value: str) -> str:
+        return check_collection_name(value)
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _absolute_roots(cls, roots: list[Path]) -> list[Path]:
+        return [root.expanduser().resolve() for root in roots]
+
+    @model_validator(mode="after")
+    def _urls_all_or_none(self) -> McpSettings:
+        urls = {
+            "DOCLING_SERVICE_URL": self.docling_service_url,
+            "CHUNKER_SERVICE_URL": self.chunker_service_url,
+            "VECTOR_GATEWAY_URL": self.vector_gateway_url,
+        }
+        missing = [name for name, url in urls.items() if not url]
+        if 0 < len(missing) < len(urls):
+            raise ValueError(
+                "Set all three service URLs or none (none runs the services in-process); "
+                f"missing: {', '.join(missing)}."
+            )
+        for name, url in urls.items():
+            if url and not url.startswith(("http://", "https://")):
+                raise ValueError(f"{name} must be an http(s) URL, got {url!r}.")
+        if (
+            self.transport == "streamable-http"
+            and self.host not in ("127.0.0.1", "localhost", "::1")
+            and not (self.auth_token)
+        ):
+            raise ValueError(
+                "Refusing to serve MCP over HTTP on a non-loopback address without AUTH_TOKEN; "
+                "set AUTH_TOKEN or bind INGESTION_MCP_HOST=127.0.0.1."
+            )
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        return not self.vector_gateway_url
+
+    def token_value(self) -> str | None:
+        return self.auth_token.get_secret_value() if self.auth_token else None

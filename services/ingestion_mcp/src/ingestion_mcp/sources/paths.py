@@ -1,0 +1,94 @@
+"""Local paths the server may read: only under the configured allowed roots, symlinks resolved strictly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import INVALID_PATH, SourceError
+
+
+def resolve_allowed(path: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> Path:
+    """The real path of an existing file under one of `roots`; relative paths start at the first root."""
+    real_roots = _real_roots(roots)
+    candidate = _lexical(path, real_roots, [Path(os.path.abspath(Path(r).expanduser())) for r in roots])
+    try:
+        resolved = candidate.resolve(strict=True)
+    except FileNotFoundError as exc:
+        raise SourceError(
+            INVALID_PATH,
+            f"File not found: {candidate}.",
+            "Verify the file exists and the path is absolute.",
+        ) from exc
+    except (OSError, RuntimeError) as exc:  # symlink loops, permission problems
+        raise SourceError(
+            INVALID_PATH, f"Cannot read {candidate}: {exc}.", "Check the path and its permissions."
+        ) from exc
+    if not _inside_any(resolved, real_roots):
+        raise _outside(str(path), real_roots, f"it is a link to {resolved}")
+    if not resolved.is_file():
+        raise SourceError(
+            INVALID_PATH,
+            f"{candidate} is not a regular file.",
+            "Pass the path of a single document file, not a folder or device.",
+        )
+    return resolved
+
+
+def ensure_inside(path: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> Path:
+    """A path (that may not exist yet, e.g. a download folder) whose existing part lies under a root."""
+    real_roots = _real_roots(roots)
+    candidate = _lexical(path, real_roots, [Path(os.path.abspath(Path(r).expanduser())) for r in roots])
+    existing = candidate
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    resolved = existing.resolve(strict=True) / candidate.relative_to(existing)
+    if not _inside_any(resolved, real_roots):
+        raise _outside(str(path), real_roots, f"it resolves to {resolved}")
+    return resolved
+
+
+def _real_roots(roots: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    if not roots:
+        raise SourceError(
+            INVALID_PATH,
+            "No allowed folders are configured, so no local file can be read.",
+            "Ask the operator to set the allowed roots, or use ingest_from_url / ingest_text.",
+        )
+    return [Path(root).expanduser().resolve() for root in roots]
+
+
+def _lexical(path: str | os.PathLike[str], roots: list[Path], lexical_roots: list[Path]) -> Path:
+    text = os.fspath(path)
+    if not text or "\x00" in text or any(ord(ch) < 32 for ch in text):
+        raise SourceError(
+            INVALID_PATH,
+            "The path is empty or contains NUL/control characters.",
+            "Pass a plain file path such as /data/docs/report.pdf.",
+        )
+    raw = Path(text).expanduser()
+    if ".." in raw.parts:
+        raise _outside(text, roots, "it contains '..'")
+    candidate = raw if raw.is_absolute() else roots[0] / raw
+    # Judge the literal path before touching the disk, so paths outside the roots reveal nothing.
+    if not _inside_any(candidate, roots + lexical_roots):
+        raise _outside(text, roots, "it is outside them")
+    return candidate
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def _inside_any(path: Path, roots: list[Path]) -> bool:
+    return any(_inside(path, root) for root in roots)
+
+
+def _outside(path: str, roots: list[Path], why: str) -> SourceError:
+    allowed = ", ".join(str(root) for root in roots)
+    return SourceError(
+        INVALID_PATH,
+        f"Access denied: {path!r} is not inside the allowed folders ({allowed}); {why}.",
+        f"Use a file under {allowed}, or ingest it with ingest_from_url / ingest_text.",
+    )

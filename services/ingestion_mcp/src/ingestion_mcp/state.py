@@ -1,0 +1,96 @@
+"""What the tools share while the server runs: settings, the service backend, the ingest core."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from ingestion_contracts.gateway import CollectionInfo, SearchRequest, SearchResponse
+
+from .backend import Backend
+from .errors import ToolFailure, UpstreamError
+from .jobs import Job, JobBody, JobManager
+from .pipeline import Ingestor, Progress
+from .settings import McpSettings
+
+
+@dataclass
+class AppState:
+    settings: McpSettings
+    backend: Backend
+    ingestor: Ingestor
+    jobs: JobManager
+
+    @classmethod
+    def create(cls, settings: McpSettings, backend: Backend) -> AppState:
+        jobs = JobManager(retention_s=settings.job_retention_s, max_concurrent=settings.max_concurrent_jobs)
+        return cls(settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=jobs)
+
+    async def run_job(self, ctx: Any, job_type: str, description: str, body: JobBody) -> tuple[Job, bool]:
+        """Start a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.
+
+        Returns (job, finished). A job that is not finished keeps running; the agent polls
+        get_job_status. No call blocks past the 60 s timeouts agents use.
+        """
+        reporter = self.progress_reporter(ctx)
+        waiting = True
+
+        async def forward(fraction: float, step: str) -> None:
+            if waiting:
+                await reporter(fraction, step)
+
+        job = self.jobs.start(job_type, description, body, on_progress=forward)
+        finished = await job.wait(self.settings.sync_wait_s)
+        waiting = False
+        if finished and job.failure is not None:
+            raise job.failure
+        return job, finished
+
+    def collection(self, name: str | None) -> str:
+        return name or self.settings.default_collection
+
+    @staticmethod
+    def progress_reporter(ctx: Any) -> Progress:
+        """MCP progress notifications, sent only when the client asked for them (a progress token)."""
+
+        async def report(fraction: float, step: str) -> None:
+            try:
+                await ctx.report_progress(round(fraction * 100, 1), 100.0, step)
+            except Exception:  # noqa: BLE001 - progress is best effort; never fail the work for it
+                return
+
+        return report
+
+    async def available_collections(self) -> list[str]:
+        listing = await self.backend.list_collections()
+        return sorted(c.name for c in listing.collections)
+
+    async def unknown_collection(self, name: str) -> ToolFailure:
+        available = await self.available_collections()
+        return ToolFailure(
+            f"Collection '{name}' not found.",
+            "Use get_collections without parameters to see available collections.",
+            code="COLLECTION_NOT_FOUND",
+            details={"available_collections": available},
+        )
+
+    async def collection_info(self, name: str) -> CollectionInfo:
+        try:
+            return await self.backend.get_collection(name)
+        except UpstreamError as exc:
+            if exc.status in (404, 422):
+                raise await self.unknown_collection(name) from None
+            raise
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        try:
+            return await self.backend.search(request)
+        except UpstreamError as exc:
+            if exc.status == 404 and request.collections:
+                raise await self.unknown_collection(request.collections[0]) from None
+            raise
+
+    async def file_names(self, collection: str, *, limit: int) -> list[str]:
+        listing = await self.backend.list_documents(collection, limit=limit)
+        return [PurePosixPath(doc.source).name or doc.source for doc in listing.documents]

@@ -1,0 +1,1 @@
+"""MCP tool profiles. Each is a thin layer over the same core (pipeline + backend)."""

@@ -1,0 +1,238 @@
+"""Primary tools for the library (documents), jobs, and collection management."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Annotated
+
+from ingestion_contracts.common import COLLECTION_NAME_PATTERN
+from ingestion_contracts.gateway import DocumentInfo, SearchRequest
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from ..errors import ToolFailure, UpstreamError
+from ..jobs import Job
+from ..state import AppState
+from .common import result, safe_tool
+from .library_models import (
+    CollectionOutput,
+    DeleteOutput,
+    DocumentItem,
+    DocumentListOutput,
+    DocumentOutput,
+    JobInfo,
+    JobListOutput,
+    JobOutput,
+    SimilarOutput,
+)
+from .primary import READ, search_item
+from .primary_models import CollectionArg, FormatArg, render_error
+
+DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+CREATE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
+JobIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Job id returned by an ingest tool.")]
+
+
+def doc_name(source: str) -> str:
+    return PurePosixPath(source).name or source
+
+
+def document_item(doc: DocumentInfo, detailed: bool) -> DocumentItem:
+    item = DocumentItem(
+        doc_id=doc.doc_id, name=doc_name(doc.source), source=doc.source, collection=doc.collection,
+        chunk_count=doc.chunk_count, updated_at=doc.updated_at,
+    )  # fmt: skip
+    if detailed:
+        item.title, item.file_type, item.content_hash = doc.title, doc.file_type, doc.content_hash
+        item.tags, item.metadata, item.token_count = doc.tags, doc.metadata, doc.token_count
+    return item
+
+
+def job_info(job: Job) -> JobInfo:
+    outcome = job.result
+    summary = None
+    if outcome is not None:
+        summary = outcome if isinstance(outcome, dict) else {
+            "status": outcome.status, "doc_id": outcome.doc_id, "collection": outcome.collection,
+            "source": outcome.source, "chunks": outcome.chunks,
+        }  # fmt: skip
+    return JobInfo(
+        job_id=job.id, type=job.type, description=job.description, status=job.status, progress=job.progress,
+        current_step=job.current_step, start_time=job.start_time, end_time=job.end_time,
+        step_ms=job.step_ms or None, result=summary, error=job.error, suggestion=job.suggestion,
+    )  # fmt: skip
+
+
+async def missing_document(state: AppState, collection: str, doc_id: str, exc: UpstreamError) -> ToolFailure:
+    if exc.status != 404:
+        return exc
+    if "collection" in exc.message.lower() and "not found" in exc.message.lower():
+        return await state.unknown_collection(collection)
+    return ToolFailure(
+        f"Document '{doc_id}' not found in collection '{collection}'.",
+        "Use list_documents or search to find the doc_id; it may have been deleted or replaced.",
+        code="DOCUMENT_NOT_FOUND",
+    )
+
+
+def register(server: MCPServer, state: AppState) -> None:
+    _register_documents(server, state)
+    _register_jobs(server, state)
+    _register_collection_admin(server, state)
+
+
+def _register_documents(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def list_documents(
+        collection: CollectionArg = None,
+        offset: Annotated[int, Field(default=0, ge=0, le=1_000_000)] = 0,
+        limit: Annotated[int, Field(default=20, ge=1, le=200)] = 20,
+        response_format: FormatArg = "concise",
+    ) -> Annotated[CallToolResult, DocumentListOutput]:
+        """List the documents of a collection (newest first), a page at a time."""
+        name = state.collection(collection)
+        try:
+            page = await state.backend.list_documents(name, offset=offset, limit=limit)
+        except UpstreamError as exc:
+            raise (await state.unknown_collection(name) if exc.status == 404 else exc) from None
+        items = [document_item(d, response_format == "detailed") for d in page.documents]
+        more = offset + len(items) < page.total
+        return result(DocumentListOutput(
+            success=True, documents=items, total=page.total, offset=offset,
+            next_offset=offset + len(items) if more else None,
+            message=f"Documents {offset + 1}-{offset + len(items)} of {page.total} in '{name}'."
+            if items else f"No documents at offset {offset} in '{name}' ({page.total} in all).",
+        ))  # fmt: skip
+
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def get_document(
+        doc_id: DocIdArg,
+        collection: CollectionArg = None,
+        start_char: Annotated[int, Field(default=0, ge=0, description="Where to start reading (paging).")] = 0,
+    ) -> Annotated[CallToolResult, DocumentOutput]:
+        """Return the full Markdown of an indexed document, rebuilt from its chunks (paged when long)."""
+        name = state.collection(collection)
+        try:
+            doc = await state.backend.get_document(name, doc_id)
+        except UpstreamError as exc:
+            raise await missing_document(state, name, doc_id, exc) from None
+        budget_chars = state.settings.response_token_budget * 4
+        content = doc.content[start_char : start_char + budget_chars]
+        truncated = start_char + budget_chars < len(doc.content)
+        message = (
+            f"'{doc_name(doc.source)}': characters {start_char}-{start_char + len(content)} of {len(doc.content)}."
+        )
+        if truncated:
+            message += f" Call again with start_char={start_char + budget_chars} for the rest."
+        return result(DocumentOutput(
+            success=True, doc_id=doc.doc_id, name=doc_name(doc.source), source=doc.source, collection=name,
+            title=doc.title, content=content, chunk_count=doc.chunk_count, truncated=truncated or None,
+            metadata=doc.metadata or None, message=message,
+        ))  # fmt: skip
+
+    @server.tool(annotations=DELETE)
+    @safe_tool(render_error)
+    async def delete_document(
+        doc_id: DocIdArg, collection: CollectionArg = None
+    ) -> Annotated[CallToolResult, DeleteOutput]:
+        """Delete a document and all its chunks from a collection. Permanent."""
+        name = state.collection(collection)
+        try:
+            deleted = await state.backend.delete_document(name, doc_id)
+        except UpstreamError as exc:
+            raise await missing_document(state, name, doc_id, exc) from None
+        return result(DeleteOutput(
+            success=True, doc_id=doc_id, collection=name, deleted_chunks=deleted.deleted_chunks,
+            message=f"Deleted document '{doc_id}' ({deleted.deleted_chunks} chunks) from '{name}'.",
+        ))  # fmt: skip
+
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def find_similar(
+        doc_id: DocIdArg,
+        collection: CollectionArg = None,
+        top_k: Annotated[int, Field(default=5, ge=1, le=50)] = 5,
+    ) -> Annotated[CallToolResult, SimilarOutput]:
+        """Find documents similar in meaning to a given document (best passage of each)."""
+        name = state.collection(collection)
+        try:
+            doc = await state.backend.get_document(name, doc_id)
+        except UpstreamError as exc:
+            raise await missing_document(state, name, doc_id, exc) from None
+        probe = f"{doc.title}\n{doc.content}"[:3000]
+        found = await state.search(
+            SearchRequest(query=probe, collections=[name], mode="semantic", top_k=min(100, top_k * 5))
+        )
+        best: dict[str, object] = {}
+        for hit in found.hits:
+            if hit.doc_id != doc_id and hit.doc_id not in best:
+                best[hit.doc_id] = hit
+        similar = [search_item(hit, False) for hit in list(best.values())[:top_k]]  # type: ignore[arg-type]
+        return result(SimilarOutput(
+            success=True, doc_id=doc_id, name=doc_name(doc.source), similar=similar,
+            message=f"{len(similar)} documents similar to '{doc_name(doc.source)}'.",
+        ))  # fmt: skip
+
+
+def _register_jobs(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def get_job_status(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
+        """Status of a background job: progress 0-100, current step, timings, and its result or error."""
+        job = state.jobs.get(job_id)
+        if job is None:
+            raise ToolFailure(
+                f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
+                "Use list_active_jobs to see running jobs.",
+                code="JOB_NOT_FOUND",
+            )
+        info = job_info(job)
+        return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {job.status}, {job.progress:.0f}%."))
+
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
+        """List the background jobs that are still running."""
+        jobs = [job_info(job) for job in state.jobs.active()]
+        return result(JobListOutput(success=True, jobs=jobs, message=f"{len(jobs)} active jobs."))
+
+
+def _register_collection_admin(server: MCPServer, state: AppState) -> None:
+    name_arg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
+
+    @server.tool(annotations=CREATE)
+    @safe_tool(render_error)
+    async def create_collection(name: name_arg) -> Annotated[CallToolResult, CollectionOutput]:  # type: ignore[valid-type]
+        """Create an empty collection (ingest tools also create one on first use)."""
+        try:
+            info = await state.backend.create_collection(name)
+        except UpstreamError as exc:
+            if exc.status == 409:
+                raise ToolFailure(f"Collection '{name}' already exists.", "Ingest into it, or pick another name.",
+                                  code="COLLECTION_EXISTS") from None  # fmt: skip
+            raise
+        return result(CollectionOutput(success=True, name=info.name, document_count=0, chunk_count=0,
+                                       message=f"Created collection '{name}'."))  # fmt: skip
+
+    @server.tool(annotations=DELETE)
+    @safe_tool(render_error)
+    async def delete_collection(
+        name: name_arg,  # type: ignore[valid-type]
+        confirm: Annotated[bool, Field(description="Must be true: deleting a collection removes every document.")],
+    ) -> Annotated[CallToolResult, CollectionOutput]:
+        """Delete a collection with all its documents. Permanent; needs confirm=true."""
+        if not confirm:
+            raise ToolFailure("Not deleted: confirm must be true.", "Call again with confirm=true if you are sure.",
+                              code="CONFIRMATION_REQUIRED")  # fmt: skip
+        try:
+            gone = await state.backend.delete_collection(name)
+        except UpstreamError as exc:
+            raise (await state.unknown_collection(name) if exc.status == 404 else exc) from None
+        return result(CollectionOutput(
+            success=True, name=name, deleted_documents=gone.deleted_documents, deleted_chunks=gone.deleted_chunks,
+            message=f"Deleted collection '{name}' ({gone.deleted_documents} documents).",
+        ))  # fmt: skip

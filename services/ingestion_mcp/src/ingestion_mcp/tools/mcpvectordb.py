@@ -1,0 +1,236 @@
+"""Compatibility profile: the mcpvectordb 0.2.0 tool contract (libraries, status by content hash).
+
+Spec: shared/specs/mcpvectordb-tools.md. Errors are `{status: "error", error}` everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from ingestion_contracts.common import COLLECTION_NAME_PATTERN
+from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
+from mcp.server import MCPServer
+from mcp.types import CallToolResult
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure, UpstreamError
+from ..state import AppState
+from .common import result, safe_tool
+from .library import DELETE
+from .primary import READ, WRITE
+
+LibraryArg = Annotated[str | None, Field(default=None, pattern=COLLECTION_NAME_PATTERN)]
+DEFAULT_LIBRARY = "default"
+
+
+def render_error(failure: ToolFailure) -> dict[str, Any]:
+    message = failure.message if not failure.suggestion else f"{failure.message} {failure.suggestion}"
+    return {"status": "error", "error": message}
+
+
+class IngestResult(BaseModel):
+    status: Literal["indexed", "replaced", "skipped", "error"]
+    doc_id: str | None = None
+    source: str | None = None
+    library: str | None = None
+    chunk_count: int | None = None
+    error: str | None = None
+
+
+class ChunkRecord(BaseModel):
+    doc_id: str
+    source: str
+    title: str
+    library: str
+    file_type: str
+    last_modified: str
+    page: int
+    content: str
+    chunk_index: int
+    metadata: dict[str, Any]
+
+
+class SearchResult(BaseModel):
+    results: list[ChunkRecord] | None = None
+    status: Literal["error"] | None = None
+    error: str | None = None
+
+
+class DocumentRecord(BaseModel):
+    doc_id: str
+    source: str
+    title: str
+    library: str
+    content_hash: str
+    created_at: str
+    metadata: dict[str, Any]
+    chunk_count: int
+
+
+class DocumentsResult(BaseModel):
+    documents: list[DocumentRecord] | None = None
+    count: int | None = None
+    status: Literal["error"] | None = None
+    error: str | None = None
+
+
+class LibraryRecord(BaseModel):
+    library: str
+    document_count: int
+    chunk_count: int
+
+
+class LibrariesResult(BaseModel):
+    libraries: list[LibraryRecord] | None = None
+    status: Literal["error"] | None = None
+    error: str | None = None
+
+
+class DeleteResult(BaseModel):
+    status: Literal["deleted", "error"]
+    doc_id: str | None = None
+    deleted_chunks: int | None = None
+    error: str | None = None
+
+
+class DocumentResult(BaseModel):
+    doc_id: str | None = None
+    source: str | None = None
+    title: str | None = None
+    library: str | None = None
+    content: str | None = None
+    chunk_count: int | None = None
+    metadata: dict[str, Any] | None = None
+    status: Literal["error"] | None = None
+    error: str | None = None
+
+
+def chunk_record(hit: SearchHit) -> ChunkRecord:
+    return ChunkRecord(
+        doc_id=hit.doc_id, source=hit.source, title=hit.title, library=hit.collection, file_type=hit.file_type,
+        last_modified=hit.last_modified, page=hit.page or 0, content=hit.text, chunk_index=hit.chunk_index,
+        metadata=hit.metadata,
+    )  # fmt: skip
+
+
+def document_record(doc: DocumentInfo) -> DocumentRecord:
+    return DocumentRecord(
+        doc_id=doc.doc_id, source=doc.source, title=doc.title, library=doc.collection,
+        content_hash=doc.content_hash, created_at=doc.created_at, metadata=doc.metadata, chunk_count=doc.chunk_count,
+    )  # fmt: skip
+
+
+def split_filter(filter_: dict[str, Any] | None, library: str | None) -> tuple[dict[str, Any], str | None]:
+    """`library` may appear inside `filter`; it selects the collection rather than a field."""
+    filters = dict(filter_ or {})
+    in_filter = filters.pop("library", None)
+    if in_filter is not None and library is not None and in_filter != library:
+        raise ToolFailure(f"filter.library '{in_filter}' contradicts library '{library}'.", code="INVALID_INPUT")
+    return filters, library or in_filter
+
+
+async def find_library(state: AppState, doc_id: str) -> str:
+    """Documents are addressed by doc_id alone here; find the library that holds it."""
+    for name in await state.available_collections():
+        try:
+            await state.backend.get_chunks(name, doc_id, 0, 0)
+            return name
+        except UpstreamError as exc:
+            if exc.status != 404:
+                raise
+    raise ToolFailure(f"Document not found: {doc_id}. Use list_documents to see the indexed doc_ids.")
+
+
+def register(server: MCPServer, state: AppState) -> None:
+    _register_ingest(server, state)
+    _register_read(server, state)
+    _register_manage(server, state)
+
+
+def _register_ingest(server: MCPServer, state: AppState) -> None:
+    async def ingest(path: str, library: str | None, metadata: dict[str, Any] | None) -> CallToolResult:
+        outcome = await state.ingestor.ingest_file(path, collection=library or DEFAULT_LIBRARY, metadata=metadata)
+        return result(IngestResult(
+            status=outcome.status, doc_id=outcome.doc_id, source=outcome.source, library=outcome.collection,
+            chunk_count=outcome.chunks,
+        ))  # fmt: skip
+
+    @server.tool(annotations=WRITE)
+    @safe_tool(render_error)
+    async def ingest_file(
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="Absolute or relative path to the file")],
+        library: Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN)] = DEFAULT_LIBRARY,
+        metadata: dict[str, Any] | None = None,
+    ) -> Annotated[CallToolResult, IngestResult]:
+        """Convert a local file and index it in the vector store."""
+        return await ingest(path, library, metadata)
+
+
+def _register_read(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def search(
+        query: Annotated[str, Field(min_length=1, max_length=4000, description="Natural language search query")],
+        top_k: Annotated[int, Field(ge=1, le=100, description="Max results to return (1-100)")] = 5,
+        library: LibraryArg = None,
+        filter: Annotated[dict[str, str | int] | None, Field(description="Field equality filters")] = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Semantic search over indexed document chunks (hybrid BM25 + vector, reciprocal rank fusion)."""
+        filters, target = split_filter(filter, library)
+        request = SearchRequest(query=query, top_k=top_k, filters=filters, collections=[target] if target else None)
+        found = await state.search(request)
+        return result(SearchResult(results=[chunk_record(hit) for hit in found.hits]))
+
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def list_documents(
+        library: LibraryArg = None,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> Annotated[CallToolResult, DocumentsResult]:
+        """List indexed documents with metadata."""
+        libraries = [library] if library else await state.available_collections()
+        documents: list[DocumentRecord] = []
+        skip = offset
+        for name in libraries:
+            page = await state.backend.list_documents(name, offset=skip, limit=limit - len(documents))
+            documents += [document_record(doc) for doc in page.documents]
+            skip = max(0, skip - page.total)
+            if len(documents) >= limit:
+                break
+        return result(DocumentsResult(documents=documents, count=len(documents)))
+
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def get_document(
+        doc_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Annotated[CallToolResult, DocumentResult]:
+        """Return the full Markdown text of an indexed document."""
+        name = await find_library(state, doc_id)
+        doc = await state.backend.get_document(name, doc_id)
+        return result(DocumentResult(
+            doc_id=doc.doc_id, source=doc.source, title=doc.title, library=name, content=doc.content,
+            chunk_count=doc.chunk_count, metadata=doc.metadata,
+        ))  # fmt: skip
+
+
+def _register_manage(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def list_libraries() -> Annotated[CallToolResult, LibrariesResult]:
+        """List all libraries with document and chunk counts."""
+        listing = await state.backend.list_collections()
+        return result(LibrariesResult(libraries=[
+            LibraryRecord(library=c.name, document_count=c.document_count, chunk_count=c.chunk_count)
+            for c in listing.collections
+        ]))  # fmt: skip
+
+    @server.tool(annotations=DELETE)
+    @safe_tool(render_error)
+    async def delete_document(
+        doc_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Annotated[CallToolResult, DeleteResult]:
+        """Remove a document and all its chunks from the index."""
+        name = await find_library(state, doc_id)
+        deleted = await state.backend.delete_document(name, doc_id)
+        return result(DeleteResult(status="deleted", doc_id=doc_id, deleted_chunks=deleted.deleted_chunks))

@@ -1,0 +1,277 @@
+"""The primary tool set (ingestion-mcp plan): ingest, search, collections."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated
+
+from ingestion_contracts.gateway import SearchHit, SearchRequest
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from ..jobs import ProgressFn
+from ..pipeline import IngestOutcome
+from ..state import AppState
+from .common import estimate_tokens, result, safe_tool
+from .primary_models import (
+    ChunkingArg,
+    CollectionArg,
+    CollectionsOutput,
+    CollectionSummary,
+    FormatArg,
+    IngestOutput,
+    MetadataArg,
+    QueryArg,
+    SearchOutput,
+    SearchResultItem,
+    SourceArg,
+    Stages,
+    TagsArg,
+    TopKArg,
+    render_error,
+)
+
+WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+CONCISE_TEXT_CHARS = 600
+
+
+def ingest_message(outcome: IngestOutcome, label: str) -> str:
+    where = outcome.collection
+    if outcome.status == "skipped":
+        return f"Skipped {label}: unchanged since it was ingested into {where} ({outcome.chunks} chunks)."
+    verb = "Replaced the previous version of" if outcome.status == "replaced" else "Successfully ingested"
+    return f"{verb} {label} into {where} ({outcome.chunks} chunks, ~{outcome.tokens} tokens)"
+
+
+def ingest_output(outcome: IngestOutcome, label: str, response_format: str, **names: str | None) -> IngestOutput:
+    out = IngestOutput(
+        success=True, message=ingest_message(outcome, label), status=outcome.status,
+        collection=outcome.collection, chunks_created=0 if outcome.status == "skipped" else outcome.chunks, **names,
+    )  # fmt: skip
+    if response_format == "detailed":
+        out.doc_id, out.source, out.estimated_tokens = outcome.doc_id, outcome.source, outcome.tokens
+        out.page_count, out.pipeline = outcome.page_count, outcome.pipeline
+        out.processing_time_ms = outcome.processing_ms
+        out.stages = Stages(**outcome.stages)
+        out.warnings = outcome.warnings
+    return out
+
+
+def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
+    text = hit.text if detailed or len(hit.text) <= CONCISE_TEXT_CHARS else hit.text[:CONCISE_TEXT_CHARS] + "…"
+    item = SearchResultItem(
+        title=hit.title or Path(hit.source).name, source=hit.source, collection=hit.collection, page=hit.page,
+        section=" > ".join(hit.heading_path) or None, text=text, score=round(hit.score, 4), doc_id=hit.doc_id,
+        chunk_index=hit.chunk_index,
+    )  # fmt: skip
+    if detailed:
+        item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type
+    return item
+
+
+def fit_budget(out: SearchOutput, budget: int) -> SearchOutput:
+    """Drop the lowest-ranked results until the answer fits the token budget, and say so."""
+    results = out.results or []
+    while len(results) > 1 and estimate_tokens(out.model_dump_json(exclude_none=True)) > budget:
+        results.pop()
+        out.truncated = True
+    if out.truncated:
+        out.message = (
+            f"{out.message} Truncated to {len(results)} results to stay within the response budget; "
+            "lower top_k, use response_format='concise', or add filters to narrow the search."
+        )
+    return out
+
+
+async def ingest_via_job(
+    state: AppState,
+    ctx: Context,
+    job_type: str,
+    label: str,
+    work: Callable[[ProgressFn], Awaitable[IngestOutcome]],
+    shape: Callable[[IngestOutcome], IngestOutput],
+) -> CallToolResult:
+    """Run an ingest as a job; answer with its result, or with its id when it outlives the wait."""
+    job, finished = await state.run_job(ctx, job_type, label, work)
+    if finished:
+        return result(shape(job.result))
+    return result(
+        IngestOutput(
+            success=True,
+            job_id=job.id,
+            message=f"Still processing {label} ({job.progress:.0f}%, {job.current_step}). "
+            f"Call get_job_status with job_id '{job.id}' to follow it.",
+        )
+    )
+
+
+def register(server: MCPServer, state: AppState) -> None:
+    _register_ingest(server, state)
+    _register_search(server, state)
+    _register_collections(server, state)
+
+
+def _register_ingest(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=WRITE)
+    @safe_tool(render_error)
+    async def ingest_document(
+        file_path: Annotated[str, Field(min_length=1, max_length=4096, description="Path to the file to ingest.")],
+        ctx: Context,
+        collection: CollectionArg = None,
+        source: SourceArg = None,
+        tags: TagsArg = None,
+        chunking: ChunkingArg = "default",
+        response_format: FormatArg = "concise",
+        metadata: MetadataArg = None,
+    ) -> Annotated[CallToolResult, IngestOutput]:
+        """Ingest a document file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) into a collection.
+
+        The file must be readable by this server under its allowed folders. Re-ingesting an unchanged file
+        is skipped; a changed file replaces the old version. Use ingest_text for text you already have,
+        and ingest_from_url for documents on the web. Then call search to find passages.
+        """
+        name = Path(file_path).name
+
+        async def work(progress: ProgressFn) -> IngestOutcome:
+            return await state.ingestor.ingest_file(
+                file_path, collection=state.collection(collection), source=source, tags=tags,
+                chunking=chunking, metadata=metadata, progress=progress,
+            )  # fmt: skip
+
+        return await ingest_via_job(
+            state, ctx, "ingest_document", name, work,
+            lambda outcome: ingest_output(outcome, name, response_format, file_name=name),
+        )  # fmt: skip
+
+    @server.tool(annotations=WRITE)
+    @safe_tool(render_error)
+    async def ingest_text(
+        text: Annotated[str, Field(min_length=1, description="The text (plain or Markdown) to ingest.")],
+        ctx: Context,
+        collection: CollectionArg = None,
+        name: Annotated[
+            str | None,
+            Field(
+                default=None,
+                max_length=256,
+                description="Identifier for this content; ingesting again under the same name replaces it.",
+            ),
+        ] = None,
+        source: Annotated[str | None, Field(default=None, max_length=2048, description="Origin of the text.")] = None,
+        tags: TagsArg = None,
+        chunking: ChunkingArg = "default",
+        response_format: FormatArg = "concise",
+        metadata: MetadataArg = None,
+    ) -> Annotated[CallToolResult, IngestOutput]:
+        """Ingest text you already have (skips document parsing). At least 50 characters.
+
+        Markdown headings are kept as the section of each passage. Use ingest_document for files.
+        """
+
+        async def work(progress: ProgressFn) -> IngestOutcome:
+            return await state.ingestor.ingest_text(
+                text, collection=state.collection(collection), name=name, source=source, tags=tags,
+                chunking=chunking, metadata=metadata, progress=progress,
+            )  # fmt: skip
+
+        return await ingest_via_job(
+            state, ctx, "ingest_text", name or "text", work,
+            lambda o: ingest_output(o, f"text '{o.title}'", response_format, name=o.title),
+        )  # fmt: skip
+
+
+def _register_search(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def search(
+        query: QueryArg,
+        collection: CollectionArg = None,
+        top_k: TopKArg = 5,
+        mode: Annotated[
+            str,
+            Field(
+                default="hybrid",
+                pattern="^(hybrid|semantic|keyword)$",
+                description=(
+                    "'hybrid' (default) combines keyword (BM25) and meaning (vector) matches; 'keyword' for exact "
+                    "terms, codes and names; 'semantic' for paraphrases."
+                ),
+            ),
+        ] = "hybrid",
+        filters: Annotated[
+            dict[str, str | int | float | bool] | None,
+            Field(
+                default=None,
+                description=(
+                    "Equality filters, AND-ed: file_type, page, source, title, doc_id, chunk_index, last_modified, "
+                    'or metadata.<key>. Example: {"file_type": "pdf", "page": 3}.'
+                ),
+            ),
+        ] = None,
+        tags: TagsArg = None,
+        min_score: Annotated[
+            float | None, Field(default=None, ge=0, le=1, description=("Drop passages scoring below this (0-1)."))
+        ] = None,
+        response_format: FormatArg = "concise",
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Find the passages most relevant to a query, with their document, page and section.
+
+        Searches every collection unless `collection` is given. Returns the best passages first.
+        Use get_collections to see what is indexed.
+        """
+        request = SearchRequest(
+            query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]
+            top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score,
+        )  # fmt: skip
+        found = await state.search(request)
+        detailed = response_format == "detailed"
+        items = [search_item(hit, detailed) for hit in found.hits]
+        where = f"'{collection}'" if collection else "all collections"
+        out = SearchOutput(
+            success=True, query=query, mode=found.mode, results=items, total_results=len(items),
+            message=f"Found {len(items)} passages in {where}." if items else
+            f"No passages matched in {where}. Try other words, mode='semantic', or fewer filters.",
+        )  # fmt: skip
+        if detailed:
+            out.searched_chunks = found.total_searched
+            out.search_time_ms = round(found.embedding_ms + found.search_ms, 1)
+        return result(fit_budget(out, state.settings.response_token_budget))
+
+
+def _register_collections(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=READ)
+    @safe_tool(render_error)
+    async def get_collections(
+        collection: Annotated[
+            str | None,
+            Field(
+                default=None,
+                max_length=63,
+                description=("Give a name for that collection's stats and files; omit to list all collections."),
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, CollectionsOutput]:
+        """List collections with their document counts, or give the stats and files of one collection."""
+        if collection is None:
+            listing = await state.backend.list_collections()
+            items = [
+                CollectionSummary(name=c.name, document_count=c.document_count, chunk_count=c.chunk_count)
+                for c in listing.collections
+            ]
+            total_docs = sum(c.document_count for c in items)
+            return result(CollectionsOutput(
+                success=True, collections=items, total_collections=len(items),
+                message=f"Found {len(items)} collections with {total_docs} total documents",
+            ))  # fmt: skip
+        info = await state.collection_info(collection)
+        files = await state.file_names(collection, limit=100)
+        shown = files if len(files) <= 100 else files[:100]
+        return result(CollectionsOutput(
+            success=True, name=info.name, document_count=info.document_count, chunk_count=info.chunk_count,
+            files=shown, file_count=info.document_count, embedding_model=info.embedding_model,
+            message=f"Collection '{info.name}' contains {info.chunk_count} chunks from {info.document_count} files",
+        ))  # fmt: skip

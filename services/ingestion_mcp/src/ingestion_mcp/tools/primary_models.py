@@ -1,0 +1,142 @@
+"""Inputs and outputs of the primary (ingestion-mcp plan) tool set."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from ingestion_contracts.common import COLLECTION_NAME_PATTERN, MAX_TAG_LENGTH, MAX_TAGS
+from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+
+# -- inputs -------------------------------------------------------------------------------
+CollectionArg = Annotated[
+    str | None,
+    Field(
+        default=None,
+        pattern=COLLECTION_NAME_PATTERN,
+        description="Target collection (letters, digits, underscore). Omit for the default collection.",
+    ),
+]
+TagsArg = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
+    Field(default=None, max_length=MAX_TAGS, description="Tags to attach, usable later as search filters."),
+]
+ChunkingArg = Annotated[
+    Literal["default", "dense", "sparse"],
+    Field(
+        default="default",
+        description="'default' 200/40-token windows for general documents, 'dense' 100/30 for high-precision "
+        "lookups, 'sparse' 400/60 for long-form prose.",
+    ),
+]
+FormatArg = Annotated[
+    Literal["concise", "detailed"],
+    Field(default="concise", description="'detailed' adds timings, warnings and ids."),
+]
+SourceArg = Annotated[
+    str | None,
+    Field(default=None, max_length=2048, description="Source identifier for tracking; defaults to the path."),
+]
+MetadataArg = Annotated[
+    dict[str, Any] | None, Field(default=None, description="Optional key-value metadata stored with every chunk.")
+]
+QueryArg = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to find, in words.")]
+TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K, description="How many passages to return (1-100).")]
+
+
+# -- outputs ------------------------------------------------------------------------------
+class ToolOutput(BaseModel):
+    """Fields every primary answer may carry; errors set success=false, error and suggestion."""
+
+    success: bool
+    message: str | None = None
+    error: str | None = None
+    suggestion: str | None = None
+
+
+class Stages(BaseModel):
+    parsing_ms: float | None = None
+    chunking_ms: float | None = None
+    embedding_ms: float | None = None
+    storing_ms: float | None = None
+
+
+class IngestOutput(ToolOutput):
+    status: Literal["indexed", "replaced", "skipped"] | None = Field(
+        default=None, description="indexed = new; replaced = content changed, old version removed; skipped = unchanged."
+    )
+    file_name: str | None = None
+    name: str | None = None
+    url: str | None = None
+    content_type: str | None = None
+    collection: str | None = None
+    chunks_created: int | None = None
+    job_id: str | None = Field(default=None, description="Set when the work continues in the background.")
+    # detailed only
+    doc_id: str | None = None
+    source: str | None = None
+    estimated_tokens: int | None = None
+    page_count: int | None = None
+    pipeline: str | None = None
+    processing_time_ms: float | None = None
+    stages: Stages | None = None
+    warnings: list[str] | None = None
+
+
+class SearchResultItem(BaseModel):
+    title: str
+    source: str
+    collection: str
+    page: int | None = None
+    section: str | None = Field(default=None, description="Heading path of the passage, 'A > B'.")
+    text: str
+    score: float
+    doc_id: str
+    chunk_index: int
+    # detailed only
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    file_type: str | None = None
+
+
+class SearchOutput(ToolOutput):
+    query: str | None = None
+    mode: str | None = None
+    results: list[SearchResultItem] | None = None
+    total_results: int | None = None
+    truncated: bool | None = None
+    searched_chunks: int | None = None
+    search_time_ms: float | None = None
+
+
+class CollectionSummary(BaseModel):
+    name: str
+    document_count: int
+    chunk_count: int | None = None
+
+
+class CollectionsOutput(ToolOutput):
+    # list mode
+    collections: list[CollectionSummary] | None = None
+    total_collections: int | None = None
+    # stats mode
+    name: str | None = None
+    document_count: int | None = None
+    chunk_count: int | None = None
+    files: list[str] | None = None
+    file_count: int | None = None
+    embedding_model: str | None = None
+    # error help
+    available_collections: list[str] | None = None
+
+
+def render_error(failure: ToolFailure) -> dict[str, Any]:
+    body: dict[str, Any] = {"success": False, "error": failure.message}
+    if failure.suggestion:
+        body["suggestion"] = failure.suggestion
+    for key in ("available_collections", "allowed_keys"):
+        if key in failure.details:
+            body[key] = failure.details[key]
+    return body

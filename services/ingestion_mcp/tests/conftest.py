@@ -1,0 +1,56 @@
+"""One embedded backend (the three real services in-process, Milvus Lite in a temp dir, the real model)
+shared by the tool tests of this package; each test gets a fresh MCP client session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from ingestion_mcp.embedded import embedded_backend
+from ingestion_mcp.server import build_server
+from ingestion_mcp.settings import McpSettings
+from ingestion_mcp.state import AppState
+from mcp import Client
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def docs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("docs")
+
+
+@pytest.fixture(scope="session")
+def mcp_settings(tmp_path_factory: pytest.TempPathFactory, docs_dir: Path) -> McpSettings:
+    for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
+        os.environ.pop(name, None)
+    return McpSettings(
+        allowed_roots=[docs_dir], data_dir=tmp_path_factory.mktemp("data"), sync_wait_s=30, response_token_budget=2000
+    )
+
+
+@pytest.fixture(scope="session")
+async def app_state(mcp_settings: McpSettings) -> AsyncIterator[AppState]:
+    async with embedded_backend(mcp_settings) as backend:
+        state = AppState.create(mcp_settings, backend)
+        yield state
+        await state.jobs.aclose()
+
+
+@pytest.fixture
+async def client(app_state: AppState) -> AsyncIterator[Client]:
+    async with Client(build_server(app_state)) as session:
+        yield session
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+@pytest.fixture
+def call_tool():
+    return call

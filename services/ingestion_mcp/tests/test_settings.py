@@ -1,0 +1,46 @@
+from pathlib import Path
+
+import pytest
+from ingestion_mcp.settings import McpSettings
+from pydantic import ValidationError
+
+
+def test_defaults_run_embedded_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    settings = McpSettings()
+    assert settings.embedded and settings.host == "127.0.0.1" and settings.default_collection == "rag_gateway"
+
+
+def test_plan_names_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCLING_SERVICE_URL", "http://docling:8001")
+    monkeypatch.setenv("CHUNKER_SERVICE_URL", "http://chunker:8002")
+    monkeypatch.setenv("VECTOR_GATEWAY_URL", "http://gateway:8003")
+    monkeypatch.setenv("DEFAULT_COLLECTION", "legal_docs")
+    monkeypatch.setenv("INGESTION_MCP_ALLOWED_ROOTS", f"{tmp_path}, {tmp_path / 'b'}")
+    settings = McpSettings()
+    assert not settings.embedded and settings.default_collection == "legal_docs"
+    assert settings.allowed_roots == [tmp_path.resolve(), (tmp_path / "b").resolve()]
+
+
+def test_some_but_not_all_urls_is_refused_with_the_missing_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCLING_SERVICE_URL", "http://docling:8001")
+    monkeypatch.delenv("CHUNKER_SERVICE_URL", raising=False)
+    monkeypatch.delenv("VECTOR_GATEWAY_URL", raising=False)
+    with pytest.raises(ValidationError, match="CHUNKER_SERVICE_URL, VECTOR_GATEWAY_URL"):
+        McpSettings()
+
+
+def test_public_http_without_token_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AUTH_TOKEN", raising=False)
+    with pytest.raises(ValidationError, match="AUTH_TOKEN"):
+        McpSettings(transport="streamable-http", host="0.0.0.0")
+    monkeypatch.setenv("AUTH_TOKEN", "s3cret")
+    assert McpSettings(transport="streamable-http", host="0.0.0.0").token_value() == "s3cret"
+
+
+@pytest.mark.parametrize("name", ["has space", "1starts_with_digit", "semi;colon", "x" * 64])
+def test_invalid_default_collection_is_refused(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv("DEFAULT_COLLECTION", name)
+    with pytest.raises(ValidationError, match="Invalid collection name"):
+        McpSettings()

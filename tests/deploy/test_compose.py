@@ -1,0 +1,86 @@
+"""docker-compose.yml and its dev override: Compose Specification schema and invariants."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def compose_schema() -> dict:
+    # check-jsonschema vendors the Compose Specification schema (--builtin-schema vendor.compose-spec).
+    ref = resources.files("check_jsonschema.builtin_schemas.vendor").joinpath("compose-spec.json")
+    return json.loads(ref.read_text())
+
+
+@pytest.mark.parametrize("name", ["docker-compose.yml", "docker-compose.dev.yml"])
+def test_compose_files_match_the_compose_spec(name):
+    document = yaml.safe_load((REPO / name).read_text())
+    schema = compose_schema()
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(document)]
+    assert errors == []
+
+
+def test_compose_invariants(compose, checks):
+    assert checks.compose(compose) == []
+
+
+def test_dev_override_only_touches_known_services(compose):
+    dev = yaml.safe_load((REPO / "docker-compose.dev.yml").read_text())
+    assert set(dev["services"]) <= set(compose["services"])
+    for name, svc in dev["services"].items():
+        if "build" in svc:
+            assert svc["build"] == {"target": "dev"}, name
+            for mount in svc["volumes"]:
+                assert (REPO / mount["source"]).resolve().is_relative_to(REPO), name
+                assert mount["read_only"] is True, name
+
+
+def test_milvus_standalone_wiring(compose):
+    services = compose["services"]
+    milvus = services["milvus"]
+    assert milvus["command"] == ["milvus", "run", "standalone"]
+    assert milvus["environment"]["ETCD_ENDPOINTS"] == "etcd:2379"
+    assert milvus["environment"]["MINIO_ADDRESS"] == "minio:9000"
+    assert services["vector-gateway"]["depends_on"]["milvus"]["condition"] == "service_healthy"
+    uri = services["vector-gateway"]["environment"]["VECTOR_GATEWAY_MILVUS_URI"]
+    assert "http://milvus:19530" in uri
+    named = {v.split(":", 1)[0] for svc in services.values() for v in svc.get("volumes", []) if isinstance(v, str)}
+    assert named <= set(compose["volumes"]), "stateful services use named volumes"
+    assert {"etcd-data", "minio-data", "milvus-data"} <= named
+
+
+def test_only_the_mcp_endpoint_is_published(compose):
+    published = {name for name, svc in compose["services"].items() if svc.get("ports")}
+    assert published == {"ingestion-mcp"}
+
+
+def test_env_example_documents_every_variable(compose, env_example, checks):
+    """Every ${VAR} compose interpolates, and the plan's names, appear in .env.example."""
+    text = (REPO / "docker-compose.yml").read_text()
+    used = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)", text))
+    plan = {"DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "AUTH_TOKEN", "DEFAULT_COLLECTION"}
+    assert (used | plan) - set(env_example) == set()
+    assert env_example["DEFAULT_COLLECTION"] == "rag_gateway"
+    # The example must not carry a usable token.
+    assert env_example["AUTH_TOKEN"] == ""
+
+
+def test_mcp_service_urls_resolve_to_compose_services(compose, checks):
+    env = compose["services"]["ingestion-mcp"]["environment"]
+    for var, target in {
+        "DOCLING_SERVICE_URL": ("docling", "DOCLING_PORT"),
+        "CHUNKER_SERVICE_URL": ("chunker", "CHUNKER_PORT"),
+        "VECTOR_GATEWAY_URL": ("vector-gateway", "VECTOR_GATEWAY_PORT"),
+    }.items():
+        service, port_var = target
+        port = compose["services"][service]["environment"][port_var]
+        assert checks.interpolate(env[var]) == f"http://{service}:{port}"

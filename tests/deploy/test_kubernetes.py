@@ -1,0 +1,138 @@
+"""The OpenShift manifests render, validate against their schemas and keep the invariants."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import pytest
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+OVERLAYS = ("dev", "prod")
+VENDORED = {
+    ("route.openshift.io/v1", "Route"): "route.openshift.io_v1_route.json",
+    ("milvus.io/v1beta1", "Milvus"): "milvus.io_v1beta1_milvus.json",
+}
+APP_DEPLOYMENTS = {"docling", "chunker", "vector-gateway", "ingestion-mcp"}
+
+
+def by_kind(objs, kind):
+    return {o["metadata"]["name"]: o for o in objs if o["kind"] == kind}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_object_validates(rendered, schemas, overlay):
+    errors = []
+    for obj in rendered[overlay]:
+        where = f"{overlay}: {obj['kind']}/{obj['metadata']['name']}"
+        schema_file = VENDORED.get((obj["apiVersion"], obj["kind"]))
+        if schema_file:
+            schema = json.loads((SCHEMAS / schema_file).read_text())
+            validator = jsonschema.Draft202012Validator(schema)
+            errors += [f"{where}: {'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(obj)]
+            continue
+        try:
+            kubernetes_validate.validate(obj, schemas.k8s_version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            errors.append(f"{where}: {'.'.join(map(str, exc.path))}: {exc.message}")
+        except kubernetes_validate.SchemaNotFoundError:
+            errors.append(f"{where}: no schema (add one under tests/deploy/schemas/)")
+    assert errors == []
+
+
+def test_vendored_schemas_are_valid_schemas():
+    for name in VENDORED.values():
+        jsonschema.Draft202012Validator.check_schema(json.loads((SCHEMAS / name).read_text()))
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_restricted_scc_and_workload_invariants(rendered, checks, overlay):
+    objs = rendered[overlay]
+    problems = [p for o in objs for p in checks.security(o) + checks.workload(o)]
+    problems += checks.secrets(objs)
+    assert problems == []
+    assert set(by_kind(objs, "Deployment")) == APP_DEPLOYMENTS
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_references_resolve(rendered, overlay):
+    """ConfigMaps, PVCs, Services, HPAs and PDBs point at objects that exist in the render."""
+    objs = rendered[overlay]
+    deployments = by_kind(objs, "Deployment")
+    configmaps, pvcs = by_kind(objs, "ConfigMap"), by_kind(objs, "PersistentVolumeClaim")
+    for name, dep in deployments.items():
+        pod = dep["spec"]["template"]["spec"]
+        for container in pod["containers"]:
+            for src in container.get("envFrom", []):
+                assert src["configMapRef"]["name"] in configmaps, name
+            for env in container.get("env", []):
+                ref = (env.get("valueFrom") or {}).get("secretKeyRef")
+                if ref:
+                    assert ref["name"] == "ingestion-auth", f"{name}: secrets come from ingestion-auth"
+        for volume in pod.get("volumes", []):
+            if "persistentVolumeClaim" in volume:
+                assert volume["persistentVolumeClaim"]["claimName"] in pvcs, name
+        labels = dep["spec"]["template"]["metadata"]["labels"]
+        assert all(labels.get(k) == v for k, v in dep["spec"]["selector"]["matchLabels"].items()), name
+    for name, svc in by_kind(objs, "Service").items():
+        matches = [
+            d
+            for d in deployments.values()
+            if all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in svc["spec"]["selector"].items())
+        ]
+        assert matches, f"Service/{name} selects no Deployment"
+    hpas = by_kind(objs, "HorizontalPodAutoscaler")
+    assert set(hpas) == APP_DEPLOYMENTS, "every stateless service autoscales"
+    for name, hpa in hpas.items():
+        assert hpa["spec"]["scaleTargetRef"]["name"] in deployments
+        assert "replicas" not in deployments[hpa["spec"]["scaleTargetRef"]["name"]]["spec"], (
+            f"{name}: Deployment sets replicas while its HPA owns the count"
+        )
+    assert set(by_kind(objs, "PodDisruptionBudget")) == APP_DEPLOYMENTS
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_gateway_points_at_the_milvus_operator_service(rendered, overlay):
+    objs = rendered[overlay]
+    (milvus,) = by_kind(objs, "Milvus").values()
+    config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("vector-gateway-config"))
+    assert config["data"]["VECTOR_GATEWAY_MILVUS_URI"] == f"http://{milvus['metadata']['name']}-milvus:19530"
+    assert milvus["spec"]["mode"] == {"dev": "standalone", "prod": "cluster"}[overlay]
+    for dep in ("etcd", "storage"):
+        assert milvus["spec"]["dependencies"][dep].get("external", False) is False
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_mcp_wiring_matches_the_plan(rendered, overlay):
+    objs = rendered[overlay]
+    config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("ingestion-mcp-config"))["data"]
+    services = by_kind(objs, "Service")
+    for var, svc in {
+        "DOCLING_SERVICE_URL": "docling",
+        "CHUNKER_SERVICE_URL": "chunker",
+        "VECTOR_GATEWAY_URL": "vector-gateway",
+    }.items():
+        assert config[var] == f"http://{svc}:{services[svc]['spec']['ports'][0]['port']}"
+    assert config["DEFAULT_COLLECTION"] == "rag_gateway"
+    assert config["INGESTION_MCP_TRANSPORT"] == "streamable-http"
+    assert config["INGESTION_MCP_HOST"] == "0.0.0.0"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_route_is_edge_tls_with_redirect_and_long_timeout(rendered, overlay):
+    (route,) = by_kind(rendered[overlay], "Route").values()
+    assert route["spec"]["tls"] == {"termination": "edge", "insecureEdgeTerminationPolicy": "Redirect"}
+    assert route["spec"]["to"]["name"] == "ingestion-mcp"
+    assert route["spec"]["path"] == "/mcp"
+    timeout = route["metadata"]["annotations"]["haproxy.router.openshift.io/timeout"]
+    assert timeout.endswith("m") and int(timeout[:-1]) >= 5
+
+
+def test_prod_uses_docling_models(rendered):
+    config = next(c for n, c in by_kind(rendered["prod"], "ConfigMap").items() if n.startswith("docling-config"))
+    assert config["data"]["DOCLING_ARTIFACTS_PATH"] == "/models/docling"
+    (docling,) = (d for n, d in by_kind(rendered["prod"], "Deployment").items() if n == "docling")
+    mounts = {m["mountPath"]: m for m in docling["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
+    assert mounts["/models/docling"]["readOnly"] is True

@@ -1,0 +1,140 @@
+"""A real MCP client launches the server over stdio (embedded services) and uses it as an agent would.
+
+Documents are made here with python-docx and fpdf2, so the facts they hold are known exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from docx import Document
+from fpdf import FPDF
+from mcp import Client, StdioServerParameters
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+FILLER = [
+    "Quarterly revenue grew in the northern region while costs stayed flat across all departments.",
+    "The migration of the billing database finished over the weekend without customer impact.",
+    "New employees receive a laptop, a badge and an introduction to the security policies.",
+]
+# Shares only rare keywords with KEYWORD_QUERY: BM25 must carry this one.
+KEYWORD_PASSAGE = (
+    "Calibration of the Zorblatt spectrometer requires the quintessine reference sample, "
+    "heated slowly before every measurement series begins."
+)
+KEYWORD_QUERY = "zorblatt quintessine"
+# Shares no content word with PARAPHRASE_QUERY: only the dense vector can match it.
+PARAPHRASE_PASSAGE = (
+    "The committee postponed the vote because several members were sick with influenza "
+    "and could not attend the meeting."
+)
+PARAPHRASE_QUERY = "Why was the ballot delayed? Many participants had the flu."
+
+
+def make_pdf(path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    pages = [FILLER[:2], [FILLER[2], KEYWORD_PASSAGE], [FILLER[0]]]
+    for number, paragraphs in enumerate(pages, start=1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Laboratory report, part {number}")
+        for paragraph in paragraphs:
+            pdf.ln(4)
+            pdf.multi_cell(0, 6, paragraph)
+    pdf.output(str(path))
+
+
+def make_docx(path: Path, extra: str = "") -> None:
+    doc = Document()
+    doc.add_heading("Board minutes", level=1)
+    doc.add_heading("Attendance", level=2)
+    doc.add_paragraph(FILLER[1])
+    doc.add_heading("Decisions", level=2)
+    doc.add_paragraph(PARAPHRASE_PASSAGE)
+    if extra:
+        doc.add_paragraph(extra)
+    doc.save(str(path))
+
+
+@pytest.fixture
+def server_params(tmp_path: Path) -> StdioServerParameters:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    env = {
+        **os.environ,
+        "INGESTION_MCP_ALLOWED_ROOTS": str(docs),
+        "INGESTION_MCP_DATA_DIR": str(tmp_path / "data"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
+        env.pop(name, None)
+    return StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=env, cwd=str(docs))
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+def hits_for(result: dict, needle: str) -> list[dict]:
+    return [r for r in result["results"] if needle in r["text"]]
+
+
+async def test_agent_ingests_and_finds_passages(server_params: StdioServerParameters, tmp_path: Path) -> None:
+    docs = Path(server_params.env["INGESTION_MCP_ALLOWED_ROOTS"])
+    pdf_path, docx_path = docs / "lab-report.pdf", docs / "minutes.docx"
+    make_pdf(pdf_path)
+    make_docx(docx_path)
+
+    async with Client(server_params, read_timeout_seconds=300) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"ingest_document", "ingest_text", "search", "get_collections"} <= tools
+
+        for path in (pdf_path, docx_path):
+            out = await call(client, "ingest_document", file_path=str(path), response_format="detailed")
+            assert out["success"] is True and out["status"] == "indexed", out
+            assert out["chunks_created"] >= 1 and out["stages"]["embedding_ms"] > 0
+
+        # Rare keywords only: BM25 finds it, in keyword and hybrid mode, on page 2 of the PDF.
+        for mode in ("keyword", "hybrid"):
+            found = await call(client, "search", query=KEYWORD_QUERY, mode=mode, top_k=3)
+            top = found["results"][0]
+            assert KEYWORD_PASSAGE[:40] in top["text"], (mode, found)
+            assert top["page"] == 2 and top["source"].endswith("lab-report.pdf")
+
+        # A paraphrase with no content word in common: BM25 cannot see it, the dense vector can.
+        keyword = await call(client, "search", query=PARAPHRASE_QUERY, mode="keyword", top_k=5)
+        assert not hits_for(keyword, "influenza")
+        for mode in ("semantic", "hybrid"):
+            found = await call(client, "search", query=PARAPHRASE_QUERY, mode=mode, top_k=3)
+            assert "influenza" in found["results"][0]["text"], (mode, found)
+            assert found["results"][0]["section"] == "Board minutes > Decisions"
+
+        # Same content again: skipped. Changed content: replaced, and the old text is gone.
+        again = await call(client, "ingest_document", file_path=str(pdf_path))
+        assert again["status"] == "skipped" and again["chunks_created"] == 0
+
+        make_docx(docx_path, extra="Addendum: the vote now happens on the first Monday of the quarter.")
+        # drop the old decision text entirely so its absence is observable
+        doc = Document(str(docx_path))
+        for paragraph in doc.paragraphs:
+            if "influenza" in paragraph.text:
+                paragraph.text = "The committee approved the budget for the coming year unanimously."
+        doc.save(str(docx_path))
+        replaced = await call(client, "ingest_document", file_path=str(docx_path))
+        assert replaced["status"] == "replaced", replaced
+        gone = await call(client, "search", query="influenza committee postponed", mode="keyword", top_k=10)
+        assert not hits_for(gone, "influenza")
+        new = await call(client, "search", query="budget approved unanimously", mode="keyword", top_k=3)
+        assert "unanimously" in new["results"][0]["text"]
+
+        collections = await call(client, "get_collections")
+        assert collections["collections"][0]["name"] == "rag_gateway"
+        assert collections["collections"][0]["document_count"] == 2
+        stats = await call(client, "get_collections", collection="rag_gateway")
+        assert sorted(stats["files"]) == ["lab-report.pdf", "minutes.docx"]
