@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .sources.errors import SourceError
+
 log = logging.getLogger("ingestion_mcp.errors")
 
 
@@ -38,6 +40,8 @@ def failure_from(exc: BaseException) -> ToolFailure:
     """Any exception as a ToolFailure an agent can act on (unexpected ones are logged, not shown)."""
     if isinstance(exc, ToolFailure):
         return exc
+    if isinstance(exc, SourceError):
+        return ToolFailure(exc.message, exc.suggestion, code=exc.code, status=exc.status)
     if isinstance(exc, ValidationError):
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()[:5]

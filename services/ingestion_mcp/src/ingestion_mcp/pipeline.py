@@ -21,6 +21,7 @@ from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
 from .backend import Backend
 from .errors import ToolFailure, UpstreamError, failure_from
 from .settings import McpSettings
+from .sources import SourcePolicy, fetch_url, html_to_markdown
 from .sources.paths import resolve_allowed
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -169,6 +170,7 @@ class Ingestor:
         tags: list[str] | None = None,
         chunking: str = "default",
         metadata: dict[str, Any] | None = None,
+        file_type: str | None = None,
         progress: Progress = _no_progress,
     ) -> IngestOutcome:
         self._check_text(text)
@@ -178,11 +180,43 @@ class Ingestor:
         outcome = await self._skip_if_unchanged(collection, key, content_hash)
         if outcome:
             return outcome
-        doc = Converted(markdown=text, title=name, file_type="md" if _looks_markdown(text) else "txt")
+        doc = Converted(markdown=text, title=name, file_type=file_type or ("md" if _looks_markdown(text) else "txt"))
         modified = datetime.now(UTC).isoformat(timespec="seconds")
         return await self._chunk_and_store(
             doc, collection=collection, source=key, content_hash=content_hash, tags=tags,
             chunking=chunking, metadata=metadata, last_modified=modified, progress=progress,
+        )  # fmt: skip
+
+    async def ingest_url(
+        self,
+        url: str,
+        *,
+        policy: SourcePolicy,
+        collection: str,
+        tags: list[str] | None = None,
+        chunking: str = "default",
+        metadata: dict[str, Any] | None = None,
+        progress: Progress = _no_progress,
+    ) -> IngestOutcome:
+        """Fetch safely, then route by what the bytes are: documents to docling, HTML to main-content
+        extraction, text as-is. The final URL (after redirects) is the source and the dedup key."""
+        await progress(0.05, "downloading")
+        fetched = await fetch_url(url, policy=policy)
+        common = {"collection": collection, "tags": tags, "chunking": chunking, "metadata": metadata}
+        if fetched.kind in ("pdf", "docx", "pptx", "xlsx"):
+            name = fetched.filename or f"download.{fetched.kind}"
+            if not name.lower().endswith(f".{fetched.kind}"):
+                name = f"{name}.{fetched.kind}"
+            return await self.ingest_bytes(fetched.data, name, source=fetched.final_url, progress=progress, **common)
+        if fetched.kind == "html":
+            page = html_to_markdown(fetched.data, url=fetched.final_url)
+            title = page.title or fetched.final_url
+            return await self.ingest_text(
+                page.markdown, name=title, source=fetched.final_url, file_type="html", progress=progress, **common
+            )
+        return await self.ingest_text(
+            fetched.text(), name=fetched.filename or fetched.final_url, source=fetched.final_url,
+            file_type=fetched.kind, progress=progress, **common,
         )  # fmt: skip
 
     async def ingest_many(

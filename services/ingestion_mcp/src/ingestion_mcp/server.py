@@ -8,11 +8,12 @@ from mcp.server import MCPServer
 
 from . import __version__
 from .state import AppState
-from .tools import batch, library, mcpvectordb, primary
+from .tools import batch, library, mcpvectordb, primary, remote
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
-- To add content: ingest_document (a file path), ingest_text (text you have), ingest_batch (many at once).
+- To add content: ingest_document (a file path), ingest_from_url (a link), ingest_text (text you have),
+  ingest_batch (many at once).
 - To find content: search (hybrid keyword + semantic); results name the document, page and section.
 - To see what is indexed: get_collections, list_documents; read one with get_document.
 - Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
@@ -20,7 +21,7 @@ ingestion-mcp indexes documents and finds passages in them.
 
 Registrar = Callable[[MCPServer, AppState], None]
 PROFILES: dict[str, list[Registrar]] = {
-    "ingestion": [primary.register, library.register, batch.register],
+    "ingestion": [primary.register, remote.register, library.register, batch.register],
     "mcpvectordb": [mcpvectordb.register],
 }
 

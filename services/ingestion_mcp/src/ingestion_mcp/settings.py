@@ -43,6 +43,19 @@ class McpSettings(BaseSettings):
     # An answer larger than this many (estimated) tokens is truncated with a hint to narrow it.
     response_token_budget: int = Field(default=8000, ge=500)
 
+    # Remote sources (ingest_from_url, fetch_file, fetch_repo): SSRF-safe by default. Private, loopback
+    # and link-local addresses are refused unless a host or CIDR is listed here.
+    source_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    source_max_download_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
+    source_connect_timeout_s: float = Field(default=10.0, gt=0)
+    source_read_timeout_s: float = Field(default=30.0, gt=0)
+    source_total_timeout_s: float = Field(default=120.0, gt=0)
+    source_max_redirects: int = Field(default=5, ge=0, le=20)
+    repo_max_files: int = Field(default=1000, ge=1)
+    repo_timeout_s: float = Field(default=300.0, gt=0)
+    # fetch_file saves downloads here (never outside it).
+    documents_dir: Path = Path("./data/documents")
+
     docling_service_url: str | None = Field(default=None, validation_alias=AliasChoices("DOCLING_SERVICE_URL"))
     chunker_service_url: str | None = Field(default=None, validation_alias=AliasChoices("CHUNKER_SERVICE_URL"))
     vector_gateway_url: str | None = Field(default=None, validation_alias=AliasChoices("VECTOR_GATEWAY_URL"))
@@ -51,7 +64,18 @@ class McpSettings(BaseSettings):
         default=DEFAULT_COLLECTION, validation_alias=AliasChoices("DEFAULT_COLLECTION", "default_collection")
     )
 
-    @field_validator("allowed_origins", "profiles", "allowed_roots", mode="before")
+    # docs_server profile (docs-server-api.md): one collection; fetched files are saved under the
+    # first allowed root (relative folders start there), so they can be indexed and read back.
+    docs_collection: str = "docs"
+    docs_fetch_folder: str = "./docs/fetched"
+    docs_repo_folder: str = "./docs/repos"
+    # obsidian profile and the `ingestion-index` CLI: the vault (any folder of notes/documents),
+    # its collection, and how many files the CLI sends to the services per batch.
+    vault_path: Path | None = None
+    obsidian_collection: str = "obsidian_notes"
+    index_batch_size: int = Field(default=16, ge=1, le=256)
+
+    @field_validator("allowed_origins", "profiles", "allowed_roots", "source_allowed_hosts", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
@@ -59,6 +83,11 @@ class McpSettings(BaseSettings):
     @field_validator("default_collection")
     @classmethod
     def _valid_collection(cls, value: str) -> str:
+        return check_collection_name(value)
+
+    @field_validator("docs_collection", "obsidian_collection")
+    @classmethod
+    def _valid_profile_collection(cls, value: str) -> str:
         return check_collection_name(value)
 
     @field_validator("allowed_roots")

@@ -13,6 +13,7 @@ from .errors import ToolFailure, UpstreamError
 from .jobs import Job, JobBody, JobManager
 from .pipeline import Ingestor, Progress
 from .settings import McpSettings
+from .sources import SourcePolicy
 
 
 @dataclass
@@ -21,11 +22,15 @@ class AppState:
     backend: Backend
     ingestor: Ingestor
     jobs: JobManager
+    policy: SourcePolicy
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
         jobs = JobManager(retention_s=settings.job_retention_s, max_concurrent=settings.max_concurrent_jobs)
-        return cls(settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=jobs)
+        return cls(
+            settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=jobs,
+            policy=SourcePolicy.from_settings(settings),
+        )  # fmt: skip
 
     async def run_job(self, ctx: Any, job_type: str, description: str, body: JobBody) -> tuple[Job, bool]:
         """Start a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.

@@ -42,6 +42,12 @@ async def validate_repo_url(url: str, policy: SourcePolicy) -> RepoTarget:
         if not path.is_dir():
             raise _invalid(f"No repository at {path}.", "Pass a file:// URL of an existing git repository folder.")
         return RepoTarget(url=path.resolve().as_uri(), display=text, scheme=scheme)
+    parts = urlsplit(text)
+    if (parts.hostname or "").lower() == "github.com" and re.search(r"^/[^/]+/[^/]+/(tree|blob)/", parts.path):
+        raise _invalid(
+            "That is a GitHub page URL, not a repository URL.",
+            "Pass https://github.com/<owner>/<repo> and the branch or tag as `branch`.",
+        )
     schemes = frozenset(policy.repo_schemes & {"http", "https"})
     try:
         target = await vet_url(text, policy, schemes)
@@ -51,11 +57,6 @@ async def validate_repo_url(url: str, policy: SourcePolicy) -> RepoTarget:
         raise
     if target.url.query or target.url.fragment:
         raise _invalid("Repository URLs take no query string or fragment.", _HTTPS_HINT)
-    if target.host == "github.com" and re.search(r"^/[^/]+/[^/]+/(tree|blob)/", target.url.path):
-        raise _invalid(
-            "That is a GitHub page URL, not a repository URL.",
-            "Pass https://github.com/<owner>/<repo> and the branch or tag as `branch`.",
-        )
     address = f"[{target.address}]" if ":" in target.address else target.address
     pin = f"{target.host}:{target.port}:{address}"
     return RepoTarget(url=str(target.url), display=str(target.url), scheme=scheme, resolve_pin=pin)
@@ -80,9 +81,8 @@ def _normalise(url: str) -> str:
 
 def validate_ref(ref: str | None) -> str | None:
     """A branch, tag or commit name git cannot mistake for an option or a revision expression."""
-    if ref is None or not ref.strip():
+    if ref is None or ref == "":
         return None
-    ref = ref.strip()
     if not _REF.fullmatch(ref) or ".." in ref or "//" in ref or ref.endswith((".lock", "/", ".")):
         raise _invalid(
             f"Invalid branch/tag/commit {ref!r}.",

@@ -97,7 +97,7 @@ async def _checkout(git: GitRunner, target: RepoTarget, ref: str | None) -> str:
 
 
 def _select(root: Path, include: list[str], exclude: list[str], max_files: int, url: str) -> list[tuple[str, Path]]:
-    candidates = list(repo_files.candidate_files(root, include, exclude))
+    candidates = sorted(repo_files.candidate_files(root, include, exclude))
     if len(candidates) > max_files:
         raise SourceError(
             REPO_TOO_LARGE,

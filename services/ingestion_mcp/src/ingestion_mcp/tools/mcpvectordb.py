@@ -18,6 +18,7 @@ from ..state import AppState
 from .common import result, safe_tool
 from .library import DELETE
 from .primary import READ, WRITE
+from .remote import FETCH
 
 LibraryArg = Annotated[str | None, Field(default=None, pattern=COLLECTION_NAME_PATTERN)]
 DEFAULT_LIBRARY = "default"
@@ -164,6 +165,20 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
     ) -> Annotated[CallToolResult, IngestResult]:
         """Convert a local file and index it in the vector store."""
         return await ingest(path, library, metadata)
+
+    @server.tool(annotations=FETCH)
+    @safe_tool(render_error)
+    async def ingest_url(
+        url: Annotated[str, Field(min_length=8, max_length=2048, description="HTTP or HTTPS URL to fetch")],
+        library: Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN)] = DEFAULT_LIBRARY,
+        metadata: dict[str, Any] | None = None,
+    ) -> Annotated[CallToolResult, IngestResult]:
+        """Fetch an HTTP/HTTPS URL, convert its content, and index it."""
+        outcome = await state.ingestor.ingest_url(url, policy=state.policy, collection=library, metadata=metadata)
+        return result(IngestResult(
+            status=outcome.status, doc_id=outcome.doc_id, source=outcome.source, library=outcome.collection,
+            chunk_count=outcome.chunks,
+        ))  # fmt: skip
 
 
 def _register_read(server: MCPServer, state: AppState) -> None:

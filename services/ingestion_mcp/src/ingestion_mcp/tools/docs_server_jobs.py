@@ -1,0 +1,141 @@
+"""The docs_server profile's background work: download a file or a repository, save it, index it.
+
+Each body runs as a job (jobs.JobManager) and returns a JSON-ready result for get_job_status.
+Files are saved under the first allowed root, so the indexed `filePath` is a real absolute path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from ingestion_contracts.docling import EXTENSIONS
+
+from ..jobs import ProgressFn
+from ..pipeline import IngestOutcome, Progress
+from ..sources import SourceError, SourcePolicy, clone_repo, fetch_url, save_download
+from ..sources.detect import KIND_EXTENSIONS
+from ..sources.policy import MiB
+from ..state import AppState
+from .docs_server_models import FileOptions, RepoOptions, as_failure
+
+
+@dataclass(frozen=True)
+class DocsContext:
+    """What the docs_server tools share: the app state and the source policy built at start-up."""
+
+    state: AppState
+    policy: SourcePolicy
+
+    @property
+    def collection(self) -> str:
+        return self.state.settings.docs_collection
+
+    @property
+    def roots(self) -> list[Path]:
+        return self.state.settings.allowed_roots
+
+
+def stage(progress: ProgressFn, low: float, high: float, names: dict[str, str] | None = None) -> Progress:
+    """Map a sub-task's 0..1 progress into low..high of the job, with the spec's step names."""
+    last = {"step": ""}
+
+    async def report(fraction: float, step: str) -> None:
+        if step == "done":  # the sub-task ended; the job's own next step says what follows
+            step = last["step"] or step
+        step = (names or {}).get(step, step)
+        last["step"] = step
+        await progress(low + (high - low) * min(max(fraction, 0.0), 1.0), step)
+
+    return report
+
+
+def with_extension(filename: str, kind: str) -> str:
+    """Keep the caller's name, but make its extension say what the bytes are (docling reads it)."""
+    suffix = Path(filename).suffix.lower()
+    if suffix in KIND_EXTENSIONS.get(kind, ()) and suffix in EXTENSIONS:
+        return filename
+    return f"{filename}{KIND_EXTENSIONS[kind][0]}"
+
+
+def outcome_fields(outcome: IngestOutcome) -> dict[str, Any]:
+    return {
+        "indexed": True,
+        "status": outcome.status,
+        "chunksCreated": outcome.chunks,
+        "title": outcome.title,
+        "warnings": outcome.warnings,
+    }
+
+
+async def fetch_file_job(
+    docs: DocsContext, url: str, filename: str, folder: str, options: FileOptions, progress: ProgressFn
+) -> dict[str, Any]:
+    try:
+        await progress(0.0, "downloading")
+        limit = int(min(options.maxFileSizeMB, docs.state.settings.max_file_mb) * MiB)
+        fetched = await fetch_url(url, policy=docs.policy, max_bytes=limit)
+        await progress(0.3, "saving")
+        name = with_extension(filename, fetched.kind)
+        path = await anyio.to_thread.run_sync(
+            lambda: save_download(fetched.data, folder, name, options.overwrite, roots=docs.roots)
+        )
+        result: dict[str, Any] = {
+            "url": url, "filePath": str(path), "fileSize": fetched.size, "format": fetched.kind, "indexed": False,
+        }  # fmt: skip
+        if options.indexAfterSave:
+            outcome = await docs.state.ingestor.ingest_file(
+                str(path), collection=docs.collection, metadata={"file_size": fetched.size, "url": url},
+                progress=stage(progress, 0.35, 1.0),
+            )  # fmt: skip
+            result.update(outcome_fields(outcome))
+        return result
+    except SourceError as exc:
+        raise as_failure(exc) from None
+
+
+def repo_markdown(url: str, commit: str, documents: list[Any]) -> str:
+    """The whole repository as one Markdown file (repomix's markdown style): a header, then each file."""
+    header = f"# Repository: {url}\n\nCommit: {commit}. Files: {len(documents)}.\n"
+    return "\n\n".join([header, *(doc.markdown for doc in documents)]) + "\n"
+
+
+def repo_file_name(url: str, branch: str | None) -> str:
+    parts = [p for p in re.split(r"[/:]+", url.removesuffix(".git")) if p and p not in ("https", "http", "file")]
+    name = "-".join(parts[-2:]) or "repository"
+    if branch:
+        name = f"{name}@{branch}"
+    return re.sub(r"[^A-Za-z0-9._@-]+", "_", name)[:150] + ".md"
+
+
+async def fetch_repo_job(
+    docs: DocsContext, url: str, branch: str | None, options: RepoOptions, progress: ProgressFn
+) -> dict[str, Any]:
+    try:
+        snapshot = await clone_repo(
+            url, branch, policy=docs.policy, include=options.includePatterns, exclude=options.excludePatterns,
+            max_files=options.maxFiles, show_line_numbers=options.showLineNumbers,
+            progress_cb=stage(progress, 0.0, 0.4, {"cloning": "downloading", "selecting": "downloading",
+                                                   "rendering": "converting"}),
+        )  # fmt: skip
+        markdown = repo_markdown(snapshot.url, snapshot.commit, list(snapshot.documents)).encode()
+        await progress(0.4, "saving")
+        folder, name = docs.state.settings.docs_repo_folder, repo_file_name(snapshot.url, branch)
+        path = await anyio.to_thread.run_sync(lambda: save_download(markdown, folder, name, True, roots=docs.roots))
+        outcome = await docs.state.ingestor.ingest_file(
+            str(path), collection=docs.collection, progress=stage(progress, 0.45, 1.0),
+            metadata={"file_size": len(markdown), "url": snapshot.url, "commit": snapshot.commit},
+        )  # fmt: skip
+    except SourceError as exc:
+        raise as_failure(exc) from None
+    warnings = ["removeComments is not supported; comments were kept."] if options.removeComments else []
+    result = {
+        "repoUrl": snapshot.url, "branch": branch, "commit": snapshot.commit, "filePath": str(path),
+        "fileSize": len(markdown), "files": len(snapshot.documents), "skippedFiles": len(snapshot.skipped),
+        **outcome_fields(outcome),
+    }  # fmt: skip
+    result["warnings"] = [*warnings, *result["warnings"]]
+    return result

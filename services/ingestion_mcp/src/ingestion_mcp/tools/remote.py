@@ -1,0 +1,71 @@
+"""Primary tool: ingest_from_url (fetched under the SSRF policy, routed by content type)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from ..jobs import ProgressFn
+from ..pipeline import IngestOutcome
+from ..state import AppState
+from .common import safe_tool
+from .primary import ingest_output, ingest_via_job
+from .primary_models import (
+    ChunkingArg,
+    CollectionArg,
+    FormatArg,
+    IngestOutput,
+    MetadataArg,
+    TagsArg,
+    render_error,
+)
+
+# Reaches out to the web: open world. Idempotent: the same content is skipped by hash.
+FETCH = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True)
+CONTENT_TYPES = {"pdf": "PDF", "docx": "DOCX", "pptx": "PPTX", "xlsx": "XLSX", "html": "HTML", "md": "Markdown",
+                 "txt": "Text"}  # fmt: skip
+
+
+def register(server: MCPServer, state: AppState) -> None:
+    @server.tool(annotations=FETCH)
+    @safe_tool(render_error)
+    async def ingest_from_url(
+        url: Annotated[str, Field(min_length=8, max_length=2048, description="http(s) URL to fetch and ingest.")],
+        ctx: Context,
+        collection: CollectionArg = None,
+        source: Annotated[
+            str | None,
+            Field(
+                default=None,
+                max_length=256,
+                description=("Label kept in metadata.origin; the document's source is the final URL."),
+            ),
+        ] = None,
+        tags: TagsArg = None,
+        chunking: ChunkingArg = "default",
+        response_format: FormatArg = "concise",
+        metadata: MetadataArg = None,
+    ) -> Annotated[CallToolResult, IngestOutput]:
+        """Fetch a web page or a hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it.
+
+        HTML is reduced to its main content (navigation, scripts and boilerplate removed). Private and
+        internal addresses are refused. Re-fetching unchanged content is skipped.
+        """
+        meta = {**(metadata or {}), **({"origin": source} if source else {})}
+
+        async def work(progress: ProgressFn) -> IngestOutcome:
+            return await state.ingestor.ingest_url(
+                url, policy=state.policy, collection=state.collection(collection), tags=tags, chunking=chunking,
+                metadata=meta or None, progress=progress,
+            )  # fmt: skip
+
+        def shape(outcome: IngestOutcome) -> IngestOutput:
+            label = outcome.source
+            content_type = CONTENT_TYPES.get(outcome.file_type, outcome.file_type)
+            return ingest_output(outcome, label, response_format, url=outcome.source, content_type=content_type)
+
+        return await ingest_via_job(state, ctx, "ingest_from_url", url, work, shape)
