@@ -67,3 +67,21 @@ class ConvertResponse(WireModel):
     size_bytes: int
     conversion_ms: float
     warnings: list[str] = Field(default_factory=list)
+
+
+class FormatInfo(WireModel):
+    file_type: FileType
+    extensions: list[str] = Field(description="File name extensions accepted for this type (lower case, with the dot).")
+    pipeline: Pipeline = Field(description="The pipeline that converts this type.")
+    paged: bool = Field(description="Whether blocks carry page numbers (PDF pages, PPTX slides).")
+
+
+class FormatsResponse(WireModel):
+    formats: list[FormatInfo]
+    max_upload_bytes: int = Field(description="Largest document accepted, in bytes (DOCLING_MAX_UPLOAD_MB).")
+    pdf_pipeline: Literal["standard", "native"] = Field(
+        description="standard = layout models from DOCLING_ARTIFACTS_PATH; native = model-free text extraction."
+    )
+    ocr: bool = Field(description="Whether scanned PDF pages are OCRed (standard pipeline with DOCLING_DO_OCR).")
+    path_conversion: bool = Field(description="Whether /v1/convert/path is enabled (DOCLING_ALLOWED_ROOTS set).")
+    warnings: list[str] = Field(default_factory=list, description="Configuration problems found at start-up.")

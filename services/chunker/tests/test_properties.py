@@ -1,0 +1,48 @@
+"""Property tests: random text and Markdown, random window and overlap; every promise holds."""
+
+from __future__ import annotations
+
+from chunker_service.chunker import TextChunker
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+_WORD = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30
+) | st.sampled_from(["the", "model", "token", "https://ex.com/a/b", "é", "🎉", "日本語", "x" * 150, "a.b,c;d"])
+_SEP = st.sampled_from([" ", " ", " ", "\n", "\n\n", "\r\n", "\t", ". ", "  \n \n", ""])
+_LINE = st.sampled_from(["# H1", "## H2", "### H3", "```", "~~~", "#", "    # code", "- item", "> quote"])
+
+
+@st.composite
+def _text(draw) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 60))):
+        if draw(st.integers(0, 9)) == 0:
+            parts.append("\n" + draw(_LINE) + " " + draw(_WORD) + "\n")
+        else:
+            parts.append(draw(_WORD) + draw(_SEP))
+    return "".join(parts)
+
+
+@st.composite
+def _window(draw) -> tuple[int, int]:
+    window = draw(st.integers(16, 120))
+    return window, draw(st.integers(0, window - 1))
+
+
+_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(text=_text(), window=_window(), markdown=st.booleans())
+def test_random_text_meets_every_promise(chunker: TextChunker, check, text, window, markdown) -> None:
+    size, overlap = window
+    result = chunker.chunk(text, window=size, overlap=overlap, markdown=markdown)
+    check(text, result, size, overlap)
+
+
+@_SETTINGS
+@given(text=st.text(min_size=1, max_size=400), window=_window())
+def test_arbitrary_unicode_meets_every_promise(chunker: TextChunker, check, text, window) -> None:
+    size, overlap = window
+    check(text, chunker.chunk(text, window=size, overlap=overlap), size, overlap)

@@ -1,0 +1,3 @@
+"""Vector gateway: embeddings + Milvus hybrid search behind a small HTTP API."""
+
+__version__ = "0.1.0"

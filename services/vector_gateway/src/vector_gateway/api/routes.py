@@ -1,0 +1,188 @@
+"""HTTP routes: validate, call the gateway service, answer. No storage or search logic here."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Request, status
+from ingestion_contracts import COLLECTION_NAME_PATTERN, ErrorBody
+from ingestion_contracts.gateway import (
+    CollectionInfo,
+    CollectionList,
+    CreateCollectionRequest,
+    DeleteCollectionResponse,
+    DeleteDocumentResponse,
+    DocumentChunks,
+    DocumentContent,
+    DocumentList,
+    EmbedRequest,
+    EmbedResponse,
+    SearchRequest,
+    SearchResponse,
+    UpsertBatchRequest,
+    UpsertBatchResponse,
+    UpsertDocumentRequest,
+    UpsertDocumentResponse,
+)
+from servicekit import DependencyUnavailable
+
+from ..documents import DocumentOrder
+from ..service import GatewayService
+
+router = APIRouter(prefix="/v1")
+
+
+def get_service(request: Request) -> GatewayService:
+    service = getattr(request.app.state, "gateway", None)
+    if service is None:
+        raise DependencyUnavailable("The gateway is starting.", suggestion="Retry in a few seconds.")
+    return service
+
+
+ServiceDep = Annotated[GatewayService, Depends(get_service)]
+CollectionPath = Annotated[
+    str,
+    Path(min_length=1, max_length=63, pattern=COLLECTION_NAME_PATTERN, description="Collection name, e.g. legal_docs"),
+]
+DocIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id")]
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, object]]:
+    described = {
+        404: "Collection or document not found (details list the available collections)",
+        409: "Conflict (collection exists, or built with another embedding model)",
+        422: "Invalid request",
+        503: "Embedding model loading or Milvus unreachable (see Retry-After)",
+    }
+    return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
+
+
+@router.get("/collections", operation_id="list_collections", tags=["collections"], responses=_errors(503))
+async def list_collections(service: ServiceDep) -> CollectionList:
+    """List collections with document and chunk counts."""
+    return await service.list_collections()
+
+
+@router.post(
+    "/collections",
+    operation_id="create_collection",
+    tags=["collections"],
+    status_code=status.HTTP_201_CREATED,
+    responses=_errors(409, 422, 503),
+)
+async def create_collection(body: CreateCollectionRequest, service: ServiceDep) -> CollectionInfo:
+    """Create an empty collection (upserts also create missing collections)."""
+    return await service.create_collection(body.name)
+
+
+@router.get(
+    "/collections/{collection}", operation_id="get_collection", tags=["collections"], responses=_errors(404, 503)
+)
+async def get_collection(collection: CollectionPath, service: ServiceDep) -> CollectionInfo:
+    """Counts and embedding model of one collection."""
+    return await service.get_collection(collection)
+
+
+@router.delete(
+    "/collections/{collection}", operation_id="delete_collection", tags=["collections"], responses=_errors(404, 503)
+)
+async def delete_collection(collection: CollectionPath, service: ServiceDep) -> DeleteCollectionResponse:
+    """Delete a collection with all its documents and chunks."""
+    return await service.delete_collection(collection)
+
+
+@router.post(
+    "/collections/{collection}/documents",
+    operation_id="upsert_document",
+    tags=["documents"],
+    responses=_errors(409, 422, 503),
+)
+async def upsert_document(
+    collection: CollectionPath, body: UpsertDocumentRequest, service: ServiceDep
+) -> UpsertDocumentResponse:
+    """Embed and store one document's chunks: indexed, replaced, or skipped when its hash is unchanged."""
+    results, _ = await service.upsert(collection, [body])
+    return results[0]
+
+
+@router.post(
+    "/collections/{collection}/documents/batch",
+    operation_id="upsert_documents",
+    tags=["documents"],
+    responses=_errors(409, 422, 503),
+)
+async def upsert_documents(
+    collection: CollectionPath, body: UpsertBatchRequest, service: ServiceDep
+) -> UpsertBatchResponse:
+    """Upsert many documents in one pass (one embedding pass, one insert, one flush)."""
+    results, timings = await service.upsert(collection, body.documents)
+    return UpsertBatchResponse(results=results, timings=timings)
+
+
+@router.get(
+    "/collections/{collection}/documents",
+    operation_id="list_documents",
+    tags=["documents"],
+    responses=_errors(404, 503),
+)
+async def list_documents(
+    collection: CollectionPath,
+    service: ServiceDep,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    source: Annotated[str | None, Query(min_length=1, max_length=2048, description="Exact source")] = None,
+    order: Annotated[DocumentOrder, Query(description="updated = newest first; source = A→Z")] = "updated",
+) -> DocumentList:
+    """Page through a collection's documents."""
+    return await service.list_documents(collection, offset=offset, limit=limit, source=source, order=order)
+
+
+@router.get(
+    "/collections/{collection}/documents/{doc_id}",
+    operation_id="get_document",
+    tags=["documents"],
+    responses=_errors(404, 503),
+)
+async def get_document(collection: CollectionPath, doc_id: DocIdPath, service: ServiceDep) -> DocumentContent:
+    """A document's Markdown, rebuilt from its chunks with overlaps removed."""
+    return await service.get_document(collection, doc_id)
+
+
+@router.get(
+    "/collections/{collection}/documents/{doc_id}/chunks",
+    operation_id="get_document_chunks",
+    tags=["documents"],
+    responses=_errors(404, 422, 503),
+)
+async def get_document_chunks(
+    collection: CollectionPath,
+    doc_id: DocIdPath,
+    service: ServiceDep,
+    start: Annotated[int, Query(ge=0, description="First chunk index (inclusive)")] = 0,
+    end: Annotated[int | None, Query(ge=0, description="Last chunk index (inclusive); default: the last")] = None,
+) -> DocumentChunks:
+    """Chunks start..end of a document, in order (context around a search hit). Scores are 0."""
+    return await service.get_document_chunks(collection, doc_id, start, end)
+
+
+@router.delete(
+    "/collections/{collection}/documents/{doc_id}",
+    operation_id="delete_document",
+    tags=["documents"],
+    responses=_errors(404, 503),
+)
+async def delete_document(collection: CollectionPath, doc_id: DocIdPath, service: ServiceDep) -> DeleteDocumentResponse:
+    """Delete one document and its chunks."""
+    return await service.delete_document(collection, doc_id)
+
+
+@router.post("/search", operation_id="search", tags=["search"], responses=_errors(404, 409, 422, 503))
+async def search(body: SearchRequest, service: ServiceDep) -> SearchResponse:
+    """Hybrid (BM25 + dense, RRF), semantic or keyword search over one, several or all collections."""
+    return await service.search(body)
+
+
+@router.post("/embed", operation_id="embed", tags=["search"], responses=_errors(422, 503))
+async def embed(body: EmbedRequest, service: ServiceDep) -> EmbedResponse:
+    """Embed texts with the gateway's model (normalized vectors; cosine = inner product)."""
+    return await service.embed(body)

@@ -1,0 +1,103 @@
+"""Read and delete documents through the registry. Blocking: runs in worker threads."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ingestion_contracts.gateway import (
+    DeleteDocumentResponse,
+    DocumentChunks,
+    DocumentContent,
+    DocumentInfo,
+    DocumentList,
+)
+
+from .errors import document_not_found, invalid
+from .filters import combine, quote
+from .passages import ChunkSpan, rebuild_text
+from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
+from .search import hit_from_entity
+from .store import MilvusStore
+from .upsert import registry_key
+
+DocumentOrder = Literal["updated", "source"]
+MAX_CHUNK_RANGE = 1000
+
+
+def document_info(row: dict[str, Any]) -> DocumentInfo:
+    return DocumentInfo(
+        doc_id=row["doc_id"],
+        collection=row["collection"],
+        source=row["source"],
+        title=row["title"],
+        file_type=row["file_type"],
+        content_hash=row["content_hash"],
+        chunk_count=int(row["chunk_count"]),
+        token_count=int(row["token_count"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        last_modified=row["last_modified"],
+        tags=list(row.get("tags") or []),
+        metadata=dict(row.get("metadata") or {}),
+    )
+
+
+def _live_expr(row: dict[str, Any]) -> str:
+    return f"doc_id == {quote(row['doc_id'])} and version == {quote(row['version'])}"
+
+
+class DocumentReader:
+    def __init__(self, store: MilvusStore) -> None:
+        self.store = store
+
+    def registry_row(self, collection: str, doc_id: str) -> dict[str, Any]:
+        row = self.store.registry_get([registry_key(collection, doc_id)]).get(registry_key(collection, doc_id))
+        if row is None:
+            raise document_not_found(collection, doc_id)
+        return row
+
+    def list(
+        self, collection: str, *, offset: int, limit: int, source: str | None, order: DocumentOrder
+    ) -> DocumentList:
+        expr = combine(f"collection == {quote(collection)}", f"source == {quote(source)}" if source else "")
+        keys = self.store.registry_query(expr, ["key", "doc_id", "source", "updated_at"])
+        if order == "source":
+            keys.sort(key=lambda r: (r["source"], r["doc_id"]))
+        else:
+            keys.sort(key=lambda r: (r["updated_at"], r["doc_id"]), reverse=True)
+        page = [r["key"] for r in keys[offset : offset + limit]]
+        rows = self.store.registry_get(page)
+        documents = [document_info(rows[k]) for k in page if k in rows]
+        return DocumentList(documents=documents, total=len(keys), offset=offset, limit=limit)
+
+    def content(self, collection: str, doc_id: str) -> DocumentContent:
+        row = self.registry_row(collection, doc_id)
+        chunks = self.store.query(collection, _live_expr(row), ["chunk_index", "text", "start", "end"])
+        spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
+        return DocumentContent(**document_info(row).model_dump(), content=rebuild_text(spans))
+
+    def chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
+        row = self.registry_row(collection, doc_id)
+        last = int(row["chunk_count"]) - 1 if end is None else end
+        if last < start:
+            raise invalid(f"end ({end}) is before start ({start}).", "Give start <= end (both inclusive).")
+        if last - start + 1 > MAX_CHUNK_RANGE:
+            raise invalid(
+                f"The range {start}..{last} has more than {MAX_CHUNK_RANGE} chunks.",
+                f"Ask for at most {MAX_CHUNK_RANGE} chunks per call.",
+            )
+        expr = f"{_live_expr(row)} and chunk_index >= {start} and chunk_index <= {last}"
+        found = self.store.query(collection, expr, CHUNK_OUTPUT_FIELDS, limit=MAX_CHUNK_RANGE)
+        found.sort(key=lambda c: c["chunk_index"])
+        hits = [hit_from_entity(collection, c, 0.0) for c in found]
+        return DocumentChunks(doc_id=doc_id, collection=collection, chunks=hits, chunk_count=int(row["chunk_count"]))
+
+    def delete(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
+        row = self.registry_row(collection, doc_id)
+        # Registry first: the document is gone for searches even if the chunk delete fails.
+        self.store.registry_delete(f"key == {quote(row['key'])}")
+        expr = f"doc_id == {quote(doc_id)}"
+        deleted = self.store.count(collection, expr)
+        self.store.delete(collection, expr)
+        self.store.flush(collection, REGISTRY)
+        return DeleteDocumentResponse(doc_id=doc_id, collection=collection, deleted_chunks=deleted)

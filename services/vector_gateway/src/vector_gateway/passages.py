@@ -1,0 +1,88 @@
+"""What BM25 and the embedding model see of a chunk, and the document rebuilt from its chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Milvus VARCHAR limit. A server counts bytes, Lite counts characters: stay under it in bytes.
+MAX_VARCHAR_BYTES = 65_535
+HEADING_SEPARATOR = " > "
+
+
+def truncate_utf8(text: str, max_bytes: int = MAX_VARCHAR_BYTES) -> str:
+    """``text`` cut to at most ``max_bytes`` of UTF-8, never inside a character."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def _context(title: str, heading_path: Sequence[str]) -> list[str]:
+    parts = [title.strip()] if title.strip() else []
+    headings = [h.strip() for h in heading_path if h.strip()]
+    # The last heading repeats the title in many documents; say it once.
+    if headings and parts and headings[0] == parts[0]:
+        headings = headings[1:]
+    if headings:
+        parts.append(HEADING_SEPARATOR.join(headings))
+    return parts
+
+
+def passage_text(title: str, heading_path: Sequence[str], text: str) -> str:
+    """The text the embedding model reads: title, heading path, then the chunk text."""
+    return "\n".join([*_context(title, heading_path), text])
+
+
+def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
+    """The text BM25 indexes: the same context words as the embedding, so titles match keywords."""
+    return truncate_utf8("\n".join([*_context(title, heading_path), text]))
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    index: int
+    text: str
+    start: int
+    end: int
+
+
+def _offsets_usable(chunks: Sequence[ChunkSpan]) -> bool:
+    if not chunks or all(c.start == 0 and c.end == 0 for c in chunks):
+        return False
+    previous_start = -1
+    for chunk in chunks:
+        if chunk.end - chunk.start != len(chunk.text) or chunk.start < previous_start:
+            return False
+        previous_start = chunk.start
+    return True
+
+
+def _gap(length: int) -> str:
+    # The chunker trims whitespace at chunk edges; what it cut between two chunks was a line
+    # or paragraph break in Markdown, so newlines of the same length put it back.
+    return "\n" * length
+
+
+def rebuild_text(chunks: Sequence[ChunkSpan]) -> str:
+    """The document text from its chunks, ordered by index, overlaps removed by offsets.
+
+    When every chunk's ``end - start`` equals its text length the chunks are laid out at their
+    offsets (equal to the source text where they cover it; trimmed whitespace between chunks
+    comes back as newlines). Without usable offsets the chunk texts are joined by blank lines.
+    """
+    ordered = sorted(chunks, key=lambda c: c.index)
+    if not _offsets_usable(ordered):
+        return "\n\n".join(c.text for c in ordered)
+    pieces: list[str] = []
+    cursor = ordered[0].start
+    for chunk in ordered:
+        if chunk.end <= cursor:
+            continue  # entirely inside text already written
+        if chunk.start >= cursor:
+            pieces.append(_gap(chunk.start - cursor))
+            pieces.append(chunk.text)
+        else:
+            pieces.append(chunk.text[cursor - chunk.start :])
+        cursor = chunk.end
+    return "".join(pieces)

@@ -1,0 +1,244 @@
+"""The gateway's domain: collections, document writes, searches. Knows nothing of HTTP.
+
+Every Milvus or model call blocks, so each operation runs as one function in a worker thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+from ingestion_contracts.gateway import (
+    CollectionInfo,
+    CollectionList,
+    DeleteCollectionResponse,
+    DeleteDocumentResponse,
+    DocumentChunks,
+    DocumentContent,
+    DocumentList,
+    EmbedRequest,
+    EmbedResponse,
+    SearchRequest,
+    SearchResponse,
+    StageTimings,
+    UpsertDocumentRequest,
+    UpsertDocumentResponse,
+)
+
+from . import errors
+from .documents import DocumentOrder, DocumentReader
+from .embedder import Embedder, EmbedderHolder
+from .filters import COLLECTION_KEY, FilterError, build_filter, quote
+from .locks import KeyedLocks
+from .schema import REGISTRY
+from .search import chunk_total, merge, search_collection
+from .store import MilvusStore
+from .upsert import DocumentWriter, plan
+
+T = TypeVar("T")
+Observe = Callable[[str, float], None]
+
+
+def _ignore(_stage: str, _seconds: float) -> None:
+    return None
+
+
+class GatewayService:
+    def __init__(
+        self, store: MilvusStore, embedders: EmbedderHolder, *, rrf_k: int = 60, observe: Observe | None = None
+    ) -> None:
+        self.store = store
+        self.embedders = embedders
+        self.rrf_k = rrf_k
+        self.observe = observe or _ignore
+        self.documents = DocumentReader(store)
+        self._locks = KeyedLocks()
+        self._create_lock = threading.Lock()
+
+    @staticmethod
+    async def _run(fn: Callable[..., T], *args: Any) -> T:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+
+    # -- collections (blocking helpers) ------------------------------------------------------
+    def _require(self, name: str) -> None:
+        if not self.store.has_collection(name):
+            raise errors.collection_not_found(name, self.store.list_collections())
+
+    def _check_model(self, name: str, embedder: Embedder) -> None:
+        stored = self.store.describe(name)
+        if stored[0] != embedder.dimension:
+            raise errors.embedding_mismatch(name, stored, embedder.model_name, embedder.dimension)
+
+    def _ensure(self, name: str, embedder: Embedder) -> None:
+        with self._create_lock:
+            if not self.store.has_collection(name):
+                # Registry rows of an earlier collection of that name would make new writes "skipped".
+                self.store.registry_delete(f"collection == {quote(name)}")
+                self.store.create_collection(name, embedder.dimension, embedder.model_name)
+        self._check_model(name, embedder)
+
+    def _info(self, name: str) -> CollectionInfo:
+        dimension, model = self.store.describe(name)
+        return CollectionInfo(
+            name=name,
+            document_count=self.store.registry_count(f"collection == {quote(name)}"),
+            chunk_count=self.store.count(name),
+            embedding_model=model,
+            dimension=dimension,
+        )
+
+    def _create(self, name: str) -> CollectionInfo:
+        embedder = self.embedders.get()
+        with self._create_lock:
+            if self.store.has_collection(name):
+                raise errors.collection_exists(name)
+            self.store.registry_delete(f"collection == {quote(name)}")
+            self.store.create_collection(name, embedder.dimension, embedder.model_name)
+        return self._info(name)
+
+    def _get(self, name: str) -> CollectionInfo:
+        self._require(name)
+        return self._info(name)
+
+    def _drop(self, name: str) -> DeleteCollectionResponse:
+        self._require(name)
+        documents = self.store.registry_count(f"collection == {quote(name)}")
+        chunks = self.store.count(name)
+        # Registry first: once its rows are gone the documents are gone, whatever happens next.
+        self.store.registry_delete(f"collection == {quote(name)}")
+        self.store.flush(REGISTRY)
+        self.store.drop_collection(name)
+        return DeleteCollectionResponse(name=name, deleted_documents=documents, deleted_chunks=chunks)
+
+    async def list_collections(self) -> CollectionList:
+        def collect() -> CollectionList:
+            return CollectionList(collections=[self._info(n) for n in self.store.list_collections()])
+
+        return await self._run(collect)
+
+    async def create_collection(self, name: str) -> CollectionInfo:
+        return await self._run(self._create, name)
+
+    async def get_collection(self, name: str) -> CollectionInfo:
+        return await self._run(self._get, name)
+
+    async def delete_collection(self, name: str) -> DeleteCollectionResponse:
+        return await self._run(self._drop, name)
+
+    # -- documents ---------------------------------------------------------------------------
+    async def upsert(
+        self, collection: str, requests: list[UpsertDocumentRequest]
+    ) -> tuple[list[UpsertDocumentResponse], StageTimings]:
+        docs = plan(collection, requests)
+
+        def write() -> StageTimings:
+            embedder = self.embedders.get()
+            self._ensure(collection, embedder)
+            return DocumentWriter(self.store, embedder, self.observe).write(collection, docs)
+
+        async with self._locks.hold(d.key for d in docs):
+            timings = await self._run(write)
+        return [d.response for d in docs if d.response is not None], timings
+
+    async def list_documents(
+        self, collection: str, *, offset: int, limit: int, source: str | None, order: DocumentOrder
+    ) -> DocumentList:
+        def run() -> DocumentList:
+            self._require(collection)
+            return self.documents.list(collection, offset=offset, limit=limit, source=source, order=order)
+
+        return await self._run(run)
+
+    async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
+        return await self._run(self._with_collection(collection, self.documents.content), collection, doc_id)
+
+    async def get_document_chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
+        reader = self._with_collection(collection, self.documents.chunks)
+        return await self._run(reader, collection, doc_id, start, end)
+
+    async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
+        async with self._locks.hold([f"{collection}/{doc_id}"]):
+            return await self._run(self._with_collection(collection, self.documents.delete), collection, doc_id)
+
+    def _with_collection(self, collection: str, fn: Callable[..., T]) -> Callable[..., T]:
+        def guarded(*args: Any) -> T:
+            self._require(collection)
+            return fn(*args)
+
+        return guarded
+
+    # -- search and embeddings -----------------------------------------------------------------
+    def _targets(self, request: SearchRequest) -> list[str]:
+        available = self.store.list_collections()
+        names = list(dict.fromkeys(request.collections or available))
+        wanted = request.filters.get(COLLECTION_KEY)
+        if wanted is not None:
+            if not isinstance(wanted, str):
+                raise errors.invalid("Filter 'collection' takes a collection name.", "Give the name as a string.")
+            if wanted not in available:
+                raise errors.collection_not_found(wanted, available)
+            names = [n for n in names if n == wanted]
+        for name in names:
+            if name not in available:
+                raise errors.collection_not_found(name, available)
+        return names
+
+    def _search(self, request: SearchRequest, expr: str) -> SearchResponse:
+        names = self._targets(request)
+        vector, embedding_ms = None, 0.0
+        if request.mode != "keyword" and names:
+            embedder = self.embedders.get()
+            for name in names:
+                self._check_model(name, embedder)
+            started = time.perf_counter()
+            vector = embedder.embed_query(request.query)
+            embedding_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        options = {"mode": request.mode, "vector": vector, "text": request.query, "top_k": request.top_k}
+        groups = [search_collection(self.store, n, expr=expr, rrf_k=self.rrf_k, **options) for n in names]
+        hits = merge(request.mode, groups, top_k=request.top_k, rrf_k=self.rrf_k, min_score=request.min_score)
+        search_ms = (time.perf_counter() - started) * 1000
+        self.observe("search", search_ms / 1000)
+        return SearchResponse(
+            hits=hits,
+            mode=request.mode,
+            total_searched=chunk_total(self.store, names),
+            embedding_ms=round(embedding_ms, 3),
+            search_ms=round(search_ms, 3),
+        )
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        try:
+            expr = build_filter(request.filters, request.tags)
+        except FilterError as exc:
+            raise errors.invalid(str(exc), "Fix the filter value; filters compare for equality.") from exc
+        return await self._run(self._search, request, expr)
+
+    async def embed(self, request: EmbedRequest) -> EmbedResponse:
+        def run() -> EmbedResponse:
+            embedder = self.embedders.get()
+            started = time.perf_counter()
+            vectors = embedder.embed_documents(list(request.texts))
+            elapsed = (time.perf_counter() - started) * 1000
+            self.observe("embedding", elapsed / 1000)
+            return EmbedResponse(
+                vectors=vectors, model=embedder.model_name, dimension=embedder.dimension, embedding_ms=elapsed
+            )
+
+        return await self._run(run)
+
+    async def readiness(self) -> dict[str, str]:
+        checks = {"model": self.embedders.status()}
+        try:
+            with anyio.fail_after(5):
+                await anyio.to_thread.run_sync(self.store.ping, abandon_on_cancel=True)
+            checks["milvus"] = "ok"
+        except TimeoutError:
+            checks["milvus"] = f"no answer from {self.store.uri} within 5 s"
+        except Exception as exc:  # noqa: BLE001 - any failure means "not ready", with the reason
+            checks["milvus"] = f"unreachable: {getattr(exc, 'message', None) or exc}"
+        return checks

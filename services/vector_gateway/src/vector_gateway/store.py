@@ -1,0 +1,246 @@
+"""Milvus access: collections, rows, searches and flushes. Blocking: call it off the event loop.
+
+The same code talks to Milvus Lite (a .db path, in-process) and to a Milvus server (http://...).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from servicekit import DependencyUnavailable
+
+from . import schema
+from .filters import in_list
+
+log = logging.getLogger("vector_gateway.store")
+
+MAX_TOPK = 16_384  # Milvus refuses a larger limit (and offset + limit in queries)
+INSERT_SLICE_BYTES = 16 * 1024 * 1024  # stay well under the 64 MiB gRPC message limit
+ITERATOR_BATCH = 4096
+
+
+def _row_bytes(row: dict[str, Any]) -> int:
+    size = 4 * len(row.get("vector", ()))
+    return size + sum(len(v) * 2 for v in row.values() if isinstance(v, str)) + 512
+
+
+class MilvusStore:
+    def __init__(self, uri: str, *, token: str = "", dense_index: str = "HNSW", flush: bool = True) -> None:
+        self.uri = uri
+        self.dense_index = dense_index
+        self.flush_after_write = flush
+        self._token = token
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._loaded: set[str] = set()
+        self._dimensions: dict[str, tuple[int, str]] = {}
+
+    # -- connection ---------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._connect()
+        return self._client
+
+    def _connect(self) -> Any:
+        from pymilvus import MilvusClient
+
+        is_lite = "://" not in self.uri
+        if is_lite:
+            Path(self.uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            # Lite has no server clock for iterators; pymilvus warns on every paged query.
+            logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)
+        try:
+            client = MilvusClient(self.uri, token=self._token) if self._token else MilvusClient(self.uri)
+        except Exception as exc:  # any connect failure is a 503 the caller can retry
+            hint = (
+                "Another process may hold this Milvus Lite database (one process per .db file): stop it, or use a "
+                "Milvus server."
+                if is_lite
+                else "Check that Milvus runs at this address and that VECTOR_GATEWAY_MILVUS_TOKEN is right."
+            )
+            raise DependencyUnavailable(
+                f"Cannot open Milvus at {self.uri}: {type(exc).__name__}: {exc}", suggestion=hint
+            ) from exc
+        self._ensure_registry(client)
+        return client
+
+    def _ensure_registry(self, client: Any) -> None:
+        if not client.has_collection(schema.REGISTRY):
+            client.create_collection(
+                schema.REGISTRY,
+                schema=schema.registry_schema(client),
+                index_params=schema.registry_index_params(client),
+                # The registry is the commit point: every read must see the last write.
+                consistency_level="Strong",
+            )
+        client.load_collection(schema.REGISTRY)
+        self._loaded.add(schema.REGISTRY)
+
+    def ping(self) -> None:
+        self.client.list_collections()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+                self._loaded.clear()
+
+    # -- collections --------------------------------------------------------------------
+    def list_collections(self) -> list[str]:
+        return sorted(n for n in self.client.list_collections() if not n.startswith("_"))
+
+    def has_collection(self, name: str) -> bool:
+        return bool(self.client.has_collection(name))
+
+    def create_collection(self, name: str, dimension: int, model_name: str) -> None:
+        client = self.client
+        client.create_collection(
+            name,
+            schema=schema.chunk_schema(client, dimension),
+            index_params=schema.chunk_index_params(client, self.dense_index),
+            properties={schema.MODEL_PROPERTY: model_name},
+            consistency_level="Strong",  # a document is searchable as soon as its upsert answers
+        )
+        self._loaded.add(name)
+        self._dimensions[name] = (dimension, model_name)
+
+    def describe(self, name: str) -> tuple[int, str]:
+        """(vector dimension, embedding model) the collection was created with."""
+        if name not in self._dimensions:
+            info = self.client.describe_collection(name)
+            dim = next(int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector")
+            model = (info.get("properties") or {}).get(schema.MODEL_PROPERTY, "unknown")
+            self._dimensions[name] = (dim, model)
+        return self._dimensions[name]
+
+    def drop_collection(self, name: str) -> None:
+        self.client.drop_collection(name)
+        self._loaded.discard(name)
+        self._dimensions.pop(name, None)
+
+    def _ensure_loaded(self, name: str) -> None:
+        # A reopened Lite database (or a restarted server) serves nothing until loaded.
+        if name not in self._loaded:
+            self.client.load_collection(name)
+            self._loaded.add(name)
+
+    # -- rows -----------------------------------------------------------------------------
+    def count(self, name: str, expr: str = "") -> int:
+        self._ensure_loaded(name)
+        result = self.client.query(name, filter=expr, output_fields=["count(*)"])
+        return int(result[0]["count(*)"]) if result else 0
+
+    def insert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        batch: list[dict[str, Any]] = []
+        size = 0
+        for row in rows:
+            row_size = _row_bytes(row)
+            if batch and size + row_size > INSERT_SLICE_BYTES:
+                self.client.insert(name, batch)
+                batch, size = [], 0
+            batch.append(row)
+            size += row_size
+        if batch:
+            self.client.insert(name, batch)
+
+    def delete(self, name: str, expr: str) -> None:
+        self.client.delete(name, filter=expr)
+
+    def query(self, name: str, expr: str, fields: list[str], limit: int | None = None) -> list[dict[str, Any]]:
+        """Rows matching ``expr``; every one of them when ``limit`` is None (paged by an iterator)."""
+        self._ensure_loaded(name)
+        if limit is not None:
+            return list(self.client.query(name, filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)))
+        return list(self._iterate(name, expr, fields))
+
+    def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+        iterator = self.client.query_iterator(name, batch_size=ITERATOR_BATCH, filter=expr, output_fields=fields)
+        try:
+            while batch := iterator.next():
+                yield from batch
+        finally:
+            iterator.close()
+
+    def flush(self, *names: str) -> None:
+        if self.flush_after_write:
+            for name in names:
+                self.client.flush(name)
+
+    # -- searches -------------------------------------------------------------------------
+    def _dense_request(self, vector: list[float], limit: int, expr: str) -> Any:
+        from pymilvus import AnnSearchRequest
+
+        params = {"metric_type": "COSINE", "params": schema.dense_search_params(self.dense_index, limit)}
+        return AnnSearchRequest(data=[vector], anns_field="vector", param=params, limit=limit, expr=expr or None)
+
+    @staticmethod
+    def _sparse_request(text: str, limit: int, expr: str) -> Any:
+        from pymilvus import AnnSearchRequest
+
+        params = {"metric_type": "BM25", "params": {}}
+        return AnnSearchRequest(data=[text], anns_field="sparse", param=params, limit=limit, expr=expr or None)
+
+    def search(
+        self, name: str, *, mode: str, vector: list[float] | None, text: str, limit: int, expr: str, rrf_k: int
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """(raw score, entity) pairs, best first. Raw scores: cosine, RRF sum, or BM25 (sign dropped)."""
+        from pymilvus import RRFRanker
+
+        self._ensure_loaded(name)
+        limit = min(limit, MAX_TOPK)
+        fields = schema.CHUNK_OUTPUT_FIELDS
+        if mode == "hybrid":
+            assert vector is not None
+            requests = [self._dense_request(vector, limit, expr), self._sparse_request(text, limit, expr)]
+            result = self.client.hybrid_search(
+                name, requests, ranker=RRFRanker(rrf_k), limit=limit, output_fields=fields
+            )
+        else:
+            request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
+            request = request or self._sparse_request(text, limit, expr)
+            result = self.client.search(
+                name,
+                data=request.data,
+                anns_field=request.anns_field,
+                search_params=request.param,
+                limit=limit,
+                filter=expr,
+                output_fields=fields,
+            )
+        hits = result[0] if result else []
+        # Lite returns BM25 distances negated; the order is right, the magnitude is the score.
+        return [
+            (abs(float(hit["distance"])) if mode == "keyword" else float(hit["distance"]), hit["entity"])
+            for hit in hits
+        ]
+
+    # -- registry -------------------------------------------------------------------------
+    def registry_get(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        rows = self.client.query(
+            schema.REGISTRY, filter=in_list("key", keys), output_fields=schema.REGISTRY_FIELDS, limit=len(keys)
+        )
+        return {row["key"]: row for row in rows}
+
+    def registry_upsert(self, rows: list[dict[str, Any]]) -> None:
+        filled = [{**row, "vector": [0.0] * schema.REGISTRY_DIM} for row in rows]
+        self.client.upsert(schema.REGISTRY, filled)
+
+    def registry_delete(self, expr: str) -> None:
+        self.client.delete(schema.REGISTRY, filter=expr)
+
+    def registry_query(self, expr: str, fields: list[str] | None = None) -> list[dict[str, Any]]:
+        return list(self._iterate(schema.REGISTRY, expr, fields or schema.REGISTRY_FIELDS))
+
+    def registry_count(self, expr: str) -> int:
+        result = self.client.query(schema.REGISTRY, filter=expr, output_fields=["count(*)"])
+        return int(result[0]["count(*)"]) if result else 0

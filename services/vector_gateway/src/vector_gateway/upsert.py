@@ -1,0 +1,251 @@
+"""Write documents: dedup by content hash, new version, chunks, registry commit, old version out.
+
+The registry row is the commit point. Chunks of a version become visible to searches only once
+the registry names that version, so a write that dies half-way leaves the index as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ingestion_contracts.gateway import StageTimings, UpsertDocumentRequest, UpsertDocumentResponse
+
+from .embedder import Embedder
+from .errors import invalid
+from .filters import combine, in_list
+from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
+from .schema import REGISTRY
+from .store import MilvusStore
+
+log = logging.getLogger("vector_gateway.upsert")
+MAX_HEADING_PATH_BYTES = 16_384
+
+
+def derive_doc_id(collection: str, source: str) -> str:
+    """Stable id for a source in a collection: re-indexing the same source replaces it."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"vector-gateway:{collection}:{source}").hex
+
+
+def registry_key(collection: str, doc_id: str) -> str:
+    return f"{collection}/{doc_id}"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def validate_document(position: int, request: UpsertDocumentRequest) -> None:
+    """Refuse what Milvus would refuse half-way through a write (422 before anything is written)."""
+    where = f"documents[{position}]"
+    seen: set[int] = set()
+    for chunk in request.chunks:
+        if chunk.index in seen:
+            raise invalid(
+                f"{where}: chunk index {chunk.index} appears twice.",
+                "Number the chunks 0..n-1 once each.",
+                chunk_index=chunk.index,
+            )
+        seen.add(chunk.index)
+        size = len(chunk.text.encode("utf-8"))
+        if size > MAX_VARCHAR_BYTES:
+            raise invalid(
+                f"{where}: chunk {chunk.index} is {size} bytes of UTF-8; the limit is {MAX_VARCHAR_BYTES}.",
+                "Chunk the text into smaller windows (the chunker's presets stay far below the limit).",
+                chunk_index=chunk.index,
+            )
+        if chunk.end < chunk.start:
+            raise invalid(
+                f"{where}: chunk {chunk.index} ends ({chunk.end}) before it starts ({chunk.start}).",
+                "Send the chunk's character offsets in the source text, or leave both at 0.",
+                chunk_index=chunk.index,
+            )
+        if len(json.dumps(chunk.heading_path, ensure_ascii=False).encode()) > MAX_HEADING_PATH_BYTES:
+            raise invalid(f"{where}: chunk {chunk.index} has a heading path over 16 KiB.", "Send shorter headings.")
+
+
+@dataclass
+class PlannedDocument:
+    request: UpsertDocumentRequest
+    doc_id: str
+    key: str
+    existing: dict[str, Any] | None = None
+    version: str = ""
+    response: UpsertDocumentResponse | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> bool:
+        return self.version == ""
+
+
+def plan(collection: str, requests: list[UpsertDocumentRequest]) -> list[PlannedDocument]:
+    planned: list[PlannedDocument] = []
+    positions: dict[str, int] = {}
+    for position, request in enumerate(requests):
+        validate_document(position, request)
+        doc_id = request.doc_id or derive_doc_id(collection, request.source)
+        if doc_id in positions:
+            raise invalid(
+                f"documents[{position}] and documents[{positions[doc_id]}] are the same document ({doc_id}).",
+                "Send each document (doc_id, or source without doc_id) once per batch.",
+                doc_id=doc_id,
+            )
+        positions[doc_id] = position
+        planned.append(PlannedDocument(request, doc_id, registry_key(collection, doc_id)))
+    return planned
+
+
+def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]]) -> list[dict[str, Any]]:
+    req = doc.request
+    rows = []
+    for chunk, vector in zip(req.chunks, vectors, strict=True):
+        rows.append(
+            {
+                "chunk_id": f"{doc.doc_id}-{doc.version}-{chunk.index}",
+                "doc_id": doc.doc_id,
+                "version": doc.version,
+                "chunk_index": chunk.index,
+                "text": chunk.text,
+                "search_text": search_text(req.title, chunk.heading_path, chunk.text),
+                "vector": vector,
+                "source": req.source,
+                "title": req.title,
+                "file_type": req.file_type,
+                "page": chunk.page or 0,
+                "page_end": chunk.page_end or chunk.page or 0,
+                "heading_path": list(chunk.heading_path),
+                "start": chunk.start,
+                "end": chunk.end,
+                "token_count": chunk.token_count,
+                "tags": list(dict.fromkeys(req.tags)),
+                "metadata": req.metadata,
+                "last_modified": req.last_modified,
+            }
+        )
+    return rows
+
+
+def _registry_row(collection: str, doc: PlannedDocument, stamp: str) -> dict[str, Any]:
+    req = doc.request
+    return {
+        "key": doc.key,
+        "collection": collection,
+        "doc_id": doc.doc_id,
+        "version": doc.version,
+        "source": req.source,
+        "title": req.title,
+        "file_type": req.file_type,
+        "content_hash": req.content_hash,
+        "chunk_count": len(req.chunks),
+        "token_count": sum(c.token_count for c in req.chunks),
+        "created_at": doc.existing["created_at"] if doc.existing else stamp,
+        "updated_at": stamp,
+        "last_modified": req.last_modified,
+        "tags": list(dict.fromkeys(req.tags)),
+        "metadata": req.metadata,
+    }
+
+
+class DocumentWriter:
+    """One batch of documents into one collection. Blocking: runs in a worker thread."""
+
+    def __init__(self, store: MilvusStore, embedder: Embedder, observe: Callable[[str, float], None]) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.observe = observe
+
+    def write(self, collection: str, docs: list[PlannedDocument]) -> StageTimings:
+        existing = self.store.registry_get([d.key for d in docs])
+        for doc in docs:
+            doc.existing = existing.get(doc.key)
+            same = doc.existing is not None and doc.existing["content_hash"] == doc.request.content_hash
+            if not (same and not doc.request.force):
+                doc.version = uuid.uuid4().hex[:16]
+        todo = [d for d in docs if not d.skipped]
+        timings = StageTimings()
+        if todo:
+            vectors = self._embed(todo, timings)
+            started = time.perf_counter()
+            self._commit(collection, todo, vectors)
+            self._retire_old_versions(collection, todo)
+            self.store.flush(collection, REGISTRY)
+            timings.storing_ms = (time.perf_counter() - started) * 1000
+            self.observe("storing", timings.storing_ms / 1000)
+        self._answer(collection, docs, timings)
+        return timings
+
+    def _embed(self, todo: list[PlannedDocument], timings: StageTimings) -> list[list[float]]:
+        texts = [passage_text(d.request.title, c.heading_path, c.text) for d in todo for c in d.request.chunks]
+        started = time.perf_counter()
+        vectors = self.embedder.embed_documents(texts)
+        timings.embedding_ms = (time.perf_counter() - started) * 1000
+        self.observe("embedding", timings.embedding_ms / 1000)
+        return vectors
+
+    def _commit(self, collection: str, todo: list[PlannedDocument], vectors: list[list[float]]) -> None:
+        rows: list[dict[str, Any]] = []
+        for doc in todo:
+            rows.extend(_chunk_rows(doc, vectors[len(rows) : len(rows) + len(doc.request.chunks)]))
+        stamp = now_iso()
+        registry_attempted = False
+        try:
+            self.store.insert(collection, rows)
+            registry_attempted = True
+            self.store.registry_upsert([_registry_row(collection, d, stamp) for d in todo])
+        except BaseException:
+            self._roll_back(collection, todo, registry_attempted)
+            raise
+
+    def _roll_back(self, collection: str, todo: list[PlannedDocument], registry_attempted: bool) -> None:
+        """Best effort: remove the new version's rows and put the old registry rows back."""
+        new_rows = combine(in_list("doc_id", [d.doc_id for d in todo]), in_list("version", [d.version for d in todo]))
+        try:
+            self.store.delete(collection, new_rows)
+            if registry_attempted:
+                fresh = [d.key for d in todo if d.existing is None]
+                if fresh:
+                    self.store.registry_delete(in_list("key", fresh))
+                old = [{k: v for k, v in d.existing.items() if k != "vector"} for d in todo if d.existing]
+                if old:
+                    self.store.registry_upsert(old)
+            self.store.flush(collection, REGISTRY)
+        except Exception:  # the original error is the one to report
+            log.exception("roll-back after a failed write left rows behind; searches ignore them")
+
+    def _retire_old_versions(self, collection: str, todo: list[PlannedDocument]) -> None:
+        expr = combine(
+            in_list("doc_id", [d.doc_id for d in todo]),
+            "not (" + in_list("version", [d.version for d in todo]) + ")",
+        )
+        try:
+            self.store.delete(collection, expr)
+        except Exception as exc:  # noqa: BLE001 - committed already; stale rows are invisible to searches
+            log.warning("could not delete old chunk versions in %s: %s", collection, exc)
+            for doc in todo:
+                doc.warnings.append("Old chunks could not be deleted yet; searches ignore them.")
+
+    @staticmethod
+    def _answer(collection: str, docs: list[PlannedDocument], timings: StageTimings) -> None:
+        written = sum(len(d.request.chunks) for d in docs if not d.skipped) or 1
+        for doc in docs:
+            if doc.skipped:
+                status, chunk_count, share = "skipped", int(doc.existing["chunk_count"]), 0.0  # type: ignore[index]
+            else:
+                status = "replaced" if doc.existing else "indexed"
+                chunk_count, share = len(doc.request.chunks), len(doc.request.chunks) / written
+            doc.response = UpsertDocumentResponse(
+                doc_id=doc.doc_id,
+                collection=collection,
+                source=doc.request.source,
+                status=status,
+                chunk_count=chunk_count,
+                timings=StageTimings(embedding_ms=timings.embedding_ms * share, storing_ms=timings.storing_ms * share),
+                warnings=doc.warnings,
+            )

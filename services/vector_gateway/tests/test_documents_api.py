@@ -1,0 +1,110 @@
+"""Collections and documents: create, list, page, read back, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MARKDOWN = (
+    "# Field guide\n\nZebras live in herds on the savanna and eat grass.\n\n"
+    "## Night\n\nAt night the herd sleeps standing, while one zebra keeps watch for lions.\n\nThe end."
+)
+
+
+def _overlapping_chunks(text: str, size: int, overlap: int) -> list[dict[str, Any]]:
+    chunks, start = [], 0
+    while True:
+        end = min(len(text), start + size)
+        chunks.append({"index": len(chunks), "text": text[start:end], "start": start, "end": end, "page": 1})
+        if end == len(text):
+            return chunks
+        start = end - overlap
+
+
+async def test_get_document_rebuilds_the_markdown_exactly(client, unique, upsert, make_doc) -> None:
+    name = unique("rebuild")
+    body = make_doc("guide.md", ["x"], title="Field guide", tags=["nature"], metadata={"lang": "en"})
+    body["chunks"] = _overlapping_chunks(MARKDOWN, 60, 25)
+    doc_id = (await upsert(client, name, body))["doc_id"]
+    response = await client.get(f"/v1/collections/{name}/documents/{doc_id}")
+    assert response.status_code == 200
+    document = response.json()
+    assert document["content"] == MARKDOWN
+    assert (document["chunk_count"], document["tags"], document["metadata"]) == (
+        len(body["chunks"]),
+        ["nature"],
+        {"lang": "en"},
+    )
+    assert document["created_at"] <= document["updated_at"]
+
+
+async def test_chunk_ranges_for_context_windows(client, unique, upsert, make_doc) -> None:
+    name = unique("ranges")
+    doc_id = (await upsert(client, name, make_doc("r.md", [f"Chunk number {i}." for i in range(6)])))["doc_id"]
+    base = f"/v1/collections/{name}/documents/{doc_id}/chunks"
+    middle = (await client.get(base, params={"start": 2, "end": 4})).json()
+    assert [c["chunk_index"] for c in middle["chunks"]] == [2, 3, 4]
+    assert middle["chunk_count"] == 6 and middle["chunks"][0]["text"] == "Chunk number 2."
+    tail = (await client.get(base, params={"start": 4})).json()
+    assert [c["chunk_index"] for c in tail["chunks"]] == [4, 5]
+    backwards = await client.get(base, params={"start": 4, "end": 1})
+    assert backwards.status_code == 422 and "before start" in backwards.json()["error"]
+
+
+async def test_list_documents_pages_and_orders(client, unique, upsert, make_doc) -> None:
+    name = unique("pages")
+    sources = ["c.md", "a.md", "e.md", "b.md", "d.md"]
+    for source in sources:
+        await upsert(client, name, make_doc(source, [f"Text of {source}."]))
+    base = f"/v1/collections/{name}/documents"
+    newest = (await client.get(base, params={"limit": 2})).json()
+    assert (newest["total"], newest["offset"], newest["limit"]) == (5, 0, 2)
+    assert [d["source"] for d in newest["documents"]] == ["d.md", "b.md"]
+    pages = [(await client.get(base, params={"order": "source", "offset": o, "limit": 2})).json() for o in (0, 2, 4)]
+    assert [d["source"] for p in pages for d in p["documents"]] == sorted(sources)
+    one = (await client.get(base, params={"source": "e.md"})).json()
+    assert [d["source"] for d in one["documents"]] == ["e.md"] and one["total"] == 1
+    assert (await client.get(base, params={"limit": 0})).status_code == 422
+
+
+async def test_delete_document(client, unique, upsert, make_doc, search) -> None:
+    name = unique("deldoc")
+    keep = (await upsert(client, name, make_doc("keep.md", ["Okapis are shy."])))["doc_id"]
+    gone = (await upsert(client, name, make_doc("gone.md", ["Okapis hide in forests.", "Second okapi chunk."])))[
+        "doc_id"
+    ]
+    response = await client.delete(f"/v1/collections/{name}/documents/{gone}")
+    assert response.json() == {"doc_id": gone, "collection": name, "deleted_chunks": 2}
+    hits = (await search(client, query="okapi okapis", collections=[name], mode="keyword"))["hits"]
+    assert {h["doc_id"] for h in hits} == {keep}
+    missing = await client.delete(f"/v1/collections/{name}/documents/{gone}")
+    assert missing.status_code == 404 and missing.json()["code"] == "DOCUMENT_NOT_FOUND"
+    assert (await client.get(f"/v1/collections/{name}/documents/{gone}")).status_code == 404
+
+
+async def test_collection_lifecycle(client, unique, upsert, make_doc) -> None:
+    name = unique("life")
+    created = await client.post("/v1/collections", json={"name": name})
+    assert created.status_code == 201 and created.json()["document_count"] == 0
+    assert (await client.post("/v1/collections", json={"name": name})).json()["code"] == "COLLECTION_EXISTS"
+    await upsert(client, name, make_doc("l.md", ["One.", "Two."]))
+    deleted = await client.delete(f"/v1/collections/{name}")
+    assert deleted.json() == {"name": name, "deleted_documents": 1, "deleted_chunks": 2}
+    missing = await client.get(f"/v1/collections/{name}")
+    assert missing.status_code == 404 and name not in missing.json()["details"]["available_collections"]
+    # A new collection of the same name starts empty: the old registry rows went with it.
+    again = await upsert(client, name, make_doc("l.md", ["One.", "Two."]))
+    assert again["status"] == "indexed"
+
+
+async def test_unknown_collection_on_document_routes(client) -> None:
+    for path in ["/v1/collections/nowhere/documents", "/v1/collections/nowhere/documents/abc"]:
+        response = await client.get(path)
+        assert response.status_code == 404 and response.json()["code"] == "COLLECTION_NOT_FOUND"
+    assert (await client.post("/v1/collections", json={"name": "_documents"})).status_code == 422
+
+
+async def test_embed_returns_normalized_vectors(client) -> None:
+    body = (await client.post("/v1/embed", json={"texts": ["first text", "second text"]})).json()
+    assert (body["dimension"], len(body["vectors"]), len(body["vectors"][0])) == (384, 2, 384)
+    assert abs(sum(v * v for v in body["vectors"][0]) - 1.0) < 1e-4
+    assert (await client.post("/v1/embed", json={"texts": []})).status_code == 422

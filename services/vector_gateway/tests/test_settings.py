@@ -1,0 +1,63 @@
+"""Settings: defaults from the brief, and bad or conflicting values refused at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from vector_gateway.embedder import resolve_model
+from vector_gateway.settings import BUNDLED_MODEL_NAME, GatewaySettings
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("VECTOR_GATEWAY_MILVUS_URI", "VECTOR_GATEWAY_PORT", "VECTOR_GATEWAY_EMBEDDING_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    settings = GatewaySettings()
+    assert (settings.port, settings.milvus_uri, settings.embedding_batch_size) == (8003, "./data/milvus.db", 64)
+    assert (settings.rrf_k, settings.dense_index, settings.embedding_device) == (60, "HNSW", "auto")
+    assert settings.load_model_at_startup and settings.should_flush and not settings.uses_server
+
+
+def test_environment_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VECTOR_GATEWAY_MILVUS_URI", "http://milvus:19530")
+    monkeypatch.setenv("VECTOR_GATEWAY_MILVUS_TOKEN", "root:Milvus")
+    monkeypatch.setenv("VECTOR_GATEWAY_DENSE_INDEX", "IVF_FLAT")
+    settings = GatewaySettings()
+    assert settings.uses_server and not settings.should_flush
+    assert settings.token_for_milvus() == "root:Milvus"
+    assert "Milvus" not in repr(settings)  # the token is a secret
+
+
+def test_token_with_lite_is_a_conflict() -> None:
+    with pytest.raises(ValidationError, match="Lite has no authentication"):
+        GatewaySettings(milvus_uri="./x.db", milvus_token="t")
+
+
+@pytest.mark.parametrize("uri", ["ftp://host/x", "./data/milvus", "grpc:/bad"])
+def test_bad_uris_are_refused(uri: str) -> None:
+    with pytest.raises(ValidationError, match="VECTOR_GATEWAY_MILVUS_URI"):
+        GatewaySettings(milvus_uri=uri)
+
+
+def test_model_that_is_not_a_folder_is_refused() -> None:
+    with pytest.raises(ValidationError, match="not a local folder"):
+        GatewaySettings(milvus_uri="x.db", embedding_model="BAAI/bge-small-en-v1.5")
+
+
+@pytest.mark.parametrize("name", ["", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
+def test_bundled_names_resolve_to_the_packaged_model(name: str) -> None:
+    reported, path = resolve_model(name)
+    assert reported == BUNDLED_MODEL_NAME
+    assert (path / "config.json").is_file()
+
+
+def test_local_folder_is_used_as_is(tmp_path: Path) -> None:
+    assert resolve_model(str(tmp_path)) == (tmp_path.name, tmp_path)
+    assert GatewaySettings(milvus_uri="x.db", embedding_model=str(tmp_path)).embedding_model == str(tmp_path)
+
+
+@pytest.mark.parametrize("field", [{"embedding_device": "tpu"}, {"dense_index": "DISKANN"}, {"rrf_k": 0}])
+def test_out_of_range_values_are_refused(field: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        GatewaySettings(milvus_uri="x.db", **field)
