@@ -38,7 +38,8 @@ PARAPHRASE_QUERY = "Why was the ballot delayed? Many participants had the flu."
 def make_pdf(path: Path) -> None:
     pdf = FPDF()
     pdf.set_font("Helvetica", size=11)
-    pages = [FILLER[:2], [FILLER[2], KEYWORD_PASSAGE], [FILLER[0]]]
+    # ~400 tokens a page, so 200-token chunks fall inside pages and the passage sits mid-page 2.
+    pages = [FILLER * 5, [*(FILLER * 2), KEYWORD_PASSAGE, *(FILLER * 3)], FILLER * 3]
     for number, paragraphs in enumerate(pages, start=1):
         pdf.add_page()
         pdf.multi_cell(0, 6, f"Laboratory report, part {number}")

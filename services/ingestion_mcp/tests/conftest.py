@@ -40,9 +40,16 @@ async def app_state(mcp_settings: McpSettings) -> AsyncIterator[AppState]:
 
 
 @pytest.fixture
-async def client(app_state: AppState) -> AsyncIterator[Client]:
-    async with Client(build_server(app_state)) as session:
-        yield session
+def connect(app_state: AppState):
+    """`async with connect() as client:` a fresh MCP session on the shared backend.
+
+    A context manager inside the test rather than a yield fixture: the client's task group must be
+    entered and left in the same task."""
+
+    def session(state: AppState | None = None) -> Client:
+        return Client(build_server(state or app_state))
+
+    return session
 
 
 async def call(client: Client, tool: str, **arguments: object) -> dict:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -22,89 +21,96 @@ PLAN_TOOLS = {
 }  # fmt: skip
 
 
-async def test_tools_have_bounds_output_schemas_and_truthful_annotations(client: Client) -> None:
-    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) >= PLAN_TOOLS
-    for tool in tools.values():
-        assert tool.output_schema and tool.description and tool.annotations, tool.name
-    assert tools["search"].annotations.read_only_hint is True
-    assert tools["delete_document"].annotations.destructive_hint is True
-    assert tools["ingest_text"].annotations.read_only_hint is False
-    top_k = tools["search"].input_schema["properties"]["top_k"]
-    assert (top_k["minimum"], top_k["maximum"]) == (1, 100)
-    assert tools["ingest_document"].input_schema["properties"]["chunking"]["enum"] == ["default", "dense", "sparse"]
+async def test_tools_have_bounds_output_schemas_and_truthful_annotations(connect) -> None:
+    async with connect() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) >= PLAN_TOOLS
+        for tool in tools.values():
+            assert tool.output_schema and tool.description and tool.annotations, tool.name
+        assert tools["search"].annotations.read_only_hint is True
+        assert tools["delete_document"].annotations.destructive_hint is True
+        assert tools["ingest_text"].annotations.read_only_hint is False
+        top_k = tools["search"].input_schema["properties"]["top_k"]
+        assert (top_k["minimum"], top_k["maximum"]) == (1, 100)
+        assert tools["ingest_document"].input_schema["properties"]["chunking"]["enum"] == ["default", "dense", "sparse"]
 
 
-async def test_ingest_text_concise_then_detailed_then_search(client: Client, call_tool) -> None:
-    out = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a")
-    assert out == {
-        "success": True, "status": "indexed", "name": "field-notes", "collection": "notes_a",
-        "chunks_created": out["chunks_created"], "message": out["message"],
-    }  # fmt: skip
-    assert out["message"].startswith("Successfully ingested text 'field-notes' into notes_a (")
-    again = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a",
-                            response_format="detailed")  # fmt: skip
-    assert again["status"] == "skipped" and "doc_id" in again
-    found = await call_tool(client, "search", query="Perito Moreno rupture", collection="notes_a")
-    assert found["results"][0]["section"] == "Field notes > Glaciers"
-    assert found["results"][0]["title"] == "field-notes"
+async def test_ingest_text_concise_then_detailed_then_search(connect, call_tool) -> None:
+    async with connect() as client:
+        out = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a")
+        assert out == {
+            "success": True, "status": "indexed", "name": "field-notes", "collection": "notes_a",
+            "chunks_created": out["chunks_created"], "message": out["message"],
+        }  # fmt: skip
+        assert out["message"].startswith("Successfully ingested text 'field-notes' into notes_a (")
+        again = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a",
+                                response_format="detailed")  # fmt: skip
+        assert again["status"] == "skipped" and "doc_id" in again
+        found = await call_tool(client, "search", query="Perito Moreno rupture", collection="notes_a")
+        assert found["results"][0]["section"] == "Field notes > Glaciers"
+        assert found["results"][0]["title"] == "field-notes"
 
 
-async def test_errors_are_instructive_and_never_raise(client: Client, call_tool, docs_dir: Path) -> None:
-    missing = await client.call_tool("ingest_document", {"file_path": str(docs_dir / "nope.pdf")})
-    assert missing.is_error and missing.structured_content["success"] is False
-    assert "File not found" in missing.structured_content["error"] and missing.structured_content["suggestion"]
+async def test_errors_are_instructive_and_never_raise(connect, call_tool, docs_dir: Path) -> None:
+    async with connect() as client:
+        missing = await client.call_tool("ingest_document", {"file_path": str(docs_dir / "nope.pdf")})
+        assert missing.is_error and missing.structured_content["success"] is False
+        assert "File not found" in missing.structured_content["error"] and missing.structured_content["suggestion"]
 
-    (docs_dir / "data.xyz").write_text("x" * 100)
-    bad_type = await call_tool(client, "ingest_document", file_path=str(docs_dir / "data.xyz"))
-    assert bad_type["error"].startswith("Unsupported file type: .xyz. Supported types: PDF, DOCX")
+        (docs_dir / "data.xyz").write_text("x" * 100)
+        bad_type = await call_tool(client, "ingest_document", file_path=str(docs_dir / "data.xyz"))
+        assert bad_type["error"].startswith("Unsupported file type: .xyz. Supported types: PDF, DOCX")
 
-    outside = await call_tool(client, "ingest_document", file_path="/etc/passwd")
-    assert outside["success"] is False and "allowed" in outside["error"].lower()
+        outside = await call_tool(client, "ingest_document", file_path="/etc/passwd")
+        assert outside["success"] is False and "allowed" in outside["error"].lower()
 
-    short = await call_tool(client, "ingest_text", text="too short to chunk")
-    assert short["error"].startswith("Text too short (18 characters). Minimum is 50")
-
-
-async def test_unknown_collection_lists_the_available_ones(client: Client, call_tool) -> None:
-    await call_tool(client, "ingest_text", text=NOTE, name="notes-b", collection="notes_b")
-    out = await call_tool(client, "get_collections", collection="no_such_collection")
-    assert out["success"] is False and "notes_b" in out["available_collections"]
-    assert out["suggestion"].startswith("Use get_collections without parameters")
-    searched = await call_tool(client, "search", query="glacier", collection="no_such_collection")
-    assert searched["success"] is False and "notes_b" in searched["available_collections"]
+        short = await call_tool(client, "ingest_text", text="too short to chunk")
+        assert short["error"].startswith("Text too short (18 characters). Minimum is 50")
 
 
-async def test_filter_injection_and_unknown_keys_are_refused(client: Client, call_tool) -> None:
-    await call_tool(client, "ingest_text", text=NOTE, name="notes-c", collection="notes_c")
-    injected = await call_tool(
-        client, "search", query="glacier", collection="notes_c", filters={"title": 'x" or doc_id != "'}
-    )
-    assert injected["success"] is True and injected["results"] == []
-    unknown = await call_tool(client, "search", query="glacier", filters={"colour": "red"})
-    assert unknown["success"] is False and "Unknown filter key 'colour'" in unknown["error"]
+async def test_unknown_collection_lists_the_available_ones(connect, call_tool) -> None:
+    async with connect() as client:
+        await call_tool(client, "ingest_text", text=NOTE, name="notes-b", collection="notes_b")
+        out = await call_tool(client, "get_collections", collection="no_such_collection")
+        assert out["success"] is False and "notes_b" in out["available_collections"]
+        assert out["suggestion"].startswith("Use get_collections without parameters")
+        searched = await call_tool(client, "search", query="glacier", collection="no_such_collection")
+        assert searched["success"] is False and "notes_b" in searched["available_collections"]
 
 
-async def test_library_tools_list_read_and_delete(client: Client, call_tool) -> None:
-    made = await call_tool(client, "ingest_text", text=NOTE, name="library-doc", collection="notes_d",
-                           response_format="detailed")  # fmt: skip
-    listed = await call_tool(client, "list_documents", collection="notes_d")
-    assert [d["name"] for d in listed["documents"]] == ["library-doc"] and listed["total"] == 1
-    doc = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_d")
-    assert doc["content"] == NOTE
-    deleted = await call_tool(client, "delete_document", doc_id=made["doc_id"], collection="notes_d")
-    assert deleted["deleted_chunks"] == made["chunks_created"]
-    gone = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_d")
-    assert gone["success"] is False and "not found" in gone["error"]
+async def test_filter_injection_and_unknown_keys_are_refused(connect, call_tool) -> None:
+    async with connect() as client:
+        await call_tool(client, "ingest_text", text=NOTE, name="notes-c", collection="notes_c")
+        injected = await call_tool(
+            client, "search", query="glacier", collection="notes_c", filters={"title": 'x" or doc_id != "'}
+        )
+        assert injected["success"] is True and injected["results"] == []
+        unknown = await call_tool(client, "search", query="glacier", filters={"colour": "red"})
+        assert unknown["success"] is False and "Unknown filter key 'colour'" in unknown["error"]
 
 
-async def test_batch_lands_good_items_and_reports_bad_ones(client: Client, call_tool, docs_dir: Path) -> None:
-    items = [
-        {"text": NOTE.replace("Glaciers", "Ice"), "name": "batch-1"},
-        {"text": "short", "name": "batch-2"},
-        {"file_path": str(docs_dir / "missing.docx")},
-    ]
-    out = await call_tool(client, "ingest_batch", items=items, collection="notes_e")
-    assert (out["succeeded"], out["failed"]) == (1, 2)
-    assert [r["success"] for r in out["results"]] == [True, False, False]
-    assert json.dumps(out).count("Text too short") == 1
+async def test_library_tools_list_read_and_delete(connect, call_tool) -> None:
+    async with connect() as client:
+        made = await call_tool(client, "ingest_text", text=NOTE, name="library-doc", collection="notes_d",
+                               response_format="detailed")  # fmt: skip
+        listed = await call_tool(client, "list_documents", collection="notes_d")
+        assert [d["name"] for d in listed["documents"]] == ["library-doc"] and listed["total"] == 1
+        doc = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_d")
+        assert doc["content"] == NOTE
+        deleted = await call_tool(client, "delete_document", doc_id=made["doc_id"], collection="notes_d")
+        assert deleted["deleted_chunks"] == made["chunks_created"]
+        gone = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_d")
+        assert gone["success"] is False and "not found" in gone["error"]
+
+
+async def test_batch_lands_good_items_and_reports_bad_ones(connect, call_tool, docs_dir: Path) -> None:
+    async with connect() as client:
+        items = [
+            {"text": NOTE.replace("Glaciers", "Ice"), "name": "batch-1"},
+            {"text": "short", "name": "batch-2"},
+            {"file_path": str(docs_dir / "missing.docx")},
+        ]
+        out = await call_tool(client, "ingest_batch", items=items, collection="notes_e")
+        assert (out["succeeded"], out["failed"]) == (1, 2)
+        assert [r["success"] for r in out["results"]] == [True, False, False]
+        assert json.dumps(out).count("Text too short") == 1

@@ -49,6 +49,9 @@ def _embedded_apps(settings: McpSettings) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def embedded_backend(settings: McpSettings) -> AsyncIterator[Backend]:
+    # Milvus Lite's in-process gRPC server logs an unimplemented AllocTimestamp call as an error on
+    # paged queries; it is harmless and would drown real errors on stderr.
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
     apps = _embedded_apps(settings)
     token = settings.token_value()
     async with contextlib.AsyncExitStack() as stack:

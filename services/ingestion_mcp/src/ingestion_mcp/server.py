@@ -8,7 +8,7 @@ from mcp.server import MCPServer
 
 from . import __version__
 from .state import AppState
-from .tools import batch, library, mcpvectordb, primary, remote
+from .tools import batch, docs_server, library, mcpvectordb, obsidian, primary, remote
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -23,6 +23,8 @@ Registrar = Callable[[MCPServer, AppState], None]
 PROFILES: dict[str, list[Registrar]] = {
     "ingestion": [primary.register, remote.register, library.register, batch.register],
     "mcpvectordb": [mcpvectordb.register],
+    "docs_server": [docs_server.register],
+    "obsidian": [obsidian.register],
 }
 
 

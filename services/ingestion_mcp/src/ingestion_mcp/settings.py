@@ -64,8 +64,8 @@ class McpSettings(BaseSettings):
         default=DEFAULT_COLLECTION, validation_alias=AliasChoices("DEFAULT_COLLECTION", "default_collection")
     )
 
-    # docs_server profile (docs-server-api.md): one collection; fetched files are saved under the
-    # first allowed root (relative folders start there), so they can be indexed and read back.
+    # docs_server profile (docs-server-api.md): one collection; fetch_file / fetch_repo save under
+    # documents_dir, in these folders (relative to it) unless fetch_file names its docFolder.
     docs_collection: str = "docs"
     docs_fetch_folder: str = "./docs/fetched"
     docs_repo_folder: str = "./docs/repos"

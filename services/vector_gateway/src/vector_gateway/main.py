@@ -38,6 +38,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         token=settings.token_for_milvus(),
         dense_index=settings.dense_index,
         flush=settings.should_flush,
+        stop_words=settings.bm25_stop_words,
     )
     embedders = EmbedderHolder(settings, embedder)
 

@@ -77,7 +77,24 @@ def _document_fields(schema: Any) -> None:
     schema.add_field("metadata", DataType.JSON)
 
 
-def chunk_schema(client: Any, dimension: int) -> Any:
+# Lucene's English stop set. Milvus Lite has no `english` analyzer and no stemmer, but it does run a
+# `stop` filter: dropping these keeps BM25 from matching passages on "the" and "was" alone.
+ENGLISH_STOP_WORDS = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
+    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
+    "will", "with",
+)  # fmt: skip
+
+
+def analyzer_params(stop_words: str) -> dict[str, Any]:
+    """What the BM25 field's analyzer does: standard tokens, lower-cased, English stop words removed."""
+    filters: list[Any] = ["lowercase"]
+    if stop_words == "english":
+        filters.append({"type": "stop", "stop_words": list(ENGLISH_STOP_WORDS)})
+    return {"tokenizer": "standard", "filter": filters}
+
+
+def chunk_schema(client: Any, dimension: int, stop_words: str = "english") -> Any:
     from pymilvus import DataType, Function, FunctionType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -85,7 +102,9 @@ def chunk_schema(client: Any, dimension: int) -> Any:
     _document_fields(schema)
     schema.add_field("chunk_index", DataType.INT64)
     _varchar(schema, "text", MAX_VARCHAR_BYTES)
-    _varchar(schema, "search_text", MAX_VARCHAR_BYTES, enable_analyzer=True, analyzer_params={"type": "standard"})
+    _varchar(
+        schema, "search_text", MAX_VARCHAR_BYTES, enable_analyzer=True, analyzer_params=analyzer_params(stop_words)
+    )
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
     for name in ("page", "page_end", "start", "end", "token_count"):

@@ -44,6 +44,8 @@ class GatewaySettings(ServiceSettings):
     rrf_k: int = Field(default=60, ge=1, le=10_000)
     dense_index: DenseIndex = "HNSW"
     load_model_at_startup: bool = True
+    # Applies to collections created from now on (a collection keeps the analyzer it was made with).
+    bm25_stop_words: Literal["english", "none"] = "english"
     flush_policy: FlushPolicy = Field(
         default="auto",
         description="When to flush after writes. auto = after every write request on Milvus Lite (unflushed rows "

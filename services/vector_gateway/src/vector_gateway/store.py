@@ -29,8 +29,11 @@ def _row_bytes(row: dict[str, Any]) -> int:
 
 
 class MilvusStore:
-    def __init__(self, uri: str, *, token: str = "", dense_index: str = "HNSW", flush: bool = True) -> None:
+    def __init__(
+        self, uri: str, *, token: str = "", dense_index: str = "HNSW", flush: bool = True, stop_words: str = "english"
+    ) -> None:
         self.uri = uri
+        self.stop_words = stop_words
         self.dense_index = dense_index
         self.flush_after_write = flush
         self._token = token
@@ -104,7 +107,7 @@ class MilvusStore:
         client = self.client
         client.create_collection(
             name,
-            schema=schema.chunk_schema(client, dimension),
+            schema=schema.chunk_schema(client, dimension, self.stop_words),
             index_params=schema.chunk_index_params(client, self.dense_index),
             properties={schema.MODEL_PROPERTY: model_name},
             consistency_level="Strong",  # a document is searchable as soon as its upsert answers

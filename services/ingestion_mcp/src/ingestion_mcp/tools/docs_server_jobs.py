@@ -1,13 +1,15 @@
 """The docs_server profile's background work: download a file or a repository, save it, index it.
 
 Each body runs as a job (jobs.JobManager) and returns a JSON-ready result for get_job_status.
-Files are saved under the first allowed root, so the indexed `filePath` is a real absolute path.
+Files are saved under INGESTION_MCP_DOCUMENTS_DIR (never outside it) and indexed from the saved bytes,
+so a document's `filePath` is the absolute path of a real file.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,8 @@ class DocsContext:
 
     @property
     def roots(self) -> list[Path]:
-        return self.state.settings.allowed_roots
+        """Where fetched files are saved: relative folders start at the documents dir."""
+        return [self.state.settings.documents_dir.expanduser().resolve()]
 
 
 def stage(progress: ProgressFn, low: float, high: float, names: dict[str, str] | None = None) -> Progress:
@@ -71,6 +74,17 @@ def outcome_fields(outcome: IngestOutcome) -> dict[str, Any]:
     }
 
 
+async def index_saved(
+    docs: DocsContext, path: Path, data: bytes, metadata: dict[str, Any], progress: Progress
+) -> IngestOutcome:
+    """Index what was just saved, from the bytes in hand (the documents dir need not be an allowed root)."""
+    modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
+    return await docs.state.ingestor.ingest_bytes(
+        data, path.name, collection=docs.collection, source=str(path), last_modified=modified,
+        metadata={"file_size": len(data), **metadata}, progress=progress,
+    )  # fmt: skip
+
+
 async def fetch_file_job(
     docs: DocsContext, url: str, filename: str, folder: str, options: FileOptions, progress: ProgressFn
 ) -> dict[str, Any]:
@@ -87,10 +101,7 @@ async def fetch_file_job(
             "url": url, "filePath": str(path), "fileSize": fetched.size, "format": fetched.kind, "indexed": False,
         }  # fmt: skip
         if options.indexAfterSave:
-            outcome = await docs.state.ingestor.ingest_file(
-                str(path), collection=docs.collection, metadata={"file_size": fetched.size, "url": url},
-                progress=stage(progress, 0.35, 1.0),
-            )  # fmt: skip
+            outcome = await index_saved(docs, path, fetched.data, {"url": url}, stage(progress, 0.35, 1.0))
             result.update(outcome_fields(outcome))
         return result
     except SourceError as exc:
@@ -125,10 +136,8 @@ async def fetch_repo_job(
         await progress(0.4, "saving")
         folder, name = docs.state.settings.docs_repo_folder, repo_file_name(snapshot.url, branch)
         path = await anyio.to_thread.run_sync(lambda: save_download(markdown, folder, name, True, roots=docs.roots))
-        outcome = await docs.state.ingestor.ingest_file(
-            str(path), collection=docs.collection, progress=stage(progress, 0.45, 1.0),
-            metadata={"file_size": len(markdown), "url": snapshot.url, "commit": snapshot.commit},
-        )  # fmt: skip
+        extra = {"url": snapshot.url, "commit": snapshot.commit}
+        outcome = await index_saved(docs, path, markdown, extra, stage(progress, 0.45, 1.0))
     except SourceError as exc:
         raise as_failure(exc) from None
     warnings = ["removeComments is not supported; comments were kept."] if options.removeComments else []

@@ -32,6 +32,7 @@ from .primary_models import CollectionArg, FormatArg, render_error
 DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
 CREATE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
+NameArg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
 JobIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Job id returned by an ingest tool.")]
 
 
@@ -202,11 +203,9 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
 
 
 def _register_collection_admin(server: MCPServer, state: AppState) -> None:
-    name_arg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
-
     @server.tool(annotations=CREATE)
     @safe_tool(render_error)
-    async def create_collection(name: name_arg) -> Annotated[CallToolResult, CollectionOutput]:  # type: ignore[valid-type]
+    async def create_collection(name: NameArg) -> Annotated[CallToolResult, CollectionOutput]:
         """Create an empty collection (ingest tools also create one on first use)."""
         try:
             info = await state.backend.create_collection(name)
@@ -221,7 +220,7 @@ def _register_collection_admin(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=DELETE)
     @safe_tool(render_error)
     async def delete_collection(
-        name: name_arg,  # type: ignore[valid-type]
+        name: NameArg,
         confirm: Annotated[bool, Field(description="Must be true: deleting a collection removes every document.")],
     ) -> Annotated[CallToolResult, CollectionOutput]:
         """Delete a collection with all its documents. Permanent; needs confirm=true."""

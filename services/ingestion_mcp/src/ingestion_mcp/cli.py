@@ -1,0 +1,201 @@
+"""`ingestion-index`: build and maintain the notes index that the obsidian tool profile searches.
+
+  ingestion-index full [--verbose] [--force]   index every note (--force: clear the index first)
+  ingestion-index update [--verbose]           only new or changed notes; deleted notes leave the index
+  ingestion-index clear --confirm              delete the index
+  ingestion-index status [--json]              what is indexed
+
+The vault is any folder of Markdown notes or documents: --vault or INGESTION_MCP_VAULT_PATH. The
+collection: --collection or INGESTION_MCP_OBSIDIAN_COLLECTION. Services run in-process on
+--data-dir / INGESTION_MCP_DATA_DIR unless DOCLING_SERVICE_URL, CHUNKER_SERVICE_URL and
+VECTOR_GATEWAY_URL are set. Exit codes: 0 success, 1 general error, 2 configuration error,
+3 API error (a service failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+
+import anyio
+from pydantic import ValidationError
+
+from .backend import Backend
+from .cli_index import VaultIndexer
+from .cli_output import Reporter, status_table
+from .errors import ToolFailure, UpstreamError
+from .settings import McpSettings
+from .tools.obsidian import NoteIndex
+
+EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_API = 0, 1, 2, 3
+READY_TIMEOUT_S = 300.0
+
+
+class CliError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--vault", default=argparse.SUPPRESS, help="folder of notes (INGESTION_MCP_VAULT_PATH)")
+    common.add_argument(
+        "--collection", default=argparse.SUPPRESS, help="index collection (INGESTION_MCP_OBSIDIAN_COLLECTION)"
+    )
+    common.add_argument("--data-dir", default=argparse.SUPPRESS, help="embedded data folder (INGESTION_MCP_DATA_DIR)")
+    parser = argparse.ArgumentParser(
+        prog="ingestion-index", description=__doc__, parents=[common], formatter_class=argparse.RawTextHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{full,update,clear,status}")
+    full = commands.add_parser("full", parents=[common], help="index every note")
+    full.add_argument("--verbose", action="store_true", help="print every file")
+    full.add_argument("--force", action="store_true", help="clear the index first and rebuild it")
+    update = commands.add_parser("update", parents=[common], help="index new and changed notes, drop deleted ones")
+    update.add_argument("--verbose", action="store_true", help="print every file")
+    clear = commands.add_parser("clear", parents=[common], help="delete the index")
+    clear.add_argument("--confirm", action="store_true", help="required: yes, delete it")
+    status = commands.add_parser("status", parents=[common], help="show the index status")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser.parse_args(argv)
+
+
+def load_settings(args: argparse.Namespace) -> McpSettings:
+    overrides: dict[str, object] = {}
+    if "vault" in args:
+        overrides["vault_path"] = args.vault
+    if "collection" in args:
+        overrides["obsidian_collection"] = args.collection
+    if "data_dir" in args:
+        overrides["data_dir"] = args.data_dir
+    try:
+        settings = McpSettings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        raise CliError(EXIT_CONFIG, f"invalid configuration: {problems}") from None
+    if args.command in ("full", "update"):
+        vault = settings.vault_path
+        if vault is None:
+            raise CliError(EXIT_CONFIG, "no vault: pass --vault PATH or set INGESTION_MCP_VAULT_PATH.")
+        vault = vault.expanduser().resolve()
+        if not vault.is_dir():
+            raise CliError(EXIT_CONFIG, f"the vault {vault} is not a folder.")
+        settings = settings.model_copy(update={"vault_path": vault, "allowed_roots": [vault]})
+    return settings
+
+
+def _open_failure(exc: BaseException, settings: McpSettings) -> CliError:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ToolFailure) and exc.suggestion:
+        text = f"{text} {exc.suggestion}"
+    if "lock" in text.lower():
+        return CliError(
+            EXIT_CONFIG,
+            f"the data folder {settings.data_dir.expanduser().resolve()} is in use by another process "
+            "(Milvus Lite allows one at a time; a running ingestion-mcp server with embedded services?). "
+            "Stop it, pass another --data-dir, or point both at shared services with VECTOR_GATEWAY_URL, "
+            "DOCLING_SERVICE_URL and CHUNKER_SERVICE_URL.",
+        )
+    if isinstance(exc, RuntimeError) and "Embedded mode" in str(exc):
+        return CliError(EXIT_CONFIG, str(exc))
+    return CliError(EXIT_API, f"the services could not start or be reached: {text}")
+
+
+async def _wait_ready(backend: Backend) -> None:
+    """The gateway opens Milvus and loads its model in the background: wait, and say why if it fails."""
+    try:
+        await backend.list_collections()
+    except UpstreamError as exc:
+        if exc.status != 503 or "lock" in f"{exc.message} {exc.suggestion}".lower():
+            raise
+    checks: dict[str, str] = {}
+    with anyio.move_on_after(READY_TIMEOUT_S):
+        while True:
+            checks = await backend.readiness()
+            if all(value == "ok" for value in checks.values()):
+                return
+            await anyio.sleep(0.5)
+    raise CliError(EXIT_API, f"the services did not become ready in {READY_TIMEOUT_S:.0f} s: {checks}")
+
+
+@contextlib.asynccontextmanager
+async def services(settings: McpSettings) -> AsyncIterator[Backend]:
+    from .embedded import open_backend
+
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            backend = await stack.enter_async_context(open_backend(settings))
+            await _wait_ready(backend)
+        except CliError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every start-up failure gets an exit code and a reason
+            raise _open_failure(exc, settings) from None
+        yield backend
+
+
+async def run(args: argparse.Namespace, settings: McpSettings) -> int:
+    async with services(settings) as backend:
+        if args.command == "status":
+            status = await NoteIndex(backend, settings).status()
+            if args.json:
+                status.pop("embedding_model", None)
+                print(json.dumps(status, ensure_ascii=False, indent=2))
+            else:
+                print(status_table(status))
+            return EXIT_OK
+        indexer = VaultIndexer(backend, settings)
+        if args.command == "clear":
+            cleared = await indexer.clear()
+            print(f"Cleared {settings.obsidian_collection}: {cleared[0]} notes, {cleared[1]} chunks deleted."
+                  if cleared else f"Nothing to clear: {settings.obsidian_collection} does not exist.")  # fmt: skip
+            return EXIT_OK
+        return await _index(args, settings, indexer)
+
+
+async def _index(args: argparse.Namespace, settings: McpSettings, indexer: VaultIndexer) -> int:
+    assert settings.vault_path is not None  # load_settings checked it
+    if args.command == "full" and args.force:
+        await indexer.clear()
+    files, stale = await indexer.plan(settings.vault_path, only_changed=args.command == "update")
+    with Reporter(total=len(files) + len(stale), verbose=args.verbose) as reporter:
+        report = await indexer.sync(files, stale, reporter.advance)
+    print(f"{settings.vault_path} -> {settings.obsidian_collection}: {report.summary()}.")
+    for rel, message in [*report.failed, *report.api_failed]:
+        print(f"  failed: {rel}: {message}", file=sys.stderr)
+    if report.api_failed:
+        return EXIT_API
+    return EXIT_ERROR if report.failed else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        settings = load_settings(args)
+        if args.command == "clear" and not args.confirm:
+            raise CliError(EXIT_ERROR, f"refusing to clear {settings.obsidian_collection} without --confirm.")
+        code = anyio.run(run, args, settings)
+    except CliError as exc:
+        print(f"ingestion-index: {exc.message}", file=sys.stderr)
+        code = exc.code
+    except UpstreamError as exc:
+        print(f"ingestion-index: a service failed: {exc.message} {exc.suggestion or ''}".rstrip(), file=sys.stderr)
+        code = EXIT_API
+    except ToolFailure as exc:
+        print(f"ingestion-index: {exc.message} {exc.suggestion or ''}".rstrip(), file=sys.stderr)
+        code = EXIT_ERROR
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # noqa: BLE001 - a reason and an exit code, never a traceback
+        print(f"ingestion-index: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = EXIT_ERROR
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

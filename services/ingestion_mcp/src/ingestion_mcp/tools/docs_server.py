@@ -1,0 +1,319 @@
+"""Compatibility profile: the docs-server MCP API (shared/specs/docs-server-api.md), to the letter.
+
+Tools: search_documents, get_file_details, remove_file, fetch_repo, fetch_file, get_job_status,
+list_active_jobs. Parameter and result keys are camelCase as in the spec; nested `options` objects
+carry the spec's defaults. Everything is indexed into one collection (INGESTION_MCP_DOCS_COLLECTION,
+default "docs"); a document's `filePath` is its absolute path, where fetch_file / fetch_repo saved it.
+
+Error shape (every tool, isError=true): {"error": {"code": CODE, "message": ..., "suggestion": ...}}.
+CODE is one of the spec's codes (INVALID_PATH, UNSUPPORTED_FORMAT, INDEX_NOT_FOUND, INVALID_REPO_URL,
+REPOMIX_FAILED, REPO_TOO_LARGE, INVALID_URL, DOWNLOAD_FAILED, FILE_TOO_LARGE, PROCESSING_FAILED), or
+JOB_NOT_FOUND / INVALID_INPUT. A failed job reports its message in `error` and its code in `errorCode`.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Annotated, Any
+
+from ingestion_contracts.gateway import MAX_QUERY_CHARS, DocumentInfo, SearchHit, SearchRequest
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from ..errors import ToolFailure, UpstreamError
+from ..jobs import Job, ProgressFn
+from ..sources import SourceError, SourcePolicy, ensure_inside, sanitize_filename
+from ..sources.gitcli import validate_ref
+from ..sources.netguard import check_url_shape, parse_url
+from ..state import AppState
+from .common import estimate_tokens, result, safe_tool
+from .docs_server_jobs import DocsContext, fetch_file_job, fetch_repo_job
+from .docs_server_models import (
+    ActiveJobsOutput,
+    ChunkMetadata,
+    DocumentChunk,
+    FileDetailsOutput,
+    FileOptions,
+    JobStarted,
+    JobStatusOutput,
+    JobView,
+    RemoveFileOutput,
+    RepoOptions,
+    SearchDocumentsOutput,
+    SearchOptions,
+    as_failure,
+    render_error,
+    spec_code,
+)
+
+READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+REMOVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+FETCH = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True)
+JOB_TYPES = ("fetch_repo", "fetch_file")
+FilePathArg = Annotated[str, Field(min_length=1, max_length=2048, description="Absolute path of an indexed file.")]
+
+
+def docs_tool(fn: Any) -> Any:
+    """safe_tool with this profile's error shape; source errors keep their own codes."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            return await fn(*args, **kwargs)
+        except SourceError as exc:
+            raise as_failure(exc) from None
+
+    return safe_tool(render_error)(wrapper)
+
+
+def not_indexed(what: str) -> ToolFailure:
+    return ToolFailure(
+        f"{what} is not indexed.",
+        "Index documents with fetch_file or fetch_repo first; search_documents returns the indexed filePaths.",
+        code="INDEX_NOT_FOUND",
+    )
+
+
+class DocsServer:
+    """The lookups the tools share (one collection, files addressed by absolute path)."""
+
+    def __init__(self, docs: DocsContext) -> None:
+        self.docs = docs
+        self.state = docs.state
+        self.collection = docs.collection
+
+    async def find(self, file_path: str) -> DocumentInfo:
+        if not Path(file_path).is_absolute():
+            raise ToolFailure(
+                f"filePath must be an absolute path, got {file_path!r}.",
+                "Pass the filePath exactly as search_documents returned it.",
+                code="INVALID_PATH",
+            )
+        for candidate in dict.fromkeys([file_path, str(Path(file_path).resolve())]):
+            try:
+                listing = await self.state.backend.list_documents(self.collection, source=candidate, limit=1)
+            except UpstreamError as exc:
+                if exc.status == 404:
+                    raise not_indexed("Nothing") from None
+                raise
+            if listing.documents:
+                return listing.documents[0]
+        raise not_indexed(f"The file {file_path}")
+
+    def file_size(self, file_path: str, metadata: dict[str, Any]) -> int:
+        size = metadata.get("file_size")
+        if isinstance(size, int):
+            return size
+        path = Path(file_path)
+        inside = any(path.is_relative_to(root) for root in [*self.docs.roots, *self.state.settings.allowed_roots])
+        return path.stat().st_size if inside and path.is_file() else 0
+
+    def chunk(self, hit: SearchHit, *, score: bool, with_metadata: bool = True) -> DocumentChunk:
+        metadata = None
+        if with_metadata:
+            metadata = ChunkMetadata(
+                fileSize=self.file_size(hit.source, hit.metadata), lastModified=hit.last_modified,
+                chunkOffset=hit.start, tokenCount=hit.token_count,
+            )  # fmt: skip
+        return DocumentChunk(
+            id=hit.chunk_id, filePath=hit.source, chunkIndex=hit.chunk_index, content=hit.text,
+            score=round(hit.score, 4) if score else None, metadata=metadata,
+        )  # fmt: skip
+
+
+def job_view(job: Job) -> dict[str, Any]:
+    error = None if job.error is None else " ".join(p for p in (job.error, job.suggestion) if p)
+    view = JobView(
+        id=job.id, type=job.type, status=job.status, progress=job.progress, currentStep=job.current_step,  # type: ignore[arg-type]
+        startTime=job.start_time, endTime=job.end_time, result=job.result if isinstance(job.result, dict) else None,
+        error=error, errorCode=spec_code(job.failure.code) if job.failure else None,
+    )  # fmt: skip
+    return view.model_dump(mode="json", exclude_none=True)
+
+
+def register(server: MCPServer, state: AppState, policy: SourcePolicy | None = None) -> None:
+    docs = DocsServer(DocsContext(state, policy or state.policy))
+    _register_search(server, docs)
+    _register_files(server, docs)
+    _register_fetch(server, docs)
+    _register_jobs(server, docs)
+
+
+def _register_search(server: MCPServer, docs: DocsServer) -> None:
+    @server.tool(annotations=READ)
+    @docs_tool
+    async def search_documents(
+        query: Annotated[
+            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Natural language search query.")
+        ],
+        options: SearchOptions = SearchOptions(),
+    ) -> Annotated[CallToolResult, SearchDocumentsOutput]:
+        """Semantic search across the indexed documents: the chunks most similar in meaning to the query.
+
+        Scores are cosine similarities (0-1); chunks below options.minScore (default 0.7) are dropped, so
+        lower it when nothing comes back. Read more around a hit with get_file_details(filePath, chunkIndex).
+        """
+        request = SearchRequest(
+            query=query, collections=[docs.collection], mode="semantic", top_k=options.limit,
+            min_score=options.minScore,
+        )  # fmt: skip
+        try:
+            found = await docs.state.backend.search(request)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                raise not_indexed("Nothing") from None
+            raise
+        if found.total_searched == 0:
+            raise not_indexed("Nothing")
+        chunks = [docs.chunk(hit, score=True, with_metadata=options.includeMetadata) for hit in found.hits]
+        message = None
+        if not chunks:
+            message = f"No chunk scored {options.minScore} or more; lower options.minScore (e.g. 0.3) or reword."
+        return result(SearchDocumentsOutput(results=chunks, total=len(chunks), query=query, message=message))
+
+
+def _register_files(server: MCPServer, docs: DocsServer) -> None:
+    @server.tool(annotations=READ)
+    @docs_tool
+    async def get_file_details(
+        filePath: FilePathArg,
+        chunkIndex: Annotated[
+            int | None, Field(default=None, ge=0, description="Chunk to retrieve (from search results).")
+        ] = None,
+        contextSize: Annotated[int, Field(ge=0, le=20, description="Chunks before and after chunkIndex.")] = 3,
+    ) -> Annotated[CallToolResult, FileDetailsOutput]:
+        """An indexed file's full content as Markdown, or with chunkIndex that chunk plus contextSize
+        chunks before and after it (good for reading around a search hit)."""
+        doc = await docs.find(filePath)
+        meta = {"fileSize": docs.file_size(doc.source, doc.metadata), "lastModified": doc.last_modified}
+        if chunkIndex is None:
+            return result(await _whole_file(docs, doc, meta))
+        if chunkIndex >= doc.chunk_count:
+            raise ToolFailure(
+                f"{doc.source} has {doc.chunk_count} chunks (0..{doc.chunk_count - 1}); "
+                f"there is no chunk {chunkIndex}.",
+                "Use a chunkIndex from search_documents, or omit it for the whole file.",
+                code="INDEX_NOT_FOUND",
+            )
+        first, last = max(0, chunkIndex - contextSize), min(doc.chunk_count - 1, chunkIndex + contextSize)
+        window = await docs.state.backend.get_chunks(docs.collection, doc.doc_id, first, last)
+        chunks = [docs.chunk(hit, score=False) for hit in window.chunks]
+        target = next((c.content for c in chunks if c.chunkIndex == chunkIndex), None)
+        return result(FileDetailsOutput(
+            filePath=doc.source, title=doc.title, totalChunks=doc.chunk_count, content=target, chunkIndex=chunkIndex,
+            contextSize=contextSize, chunks=chunks, metadata=meta,
+        ))  # fmt: skip
+
+    @server.tool(annotations=REMOVE)
+    @docs_tool
+    async def remove_file(filePath: FilePathArg) -> Annotated[CallToolResult, RemoveFileOutput]:
+        """Delete a file's chunks and embeddings from the index (the file on disk is left alone)."""
+        doc = await docs.find(filePath)
+        deleted = await docs.state.backend.delete_document(docs.collection, doc.doc_id)
+        return result(RemoveFileOutput(
+            success=True, filePath=doc.source, chunksDeleted=deleted.deleted_chunks,
+            message=f"Removed {doc.source} from the index ({deleted.deleted_chunks} chunks deleted).",
+        ))  # fmt: skip
+
+
+async def _whole_file(docs: DocsServer, doc: DocumentInfo, meta: dict[str, Any]) -> FileDetailsOutput:
+    content = (await docs.state.backend.get_document(docs.collection, doc.doc_id)).content
+    budget_chars = docs.state.settings.response_token_budget * 4
+    out = FileDetailsOutput(filePath=doc.source, title=doc.title, totalChunks=doc.chunk_count, metadata=meta)
+    if estimate_tokens(content) > docs.state.settings.response_token_budget:
+        out.truncated = True
+        out.message = (
+            f"The file is long; showing its first {budget_chars} characters. "
+            "Read the rest with chunkIndex and contextSize."
+        )
+        content = content[:budget_chars]
+    out.content = content
+    return out
+
+
+def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
+    @server.tool(annotations=FETCH)
+    @docs_tool
+    async def fetch_repo(
+        repoUrl: Annotated[
+            str, Field(min_length=1, max_length=2048, description="GitHub repo URL, e.g. https://github.com/owner/repo")
+        ],
+        branch: Annotated[
+            str | None,
+            Field(default=None, max_length=255, description="Branch, tag or commit; the default branch if omitted."),
+        ] = None,
+        options: RepoOptions = RepoOptions(),
+    ) -> Annotated[CallToolResult, JobStarted]:
+        """Clone a repository, render its matching files into one Markdown file, then chunk and index it.
+
+        Returns a jobId at once; poll get_job_status(jobId) until status is completed or failed.
+        """
+        validate_ref(branch)
+
+        async def body(progress: ProgressFn) -> dict[str, Any]:
+            return await fetch_repo_job(docs.docs, repoUrl, branch, options, progress)
+
+        return _started(docs, "fetch_repo", f"fetch_repo {repoUrl}", body, f"Cloning {repoUrl}")
+
+    @server.tool(annotations=FETCH)
+    @docs_tool
+    async def fetch_file(
+        url: Annotated[str, Field(min_length=1, max_length=8192, description="URL of the file to download.")],
+        filename: Annotated[str, Field(min_length=1, max_length=255, description="File name to save it as.")],
+        docFolder: Annotated[
+            str | None,
+            Field(
+                default=None,
+                max_length=1024,
+                description="Folder to save into, inside the server's documents folder; default ./docs/fetched.",
+            ),
+        ] = None,
+        options: FileOptions = FileOptions(),
+    ) -> Annotated[CallToolResult, JobStarted]:
+        """Download one file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text), save it, then chunk and index it.
+
+        Returns a jobId at once; poll get_job_status(jobId). The indexed filePath is in the job's result.
+        """
+        check_url_shape(parse_url(url), docs.docs.policy)
+        sanitize_filename(filename)
+        folder = docFolder or docs.state.settings.docs_fetch_folder
+        ensure_inside(folder, docs.docs.roots)
+
+        async def body(progress: ProgressFn) -> dict[str, Any]:
+            return await fetch_file_job(docs.docs, url, filename, folder, options, progress)
+
+        return _started(docs, "fetch_file", f"fetch_file {url}", body, f"Downloading {url}")
+
+
+def _started(docs: DocsServer, job_type: str, description: str, body: Any, doing: str) -> CallToolResult:
+    job = docs.state.jobs.start(job_type, description, body)
+    return result(JobStarted(
+        jobId=job.id, type=job_type, status=job.status,  # type: ignore[arg-type]
+        message=f"{doing}. Call get_job_status with jobId '{job.id}' to follow its progress.",
+    ))  # fmt: skip
+
+
+def _register_jobs(server: MCPServer, docs: DocsServer) -> None:
+    @server.tool(annotations=READ)
+    @docs_tool
+    async def get_job_status(
+        jobId: Annotated[str, Field(min_length=1, max_length=64, description="Job ID from fetch_repo or fetch_file.")],
+    ) -> Annotated[CallToolResult, JobStatusOutput]:
+        """Status of a fetch job: progress 0-100, the current step, and its result or error when it ends."""
+        job = docs.state.jobs.get(jobId)
+        if job is None or job.type not in JOB_TYPES:
+            raise ToolFailure(
+                f"No job with id {jobId!r} (finished jobs are kept for an hour).",
+                "Use list_active_jobs to see running jobs, or start one with fetch_file / fetch_repo.",
+                code="JOB_NOT_FOUND",
+            )
+        return result(job_view(job))
+
+    @server.tool(annotations=READ)
+    @docs_tool
+    async def list_active_jobs() -> Annotated[CallToolResult, ActiveJobsOutput]:
+        """All running fetch jobs with their progress and current step."""
+        jobs = [job_view(job) for job in docs.state.jobs.active() if job.type in JOB_TYPES]
+        return result({"jobs": jobs, "total": len(jobs)})

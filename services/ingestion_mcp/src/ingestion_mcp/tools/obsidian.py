@@ -1,0 +1,257 @@
+"""Compatibility profile: PyObsidianMCP's vector search tools (shared/specs/obsidian-vector-search.md).
+
+vector_search, find_similar_notes and vector_status return a JSON-formatted string shaped exactly as
+the spec's examples. Errors are the spec's string too, with isError=true:
+{"error": true, "error_type": "IndexNotFoundError"|"NoteNotFoundError"|"ConfigurationError"|"DatabaseError",
+ "message": "..."}.
+
+Notes live in one collection (INGESTION_MCP_OBSIDIAN_COLLECTION, default "obsidian_notes"), indexed by
+`ingestion-index` with source = the vault-relative path ("Projects/MyProject.md") and one tag per
+ancestor folder ("folder:Projects", "folder:Projects/Sub"), so a folder filter is an exact tag match
+that includes subfolders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+from pathlib import PurePosixPath
+from typing import Annotated, Any
+
+from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
+from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K, SearchHit, SearchRequest
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from ..backend import Backend
+from ..errors import UpstreamError, failure_from
+from ..settings import McpSettings
+from ..state import AppState
+
+READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+INDEX_COMMAND = "ingestion-index"
+PREVIEW_CHARS = 200
+PROBE_CHUNKS = 8  # find_similar_notes searches with up to this many chunks of the source note
+EMBEDDING_PROVIDER = "default"
+
+
+class ObsidianError(Exception):
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+
+def index_not_found() -> ObsidianError:
+    return ObsidianError("IndexNotFoundError", f"Vector index not found. Run '{INDEX_COMMAND} full' to create index.")
+
+
+def error_json(error: ObsidianError) -> str:
+    return json.dumps({"error": True, "error_type": error.error_type, "message": error.message}, ensure_ascii=False)
+
+
+def as_obsidian_error(exc: BaseException) -> ObsidianError:
+    if isinstance(exc, ObsidianError):
+        return exc
+    failure = failure_from(exc)
+    if isinstance(exc, UpstreamError) or failure.code in ("INTERNAL_ERROR", "SERVICE_UNAVAILABLE"):
+        return ObsidianError("DatabaseError", f"Vector database error: {failure.message}")
+    return ObsidianError("ConfigurationError", failure.message)
+
+
+# -- note paths and folder tags (shared with the ingestion-index CLI) ---------------------
+def normalize_folder(folder: str) -> str:
+    """'Projects/', '/Projects', 'Projects\\Sub' -> 'Projects', 'Projects/Sub'; '' is the vault root."""
+    parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ObsidianError("ConfigurationError", f"Invalid folder {folder!r}: '..' is not allowed.")
+    return "/".join(parts)
+
+
+def folder_tag(folder: str) -> str:
+    """The tag a note carries for one ancestor folder; long paths are hashed to fit the tag limit."""
+    tag = f"folder:{folder}"
+    if len(tag) <= MAX_TAG_LENGTH:
+        return tag
+    return f"folder#{hashlib.sha256(folder.encode()).hexdigest()[:40]}"
+
+
+def folder_tags(note_path: str) -> list[str]:
+    """One tag per ancestor folder of a vault-relative note path (none for notes at the root)."""
+    parents = PurePosixPath(note_path).parts[:-1]
+    return [folder_tag("/".join(parents[: depth + 1])) for depth in range(min(len(parents), MAX_TAGS))]
+
+
+def note_summary(hit: SearchHit, total_chunks: int) -> dict[str, Any]:
+    path = PurePosixPath(hit.source)
+    preview = hit.text if len(hit.text) <= PREVIEW_CHARS else hit.text[:PREVIEW_CHARS].rstrip() + "..."
+    return {
+        "path": hit.source,
+        "title": path.stem,
+        "folder": "" if str(path.parent) == "." else str(path.parent),
+        "score": round(hit.score, 4),
+        "content_preview": preview,
+        "chunk_index": hit.chunk_index,
+        "total_chunks": total_chunks,
+    }
+
+
+class NoteIndex:
+    """The notes collection: search, similarity and status (the tools and the CLI both use it)."""
+
+    def __init__(self, backend: Backend, settings: McpSettings) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.collection = settings.obsidian_collection
+
+    async def _search(self, query: str, top_k: int, tags: list[str] | None = None) -> list[SearchHit]:
+        request = SearchRequest(
+            query=query[:MAX_QUERY_CHARS], collections=[self.collection], mode="semantic", top_k=top_k,
+            tags=tags or [],
+        )  # fmt: skip
+        try:
+            found = await self.backend.search(request)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                raise index_not_found() from None
+            raise
+        if found.total_searched == 0:
+            raise index_not_found()
+        return found.hits
+
+    async def chunk_totals(self, sources: list[str]) -> dict[str, int]:
+        async def total(source: str) -> int:
+            listing = await self.backend.list_documents(self.collection, source=source, limit=1)
+            return listing.documents[0].chunk_count if listing.documents else 0
+
+        counts = await asyncio.gather(*(total(s) for s in dict.fromkeys(sources)))
+        return dict(zip(dict.fromkeys(sources), counts, strict=True))
+
+    async def search(self, query: str, n_results: int, folder: str | None) -> dict[str, Any]:
+        where = normalize_folder(folder) if folder else ""
+        hits = await self._search(query, n_results, [folder_tag(where)] if where else None)
+        totals = await self.chunk_totals([hit.source for hit in hits])
+        results = [note_summary(hit, totals[hit.source]) for hit in hits]
+        return {"results": results, "total": len(results), "query": query}
+
+    async def similar(self, path: str, n_results: int) -> dict[str, Any]:
+        source = normalize_folder(path)
+        try:
+            listing = await self.backend.list_documents(self.collection, source=source, limit=1)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                raise index_not_found() from None
+            raise
+        if not listing.documents:
+            raise ObsidianError(
+                "NoteNotFoundError",
+                f"Note not found in index: {path}. Give the vault-relative path (e.g. 'Projects/MyProject.md'), "
+                f"or run '{INDEX_COMMAND} update' if the note is new.",
+            )
+        doc = listing.documents[0]
+        probes = await self.backend.get_chunks(self.collection, doc.doc_id, 0, min(doc.chunk_count, PROBE_CHUNKS) - 1)
+        top_k = min(MAX_TOP_K, n_results * 4 + doc.chunk_count)
+        searches = await asyncio.gather(*(self._search(c.text, top_k) for c in probes.chunks if c.text.strip()))
+        best: dict[str, SearchHit] = {}
+        for hit in (h for hits in searches for h in hits if h.source != source):
+            if hit.source not in best or hit.score > best[hit.source].score:
+                best[hit.source] = hit
+        ranked = sorted(best.values(), key=lambda h: h.score, reverse=True)[:n_results]
+        totals = await self.chunk_totals([hit.source for hit in ranked])
+        similar = [note_summary(hit, totals[hit.source]) for hit in ranked]
+        return {"source_note": source, "similar_notes": similar, "total": len(similar)}
+
+    def data_path(self) -> str:
+        if not self.settings.embedded:
+            return str(self.settings.vector_gateway_url)
+        return str(self.settings.data_dir.expanduser().resolve())
+
+    async def status(self) -> dict[str, Any]:
+        try:
+            info = await self.backend.get_collection(self.collection)
+            chunks, notes = info.chunk_count, info.document_count
+            model, dimension = info.embedding_model, info.dimension
+        except UpstreamError as exc:
+            if exc.status not in (404, 422):
+                raise
+            probe = await self.backend.embed(["dimension probe"])
+            chunks, notes, model, dimension = 0, 0, probe.model, probe.dimension
+        updated = None
+        if notes:
+            newest = await self.backend.list_documents(self.collection, limit=1)
+            updated = newest.documents[0].updated_at if newest.documents else None
+        return {
+            "status": "ready" if chunks else "empty",
+            "collection_name": self.collection,
+            "total_documents": chunks,
+            "total_notes": notes,
+            "embedding_provider": EMBEDDING_PROVIDER,
+            "embedding_model": model,
+            "embedding_dimension": dimension,
+            "last_updated": updated,
+            "chroma_path": self.data_path(),
+        }
+
+
+def obsidian_tool(fn: Any) -> Any:
+    """Answer with the spec's JSON string; any failure becomes the spec's error string (isError=true)."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> str | CallToolResult:
+        try:
+            return json.dumps(await fn(*args, **kwargs), ensure_ascii=False, indent=2)
+        except Exception as exc:  # noqa: BLE001 - every failure is answered in the spec's shape
+            text = error_json(as_obsidian_error(exc))
+            content = [TextContent(type="text", text=text)]
+            return CallToolResult(content=content, structured_content={"result": text}, is_error=True)
+
+    return wrapper
+
+
+def register(server: MCPServer, state: AppState) -> None:
+    notes = NoteIndex(state.backend, state.settings)
+
+    @server.tool(annotations=READ)
+    @obsidian_tool
+    async def vector_search(
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Natural language query")],
+        n_results: Annotated[int, Field(ge=1, le=100, description="Number of results to return (1-100)")] = 10,
+        folder: Annotated[
+            str | None, Field(default=None, max_length=1024, description='Optional folder filter (e.g. "Projects")')
+        ] = None,
+    ) -> str:
+        """Perform semantic search across the Obsidian vault.
+
+        Returns a JSON string: results (path, title, folder, score, content_preview, chunk_index,
+        total_chunks), total and query. `folder` includes its subfolders. For notes like a given note,
+        use find_similar_notes; for the index state, vector_status.
+        """
+        return await notes.search(query, n_results, folder)  # type: ignore[return-value]
+
+    @server.tool(annotations=READ)
+    @obsidian_tool
+    async def find_similar_notes(
+        path: Annotated[
+            str,
+            Field(min_length=1, max_length=2048, description='Path to the source note (e.g. "Projects/MyProject.md")'),
+        ],
+        n_results: Annotated[int, Field(ge=1, le=50, description="Number of similar notes to return (1-50)")] = 5,
+    ) -> str:
+        """Find notes similar to a specified note (by meaning), best first, the note itself excluded.
+
+        Returns a JSON string: source_note, similar_notes (path, title, folder, score, content_preview,
+        chunk_index, total_chunks) and total.
+        """
+        return await notes.similar(path, n_results)  # type: ignore[return-value]
+
+    @server.tool(annotations=READ)
+    @obsidian_tool
+    async def vector_status() -> str:
+        """Get the status of the vector search index: ready or empty, chunk and note counts, embedding
+        provider and dimension, last update time and data path (JSON string)."""
+        status = await notes.status()
+        status.pop("embedding_model", None)  # the CLI shows it; the tool keeps the spec's keys
+        return status  # type: ignore[return-value]
