@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_after_delay
 
 from .errors import UpstreamError
+from .observability import EVENT_HOOKS
 
 log = logging.getLogger("ingestion_mcp.clients")
 Model = TypeVar("Model", bound=BaseModel)
@@ -128,4 +129,5 @@ def make_http_client(
         headers=headers,
         timeout=httpx.Timeout(timeout_s, connect=5.0),
         transport=transport,
+        event_hooks=EVENT_HOOKS,
     )

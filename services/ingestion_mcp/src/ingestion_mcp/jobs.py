@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .errors import ToolFailure, failure_from
+from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
 
 log = logging.getLogger("ingestion_mcp.jobs")
 JobStatus = Literal["running", "completed", "failed"]
@@ -88,6 +89,8 @@ class JobManager:
         self._prune()
         job = Job(id=f"job_{uuid.uuid4().hex[:16]}", type=job_type, description=description)
         self._jobs[job.id] = job
+        JOBS_STARTED.labels(job_type).inc()
+        JOBS.labels("running").inc()
         task = asyncio.get_running_loop().create_task(self._run(job, body, on_progress))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -104,6 +107,11 @@ class JobManager:
                 job.finish(result=await body(progress))
             except Exception as exc:  # noqa: BLE001 - a failed job keeps its error for get_job_status
                 job.finish(failure=failure_from(exc))
+            finally:
+                JOBS.labels("running").dec()
+                JOBS.labels(job.status).inc()
+                for step, ms in job.step_ms.items():
+                    STAGE_SECONDS.labels(step).observe(ms / 1000)
 
     def get(self, job_id: str) -> Job | None:
         self._prune()

@@ -12,10 +12,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
 from .backend import Backend
 from .embedded import open_backend
+from .observability import REGISTRY
 from .server import build_server
 from .settings import McpSettings
 from .state import AppState
@@ -34,11 +36,19 @@ class HttpGuard:
         token: str | None,
         allowed_origins: list[str],
         readiness: Callable[[], Awaitable[dict[str, str]]] | None = None,
+        loopback: bool = True,
     ) -> None:
+        self.loopback = loopback
         self.app = app
         self.token = token.encode() if token else None
         self.allowed_origins = set(allowed_origins)
         self.readiness = readiness
+
+    def _origin_allowed(self, origin: str) -> bool:
+        # Browsers send Origin; other clients do not. Only configured origins (and, when bound to
+        # loopback, local pages) may call: a web page cannot drive the server from a user's browser.
+        host = origin.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+        return origin in self.allowed_origins or (self.loopback and host in LOOPBACK)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -55,7 +65,7 @@ class HttpGuard:
             return
         headers = dict(scope.get("headers") or [])
         origin = headers.get(b"origin", b"").decode("latin-1")
-        if origin and self.allowed_origins and origin not in self.allowed_origins:
+        if origin and not self._origin_allowed(origin):
             await _json(send, 403, {"error": f"Origin {origin!r} is not allowed.", "code": "FORBIDDEN_ORIGIN"})
             return
         if self.token:
@@ -63,6 +73,11 @@ class HttpGuard:
             if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), self.token):
                 await _json(send, 401, {"error": "Missing or invalid bearer token.", "code": "UNAUTHORIZED"})
                 return
+        if scope["path"] == "/metrics":
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", CONTENT_TYPE_LATEST.encode())]})  # fmt: skip
+            await send({"type": "http.response.body", "body": generate_latest(REGISTRY)})
+            return
         await self.app(scope, receive, send)
 
 
@@ -94,7 +109,11 @@ async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> N
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(host=settings.host, transport_security=security)
     guarded = HttpGuard(
-        app, token=settings.token_value(), allowed_origins=settings.allowed_origins, readiness=backend.readiness
+        app,
+        token=settings.token_value(),
+        allowed_origins=settings.allowed_origins,
+        readiness=backend.readiness,
+        loopback=settings.host in LOOPBACK,
     )
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     await uvicorn.Server(config).serve()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
+from servicekit import request_id_var
 
 from ..errors import ToolFailure, failure_from
+from ..observability import TOOL_CALLS, TOOL_SECONDS, new_request_id
 
 log = logging.getLogger("ingestion_mcp.tools")
 P = ParamSpec("P")
@@ -36,10 +39,24 @@ def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[Ca
     def decorate(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
         @functools.wraps(fn)
         async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+            token = request_id_var.set(new_request_id())
+            started = time.perf_counter()
+            outcome = "ok"
             try:
                 return await fn(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - this is the one place that catches all
-                return result(render_error(failure_from(exc)), is_error=True)
+                failure = failure_from(exc)
+                outcome = failure.code
+                return result(render_error(failure), is_error=True)
+            finally:
+                elapsed = time.perf_counter() - started
+                TOOL_CALLS.labels(fn.__name__, outcome).inc()
+                TOOL_SECONDS.labels(fn.__name__).observe(elapsed)
+                log.info(
+                    "tool %s %s in %.0f ms", fn.__name__, outcome, elapsed * 1000,
+                    extra={"service": "ingestion_mcp", "status": outcome, "duration_ms": round(elapsed * 1000, 1)},
+                )  # fmt: skip
+                request_id_var.reset(token)
 
         return wrapper
 

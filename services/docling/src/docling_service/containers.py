@@ -1,0 +1,112 @@
+"""Checks on a document's container before docling reads it: zip bombs, encrypted or broken PDFs."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+import zlib
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+from docling.utils.locks import pypdfium2_lock
+from servicekit import Unprocessable
+
+# A member may inflate this much (XML compresses ~10-20x); beyond, only tiny members are allowed.
+MAX_COMPRESSION_RATIO = 100
+RATIO_FREE_BYTES = 1 << 20
+MAX_TOTAL_UNCOMPRESSED = 512 << 20
+MAX_MEMBERS = 10_000
+_READ_CHUNK = 1 << 16
+# PDFium's FPDF_GetLastError codes.
+_PDFIUM_PASSWORD = 4
+_PDFIUM_SECURITY = 6
+_REQUIRED_PART = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
+
+
+@dataclass(frozen=True)
+class PdfInfo:
+    page_count: int
+    title: str | None
+
+
+def _bomb(name: str, detail: str) -> Unprocessable:
+    return Unprocessable(
+        f"{name!r} was refused: {detail}. It looks like a zip bomb, not a normal Office document.",
+        code="CORRUPT_FILE",
+        suggestion="Open and re-save the document in its Office application, or export it as PDF, and send it again.",
+    )
+
+
+def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, budget: int) -> int:
+    """Decompress one member (its declared sizes may lie), stopping at the first limit it breaks."""
+    seen = 0
+    allowed = max(RATIO_FREE_BYTES, info.compress_size * MAX_COMPRESSION_RATIO)
+    with archive.open(info) as member:
+        while chunk := member.read(_READ_CHUNK):
+            seen += len(chunk)
+            if seen > allowed:
+                raise _bomb(name, f"member {info.filename!r} inflates more than {MAX_COMPRESSION_RATIO}x")
+            if seen > budget:
+                raise _bomb(name, f"its content inflates to more than {MAX_TOTAL_UNCOMPRESSED >> 20} MiB")
+    return seen
+
+
+def check_office_zip(name: str, data: bytes, file_type: str) -> None:
+    """Refuse a DOCX/PPTX/XLSX that is not a readable zip, lacks its main part, or inflates out of proportion."""
+    corrupt = Unprocessable(
+        f"{name!r} is not a valid {file_type.upper()} file: the zip container is damaged.",
+        code="CORRUPT_FILE",
+        suggestion="Re-save the document in its Office application and send it again.",
+    )
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+            if len(members) > MAX_MEMBERS:
+                raise _bomb(name, f"it holds {len(members)} zip members (limit {MAX_MEMBERS})")
+            if _REQUIRED_PART[file_type] not in archive.namelist():
+                raise Unprocessable(
+                    f"{name!r} is not a valid {file_type.upper()} file: {_REQUIRED_PART[file_type]} is missing.",
+                    code="CORRUPT_FILE",
+                    suggestion="Re-save the document in its Office application and send it again.",
+                )
+            declared = sum(info.file_size for info in members)
+            if declared > MAX_TOTAL_UNCOMPRESSED:
+                raise _bomb(name, f"its members declare {declared >> 20} MiB uncompressed")
+            budget = MAX_TOTAL_UNCOMPRESSED
+            for info in members:
+                if not info.is_dir():
+                    budget -= _inflate(archive, info, name, budget)
+    # RuntimeError: an encrypted member; zlib.error: damaged data; NotImplementedError: unknown compression.
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, RuntimeError) as exc:
+        raise corrupt from exc
+
+
+def inspect_pdf(name: str, data: bytes) -> PdfInfo:
+    """Open the PDF with PDFium: page count and title, or a clear error for encrypted/damaged files."""
+    with pypdfium2_lock:
+        try:
+            document = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError as exc:
+            raise _pdf_error(name, getattr(exc, "err_code", None)) from exc
+        try:
+            page_count = len(document)
+            title = (document.get_metadata_dict(skip_empty=True).get("Title") or "").strip() or None
+        finally:
+            document.close()
+    if page_count == 0:
+        raise Unprocessable(f"{name!r} has no pages.", code="CORRUPT_FILE", suggestion="Send a PDF with content.")
+    return PdfInfo(page_count=page_count, title=title)
+
+
+def _pdf_error(name: str, err_code: int | None) -> Unprocessable:
+    if err_code in (_PDFIUM_PASSWORD, _PDFIUM_SECURITY):
+        return Unprocessable(
+            f"Document parsing failed: PDF is password-protected ({name!r}).",
+            code="ENCRYPTED_FILE",
+            suggestion="Remove the password protection, or send the decrypted content as text.",
+        )
+    return Unprocessable(
+        f"{name!r} is not a valid PDF: the file is damaged or truncated.",
+        code="CORRUPT_FILE",
+        suggestion="Check that the whole file was sent; re-export or repair the PDF and send it again.",
+    )

@@ -1,0 +1,225 @@
+"""Documents to Markdown with blocks and pages. Blocking calls; no HTTP here."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from docling.datamodel.base_models import ConversionStatus, DocumentStream, InputFormat
+from docling.datamodel.pipeline_options import NativePdfPipelineOptions, PdfPipelineOptions
+from docling.datamodel.settings import settings as docling_settings
+from docling.document_converter import DocumentConverter, NativePdfFormatOption, PdfFormatOption
+from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, FormatInfo, Pipeline
+from servicekit import Unprocessable
+
+from .containers import PdfInfo, check_office_zip, inspect_pdf
+from .formats import detect_file_type
+from .markdown import Rendered, Segment, render
+from .metadata import metadata_title
+from .pdf_lines import merge_lines
+from .segments import document_lines, document_segments
+
+log = logging.getLogger("docling_service.converter")
+
+_INPUT_FORMATS: dict[str, InputFormat] = {
+    "pdf": InputFormat.PDF,
+    "docx": InputFormat.DOCX,
+    "pptx": InputFormat.PPTX,
+    "xlsx": InputFormat.XLSX,
+    "html": InputFormat.HTML,
+    "md": InputFormat.MD,
+}
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+PAGED_TYPES = frozenset({"pdf", "pptx"})
+NATIVE_FALLBACK_WARNING = (
+    "PDF converted with the model-free native pipeline (no layout model: headings are guessed from font size, "
+    "tables come out as text). Mount docling's models and set DOCLING_ARTIFACTS_PATH for the standard pipeline."
+)
+
+
+@dataclass(frozen=True)
+class ConverterOptions:
+    artifacts_path: Path | None = None
+    do_ocr: bool = False
+    timeout_s: float = 300.0
+
+
+@dataclass
+class Converter:
+    """One docling DocumentConverter, built once by ``start()`` and reused for every document."""
+
+    options: ConverterOptions
+    pdf_pipeline: Pipeline = "native"
+    startup_warnings: list[str] = field(default_factory=list)
+    _docling: DocumentConverter | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._docling is not None
+
+    def start(self) -> None:
+        """Build the converter and load every pipeline now, so the first request does not pay for it."""
+        # docling's own global settings read DOCLING_ARTIFACTS_PATH too, and then every pipeline (even the
+        # model-free ones) refuses to start when it is missing. Only the options below decide here.
+        docling_settings.artifacts_path = None
+        artifacts = self.options.artifacts_path
+        if artifacts is not None and artifacts.is_dir():
+            try:
+                self._docling = self._build(self._standard_pdf_option(artifacts))
+                self.pdf_pipeline = "standard"
+                return
+            except Exception as exc:  # any model loading failure: fall back, and say why
+                log.warning("standard PDF pipeline unavailable, using the native one", exc_info=exc)
+                reason = " ".join(str(exc).split())[:400]
+                self.startup_warnings.append(
+                    f"DOCLING_ARTIFACTS_PATH={artifacts} could not be loaded ({reason}); using the native PDF pipeline."
+                )
+        elif artifacts is not None:
+            self.startup_warnings.append(
+                f"DOCLING_ARTIFACTS_PATH={artifacts} does not exist; using the native PDF pipeline."
+            )
+        if self.options.do_ocr:
+            self.startup_warnings.append("DOCLING_DO_OCR needs the standard PDF pipeline; OCR is off.")
+        self._docling = self._build(self._native_pdf_option())
+        self.pdf_pipeline = "native"
+
+    def _standard_pdf_option(self, artifacts: Path) -> PdfFormatOption:
+        options = PdfPipelineOptions(
+            artifacts_path=artifacts, do_ocr=self.options.do_ocr, document_timeout=self.options.timeout_s
+        )
+        return PdfFormatOption(pipeline_options=options)
+
+    def _native_pdf_option(self) -> NativePdfFormatOption:
+        options = NativePdfPipelineOptions(
+            generate_page_images=False, generate_picture_images=False, document_timeout=self.options.timeout_s
+        )
+        return NativePdfFormatOption(pipeline_options=options)
+
+    @staticmethod
+    def _build(pdf_option: PdfFormatOption) -> DocumentConverter:
+        docling = DocumentConverter(
+            allowed_formats=list(_INPUT_FORMATS.values()), format_options={InputFormat.PDF: pdf_option}
+        )
+        for input_format in _INPUT_FORMATS.values():
+            docling.initialize_pipeline(input_format)
+        return docling
+
+    @property
+    def ocr(self) -> bool:
+        return self.pdf_pipeline == "standard" and self.options.do_ocr
+
+    def formats(self) -> list[FormatInfo]:
+        infos = []
+        for file_type in dict.fromkeys(EXTENSIONS.values()):
+            extensions = [ext for ext, kind in EXTENSIONS.items() if kind == file_type]
+            infos.append(
+                FormatInfo(
+                    file_type=file_type,  # type: ignore[arg-type]
+                    extensions=extensions,
+                    pipeline=self._pipeline_for(file_type),
+                    paged=file_type in PAGED_TYPES,
+                )
+            )
+        return infos
+
+    def _pipeline_for(self, file_type: str) -> Pipeline:
+        return self.pdf_pipeline if file_type == "pdf" else "text" if file_type == "txt" else "simple"
+
+    def convert(self, data: bytes, file_name: str) -> ConvertResponse:
+        """Convert one document; raises servicekit errors (415, 422) a caller can act on."""
+        started = time.perf_counter()
+        file_type = detect_file_type(file_name, data)
+        warnings: list[str] = []
+        pdf_info: PdfInfo | None = None
+        if file_type == "pdf":
+            pdf_info = inspect_pdf(file_name, data)
+        elif file_type in ("docx", "pptx", "xlsx"):
+            check_office_zip(file_name, data, file_type)
+        if file_type == "txt":
+            rendered, page_count = render(text_segments(file_name, data)), None
+        else:
+            rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings)
+        if pdf_info is not None:
+            page_count = pdf_info.page_count
+        if not rendered.blocks:
+            raise _no_text(file_name, file_type)
+        pipeline = self._pipeline_for(file_type)
+        if pipeline == "native":
+            warnings[:0] = [NATIVE_FALLBACK_WARNING, *self.startup_warnings]
+        return ConvertResponse(
+            file_name=file_name,
+            file_type=file_type,
+            title=_title(rendered, file_name, pdf_info.title if pdf_info else metadata_title(data, file_type)),
+            page_count=page_count,
+            pipeline=pipeline,
+            markdown=rendered.markdown,
+            blocks=rendered.blocks,
+            page_spans=rendered.page_spans,
+            content_hash=hashlib.sha256(data).hexdigest(),
+            size_bytes=len(data),
+            conversion_ms=round((time.perf_counter() - started) * 1000, 2),
+            warnings=warnings,
+        )
+
+    def _convert_with_docling(
+        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str]
+    ) -> tuple[Rendered, int | None]:
+        if self._docling is None:
+            raise RuntimeError("Converter.start() was not called")
+        stream = DocumentStream(
+            name=f"{PurePosixPath(file_name).stem or 'document'}.{file_type}", stream=io.BytesIO(data)
+        )
+        result = self._docling.convert(stream, raises_on_error=False)
+        if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
+            reasons = "; ".join(error.error_message for error in result.errors[:3]) or str(result.status.value)
+            log.info("docling failed on %s: %s", file_name, reasons)
+            raise Unprocessable(
+                f"{file_name!r} could not be converted: docling could not read it as {file_type.upper()}.",
+                code="CORRUPT_FILE",
+                suggestion="Check that the file opens in its application; re-save or export it and send it again.",
+                details={"reasons": [error.error_message[:300] for error in result.errors[:3]]},
+            )
+        if result.status == ConversionStatus.PARTIAL_SUCCESS:
+            warnings.extend(f"Partly converted: {error.error_message[:300]}" for error in result.errors[:5])
+        document = result.document
+        paged = file_type in PAGED_TYPES
+        if file_type == "pdf" and self.pdf_pipeline == "native":
+            segments = merge_lines(document_lines(document))
+        else:
+            segments = document_segments(document, paged=paged)
+        return render(segments), (len(document.pages) if paged else None)
+
+
+def text_segments(file_name: str, data: bytes) -> list[Segment]:
+    """Plain UTF-8 text: one paragraph per block of lines separated by a blank line."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Unprocessable(
+            f"{file_name!r} is not UTF-8 text (invalid byte at offset {exc.start}).",
+            code="NOT_UTF8",
+            suggestion="Re-save the file as UTF-8 (or convert it to PDF/DOCX) and send it again.",
+        ) from exc
+    blocks = _BLANK_LINE.split(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return [Segment(kind="paragraph", text=block) for block in blocks if block.strip()]
+
+
+def _title(rendered: Rendered, file_name: str, metadata: str | None) -> str:
+    """The first title or heading, else the metadata's title, else the file name without extension."""
+    for block in rendered.blocks:
+        if block.kind in ("title", "heading"):
+            return block.text[:300]
+    return metadata or PurePosixPath(file_name).stem or file_name
+
+
+def _no_text(file_name: str, file_type: str) -> Unprocessable:
+    if file_type == "pdf":
+        hint = "It is probably a scan without a text layer: run OCR on it first, or send its text with ingest_text."
+    else:
+        hint = "Send a document with text in it."
+    return Unprocessable(f"{file_name!r} contains no extractable text.", code="NO_TEXT", suggestion=hint)

@@ -1,0 +1,79 @@
+"""Build the docling app from settings; ``run()`` is the console entry point."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import AsyncIterator
+
+import anyio
+import uvicorn
+from fastapi import FastAPI
+from pydantic import ValidationError
+from servicekit import configure_logging, create_service_app
+
+from . import __version__
+from .api.routes import router
+from .converter import Converter, ConverterOptions
+from .service import ConversionService
+from .settings import DoclingSettings
+
+log = logging.getLogger("docling_service")
+
+
+def build_service(settings: DoclingSettings) -> ConversionService:
+    converter = Converter(
+        ConverterOptions(
+            artifacts_path=settings.artifacts_path, do_ocr=settings.do_ocr, timeout_s=settings.convert_timeout_s
+        )
+    )
+    return ConversionService(
+        converter,
+        max_bytes=settings.max_upload_bytes,
+        allowed_roots=settings.allowed_roots,
+        timeout_s=settings.convert_timeout_s,
+        max_concurrency=settings.max_concurrency,
+    )
+
+
+def create_app(settings: DoclingSettings) -> FastAPI:
+    service = build_service(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(service.converter.start)
+        for warning in service.converter.startup_warnings:
+            log.warning(warning, extra={"service": "docling"})
+        log.info("converter ready (PDF pipeline: %s)", service.converter.pdf_pipeline, extra={"service": "docling"})
+        yield
+
+    def readiness() -> dict[str, str]:
+        return {"converter": "ok" if service.converter.ready else "not initialised yet"}
+
+    app = create_service_app(
+        name="docling",
+        version=__version__,
+        description="Converts PDF, DOCX, PPTX, XLSX, HTML, Markdown and text documents to Markdown, "
+        "with one block per heading/paragraph/list item/table, its page and its exact offsets.",
+        auth_token=settings.token_value(),
+        readiness=readiness,
+        lifespan=lifespan,
+    )
+    app.state.conversion = service
+    app.include_router(router)
+    return app
+
+
+def run() -> None:
+    try:
+        settings = DoclingSettings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        sys.exit(f"docling-service: invalid settings: {problems}")
+    configure_logging(settings.log_level, json_logs=settings.json_logs)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+
+
+if __name__ == "__main__":
+    run()

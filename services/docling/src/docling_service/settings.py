@@ -1,0 +1,69 @@
+"""Settings of the docling service (env prefix DOCLING_), checked once at start-up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode, SettingsConfigDict
+from servicekit import ServiceSettings
+
+
+class DoclingSettings(ServiceSettings):
+    # extra="ignore": docling itself and other services read DOCLING_* names (DOCLING_SERVICE_URL, ...).
+    model_config = SettingsConfigDict(env_prefix="DOCLING_", extra="ignore", env_file=None)
+
+    port: int = Field(default=8001, ge=1, le=65535)
+    max_upload_mb: int = Field(default=100, ge=1, le=2048, description="Largest document accepted, in MiB.")
+    artifacts_path: Path | None = Field(
+        default=None,
+        description="Folder with docling's layout/table models. Set and present: the standard PDF pipeline; "
+        "otherwise the model-free native PDF pipeline.",
+    )
+    allowed_roots: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list,
+        description="Directories /v1/convert/path may read from (JSON list or comma-separated). Empty: refused.",
+    )
+    convert_timeout_s: float = Field(default=300, gt=0, le=3600, description="Longest one conversion may take.")
+    do_ocr: bool = Field(default=False, description="OCR scanned pages (standard PDF pipeline only).")
+    max_concurrency: int = Field(default=1, ge=1, le=8, description="Conversions that run at once (CPU bound).")
+
+    @field_validator("allowed_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        # Accept "a,b" or "a:b" as well as the JSON list pydantic-settings reads for list fields.
+        if isinstance(value, str):
+            text = value.strip()
+            if not text:
+                return []
+            if text.startswith("["):
+                return json.loads(text)
+            separator = "," if "," in text else ":"
+            return [part.strip() for part in text.split(separator) if part.strip()]
+        return value
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _check_roots(cls, roots: list[Path]) -> list[Path]:
+        resolved = []
+        for root in roots:
+            path = root.expanduser()
+            if not path.is_absolute():
+                raise ValueError(f"DOCLING_ALLOWED_ROOTS entry {str(root)!r} is relative: give absolute directories.")
+            if not path.is_dir():
+                raise ValueError(
+                    f"DOCLING_ALLOWED_ROOTS entry {str(root)!r} is not an existing directory: create it or remove it."
+                )
+            resolved.append(path.resolve())
+        return resolved
+
+    @field_validator("artifacts_path")
+    @classmethod
+    def _expand_artifacts(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024

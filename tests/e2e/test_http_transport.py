@@ -1,0 +1,87 @@
+"""The MCP server over streamable HTTP as a real process: bearer token, Origin check, health, metrics."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+TOKEN = "e2e-secret-token"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "AUTH_TOKEN": TOKEN, "INGESTION_MCP_DATA_DIR": str(tmp_path / "data"),
+           "INGESTION_MCP_ALLOWED_ROOTS": str(tmp_path), "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
+        env.pop(name, None)
+    log = (tmp_path / "server.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, (tmp_path / "server.log").read_text()
+            time.sleep(0.5)
+        else:
+            pytest.fail("server never became ready:\n" + (tmp_path / "server.log").read_text())
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+        assert TOKEN not in (tmp_path / "server.log").read_text(), "the token leaked into the logs"
+
+
+def test_probes_are_open_everything_else_needs_the_token(server: str) -> None:
+    assert httpx.get(f"{server}/healthz").json()["status"] == "ok"
+    ready = httpx.get(f"{server}/readyz").json()
+    assert ready["checks"] == {"docling": "ok", "chunker": "ok", "vector gateway": "ok"}
+    assert httpx.post(f"{server}/mcp", json={}).status_code == 401
+    wrong = httpx.post(f"{server}/mcp", json={}, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and TOKEN not in wrong.text
+    assert httpx.get(f"{server}/metrics").status_code == 401
+    evil = httpx.post(f"{server}/mcp", json={}, headers={"Authorization": f"Bearer {TOKEN}",
+                                                          "Origin": "https://evil.example"})  # fmt: skip
+    assert evil.status_code == 403
+
+
+async def test_an_authenticated_client_ingests_and_searches(server: str) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
+        Client(streamable_http_client(f"{server}/mcp", http_client=http)) as client,
+    ):
+        text = "The lighthouse keeper logs every passing ship in a leather-bound ledger at dusk and dawn."
+        made = await client.call_tool("ingest_text", {"text": text, "name": "lighthouse"})
+        assert made.structured_content["status"] == "indexed"
+        found = await client.call_tool("search", {"query": "lighthouse ledger"})
+        assert found.structured_content["results"][0]["title"] == "lighthouse"
+    metrics = httpx.get(f"{server}/metrics", headers=headers).text
+    assert 'mcp_tool_calls_total{outcome="ok",tool="search"} 1.0' in metrics
