@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 from pydantic import ValidationError
@@ -89,18 +91,46 @@ def load_settings(args: argparse.Namespace) -> McpSettings:
     return settings
 
 
+def _locked(settings: McpSettings) -> CliError:
+    return CliError(
+        EXIT_CONFIG,
+        f"the data folder {settings.data_dir.expanduser().resolve()} is in use by another process "
+        "(Milvus Lite allows one at a time; a running ingestion-mcp server with embedded services?). "
+        "Stop it, pass another --data-dir, or point both at shared services with VECTOR_GATEWAY_URL, "
+        "DOCLING_SERVICE_URL and CHUNKER_SERVICE_URL.",
+    )
+
+
+def _lite_in_use(settings: McpSettings) -> bool:
+    """Whether another process holds the embedded Milvus Lite database (its LOCK file is flock-ed)."""
+    if not settings.embedded:
+        return False
+    uri = os.environ.get("VECTOR_GATEWAY_MILVUS_URI") or str(settings.data_dir.expanduser().resolve() / "milvus.db")
+    lock = Path(uri).expanduser() / "LOCK"
+    if "://" in uri or not lock.is_file():
+        return False
+    import fcntl
+
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def _is_lock_error(text: str) -> bool:
+    lowered = text.lower()
+    return "lock" in lowered or "another process may hold" in lowered
+
+
 def _open_failure(exc: BaseException, settings: McpSettings) -> CliError:
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, ToolFailure) and exc.suggestion:
         text = f"{text} {exc.suggestion}"
-    if "lock" in text.lower():
-        return CliError(
-            EXIT_CONFIG,
-            f"the data folder {settings.data_dir.expanduser().resolve()} is in use by another process "
-            "(Milvus Lite allows one at a time; a running ingestion-mcp server with embedded services?). "
-            "Stop it, pass another --data-dir, or point both at shared services with VECTOR_GATEWAY_URL, "
-            "DOCLING_SERVICE_URL and CHUNKER_SERVICE_URL.",
-        )
+    if _is_lock_error(text):
+        return _locked(settings)
     if isinstance(exc, RuntimeError) and "Embedded mode" in str(exc):
         return CliError(EXIT_CONFIG, str(exc))
     return CliError(EXIT_API, f"the services could not start or be reached: {text}")
@@ -111,7 +141,8 @@ async def _wait_ready(backend: Backend) -> None:
     try:
         await backend.list_collections()
     except UpstreamError as exc:
-        if exc.status != 503 or "lock" in f"{exc.message} {exc.suggestion}".lower():
+        unreachable = exc.code == "SERVICE_UNAVAILABLE"  # no answer at all, not "starting up"
+        if exc.status != 503 or unreachable or _is_lock_error(f"{exc.message} {exc.suggestion}"):
             raise
     checks: dict[str, str] = {}
     with anyio.move_on_after(READY_TIMEOUT_S):
@@ -127,6 +158,8 @@ async def _wait_ready(backend: Backend) -> None:
 async def services(settings: McpSettings) -> AsyncIterator[Backend]:
     from .embedded import open_backend
 
+    if _lite_in_use(settings):
+        raise _locked(settings)
     async with contextlib.AsyncExitStack() as stack:
         try:
             backend = await stack.enter_async_context(open_backend(settings))
@@ -172,9 +205,17 @@ async def _index(args: argparse.Namespace, settings: McpSettings, indexer: Vault
     return EXIT_ERROR if report.failed else EXIT_OK
 
 
+def _quiet_libraries() -> None:
+    """The services log their own start-up failures with tracebacks; this command reports the cause itself."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for name in ("milvus_lite", "vector_gateway", "grpc", "pymilvus", "docling", "chunker_service"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _quiet_libraries()
     try:
         settings = load_settings(args)
         if args.command == "clear" and not args.confirm:
