@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run run-stdio test lint format bench compose-smoke fixtures
+.PHONY: install run run-stdio test lint format bench bench-quick compose-smoke fixtures
 
 install:
 	@scripts/install.sh
@@ -23,8 +23,11 @@ lint: install
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
-bench: install  ## retrieval quality (SciFact), ingest throughput, search latency, scale
+bench: install  ## retrieval quality (SciFact), ingest throughput, search latency, scale -> bench/results/latest.*
 	$(VENV)/python -m bench.run
+
+bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
+	$(VENV)/python -m bench.run --quick --stem quick
 
 compose-smoke:  ## needs a Docker engine: build, start, ingest + search through MCP, tear down
 	scripts/compose_smoke.sh

@@ -44,3 +44,13 @@ def test_invalid_default_collection_is_refused(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("DEFAULT_COLLECTION", name)
     with pytest.raises(ValidationError, match="Invalid collection name"):
         McpSettings()
+
+
+def test_vector_store_metric_is_checked_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INGESTION_MCP_VECTOR_STORE_METRIC", raising=False)
+    assert McpSettings().vector_store_metric == "cosine"
+    monkeypatch.setenv("INGESTION_MCP_VECTOR_STORE_METRIC", " Euclidean ")
+    assert McpSettings().vector_store_metric == "euclidean"
+    monkeypatch.setenv("INGESTION_MCP_VECTOR_STORE_METRIC", "l2")
+    with pytest.raises(ValidationError, match="'cosine', 'dot' or 'euclidean'"):
+        McpSettings()

@@ -65,11 +65,20 @@ async def test_keyword_mode_needs_shared_words(client, corpus, search) -> None:
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
 async def test_scores_are_between_0_and_1_best_first(client, corpus, search, mode: str) -> None:
-    result = await search(client, query="trips car spare tire zoo", collections=[CORPUS], mode=mode, top_k=20)
+    result = await search(
+        client, query="trips car spare tire zoo", collections=[CORPUS], mode=mode, top_k=20, include_total=True
+    )
     scores = [h["score"] for h in result["hits"]]
     assert scores and all(0.0 <= s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
     assert result["total_searched"] == 9 and result["search_ms"] > 0
     assert (result["embedding_ms"] > 0) == (mode != "keyword")
+
+
+async def test_chunks_are_counted_when_asked_or_when_nothing_matched(client, corpus, search) -> None:
+    found = await search(client, query="car spare tire", collections=[CORPUS], mode="keyword")
+    assert found["hits"] and found.get("total_searched") is None  # not asked: one query less per search
+    none = await search(client, query="xylophonequartz", collections=[CORPUS], mode="keyword")
+    assert none["hits"] == [] and none["total_searched"] == 9  # tells "no match" from "empty index"
 
 
 @pytest.mark.parametrize(
@@ -117,7 +126,9 @@ async def test_all_collections_are_searched_and_merged(client, corpus, search) -
     everywhere = await search(client, query="zymurgist", mode="keyword", top_k=50)
     found = {(h["collection"], h["doc_id"]) for h in everywhere["hits"]}
     assert {(CORPUS, corpus["zoo"]), (OTHER, corpus["other"])} <= found
-    only_other = await search(client, query="zymurgist", mode="keyword", filters={"collection": OTHER})
+    only_other = await search(
+        client, query="zymurgist", mode="keyword", filters={"collection": OTHER}, include_total=True
+    )
     assert {h["collection"] for h in only_other["hits"]} == {OTHER}
     assert only_other["total_searched"] == 1
 

@@ -131,6 +131,9 @@ class SearchRequest(WireModel):
     filters: dict[str, FilterValue] = Field(default_factory=dict, max_length=16)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS, description="Hits must carry every tag.")
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    include_total: bool = Field(
+        default=False, description="Also count the chunks searched (one more query; always done when nothing matched)."
+    )
 
     @field_validator("filters")
     @classmethod
@@ -169,7 +172,9 @@ class SearchHit(WireModel):
 class SearchResponse(WireModel):
     hits: list[SearchHit]
     mode: SearchMode
-    total_searched: int = Field(description="Chunks in the collections searched.")
+    total_searched: int | None = Field(
+        default=None, description="Chunks in the collections searched: when include_total was set or nothing matched."
+    )
     embedding_ms: float
     search_ms: float
 

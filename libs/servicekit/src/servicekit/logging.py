@@ -19,7 +19,7 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
             "request_id": request_id_var.get(),
         }
-        for key in ("service", "stage", "duration_ms", "doc_id", "collection", "status"):
+        for key in ("service", "method", "path", "stage", "duration_ms", "doc_id", "collection", "status"):
             if hasattr(record, key):
                 entry[key] = getattr(record, key)
         if record.exc_info:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import time
 import uuid
 from typing import Any
@@ -13,6 +14,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from .context import REQUEST_ID_HEADER, request_id_var
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+QUIET_PATHS = frozenset({*OPEN_PATHS, "/metrics"})
+log = logging.getLogger("servicekit.access")
 _HEADER = REQUEST_ID_HEADER.lower().encode()
 
 
@@ -72,13 +75,20 @@ class ServiceMiddleware:
                 return
             await self.app(scope, receive, send_wrapper)
         finally:
-            route = scope.get("route")
-            label = getattr(route, "path", None) or "unmatched"
-            self.metrics.requests.labels(self.metrics.service, scope["method"], label, str(status["code"])).inc()
-            self.metrics.latency.labels(self.metrics.service, scope["method"], label).observe(
-                time.perf_counter() - started
-            )
+            self._record(scope, status["code"], time.perf_counter() - started)
             request_id_var.reset(token)
+
+    def _record(self, scope: dict, status: int, seconds: float) -> None:
+        route = scope.get("route")
+        label = getattr(route, "path", None) or "unmatched"
+        method = scope["method"]
+        self.metrics.requests.labels(self.metrics.service, method, label, str(status)).inc()
+        self.metrics.latency.labels(self.metrics.service, method, label).observe(seconds)
+        # One JSON line per request with its request id (probes only at DEBUG: they poll every few seconds).
+        level = logging.DEBUG if scope["path"] in QUIET_PATHS else logging.INFO
+        fields = {"service": self.metrics.service, "method": method, "path": scope["path"], "status": status}
+        fields["duration_ms"] = round(seconds * 1000, 1)
+        log.log(level, "%s %s %s", method, scope["path"], status, extra=fields)
 
     def _authorized(self, headers: dict[bytes, bytes]) -> bool:
         value = headers.get(b"authorization", b"")

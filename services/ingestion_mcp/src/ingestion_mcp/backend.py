@@ -23,6 +23,14 @@ from ingestion_contracts.gateway import (
     UpsertDocumentRequest,
     UpsertDocumentResponse,
 )
+from ingestion_contracts.vectors import (
+    VectorAddRequest,
+    VectorAddResponse,
+    VectorDeleteResponse,
+    VectorSearchRequest,
+    VectorSearchResponse,
+    VectorStoreInfo,
+)
 
 from .clients import ServiceClient
 
@@ -98,6 +106,24 @@ class Backend:
 
     async def delete_collection(self, name: str) -> DeleteCollectionResponse:
         return await self.gateway.json("DELETE", f"/v1/collections/{name}", DeleteCollectionResponse)
+
+    # gateway: raw vector stores ------------------------------------------------------------
+    async def vector_add(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
+        path = f"/v1/vector-stores/{store}/vectors"
+        return await self.gateway.json("POST", path, VectorAddResponse, json=_body(request))
+
+    async def vector_search(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
+        path = f"/v1/vector-stores/{store}/search"
+        return await self.gateway.json("POST", path, VectorSearchResponse, json=_body(request))
+
+    async def vector_delete(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
+        params = {"id": vector_id} | ({"namespace": namespace} if namespace is not None else {})
+        path = f"/v1/vector-stores/{store}/vectors"
+        return await self.gateway.json("DELETE", path, VectorDeleteResponse, params=params)
+
+    async def vector_store(self, store: str, namespace: str | None) -> VectorStoreInfo:
+        params = {"namespace": namespace} if namespace is not None else {}
+        return await self.gateway.json("GET", f"/v1/vector-stores/{store}", VectorStoreInfo, params=params)
 
     async def readiness(self) -> dict[str, str]:
         """Each service's /readyz, for the MCP endpoint's own /readyz."""

@@ -8,7 +8,7 @@ from mcp.server import MCPServer
 
 from . import __version__
 from .state import AppState
-from .tools import batch, docs_server, library, mcpvectordb, obsidian, primary, remote
+from .tools import batch, docs_server, library, mcpvectordb, obsidian, primary, remote, vector_store
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -23,13 +23,26 @@ Registrar = Callable[[MCPServer, AppState], None]
 PROFILES: dict[str, list[Registrar]] = {
     "ingestion": [primary.register, remote.register, library.register, batch.register],
     "mcpvectordb": [mcpvectordb.register],
+    "vector_store": [vector_store.register],
     "docs_server": [docs_server.register],
     "obsidian": [obsidian.register],
 }
 
 
+# A compatibility profile served alone answers `initialize` with the name and version its spec gives.
+IDENTITIES: dict[str, tuple[str, str]] = {"mcpvectordb": (mcpvectordb.SERVER_NAME, mcpvectordb.SERVER_VERSION)}
+
+
 class ProfileClash(ValueError):
     pass
+
+
+def identity(profiles: list[str]) -> tuple[str, str, str | None]:
+    """(name, version, instructions) the server announces for these profiles."""
+    if len(profiles) == 1 and profiles[0] in IDENTITIES:
+        return (*IDENTITIES[profiles[0]], None)
+    # The instructions name the ingestion tools: other profiles' tools describe themselves.
+    return "ingestion-mcp", __version__, INSTRUCTIONS if "ingestion" in profiles else None
 
 
 def _tool_names(registrars: list[Registrar], state: AppState) -> set[str]:
@@ -43,7 +56,8 @@ def build_server(state: AppState) -> MCPServer:
     # The backend is opened once by the caller and shared by every session: MCP's own lifespan
     # runs per session on streamable HTTP, and Milvus Lite allows one owner per data folder.
     profiles = state.settings.profiles
-    server = MCPServer(name="ingestion-mcp", version=__version__, instructions=INSTRUCTIONS)
+    server_name, version, instructions = identity(list(profiles))
+    server = MCPServer(name=server_name, version=version, instructions=instructions)
     owner: dict[str, str] = {}
     for profile in profiles:
         if profile not in PROFILES:

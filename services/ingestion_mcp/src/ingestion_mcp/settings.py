@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from ingestion_contracts import DEFAULT_COLLECTION, check_collection_name
+from ingestion_contracts.vectors import VectorMetric
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -74,11 +75,18 @@ class McpSettings(BaseSettings):
     vault_path: Path | None = None
     obsidian_collection: str = "obsidian_notes"
     index_batch_size: int = Field(default=16, ge=1, le=256)
+    # vector_store profile: the metric of stores created from now on (a store keeps the one it was made with).
+    vector_store_metric: VectorMetric = "cosine"
 
     @field_validator("allowed_origins", "profiles", "allowed_roots", "source_allowed_hosts", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("vector_store_metric", mode="before")
+    @classmethod
+    def _metric_name(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("default_collection")
     @classmethod

@@ -32,7 +32,7 @@ async def tools_list(state: Any) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("profile", ["docs_server", "obsidian"])
+@pytest.mark.parametrize("profile", ["ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian"])
 async def test_tools_list_matches_snapshot(profile: str, app_state: Any) -> None:
     current = await tools_list(profile_state(app_state, profiles=[profile]))
     path = SNAPSHOTS / f"{profile}.json"

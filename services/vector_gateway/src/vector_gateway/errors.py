@@ -44,3 +44,13 @@ def embedding_mismatch(collection: str, stored: tuple[int, str], model: str, dim
 
 def invalid(message: str, suggestion: str, **details: object) -> Unprocessable:
     return Unprocessable(message, code="INVALID_REQUEST", suggestion=suggestion, details=details or None)
+
+
+def dimension_mismatch(store: str, stored: int, given: int, what: str) -> Conflict:
+    return Conflict(
+        f"Vector store {store!r} holds {stored}-dimensional vectors, but the {what} has {given} dimensions.",
+        code="DIMENSION_MISMATCH",
+        suggestion=f"Send {stored}-dimensional vectors (the store's dimension is fixed by its first vector), "
+        "or use another store for this embedding model.",
+        details={"store": store, "store_dimension": stored, "given_dimension": given},
+    )

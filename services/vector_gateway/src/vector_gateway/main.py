@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import sys
@@ -16,10 +17,12 @@ from servicekit import ServiceError, configure_logging, create_service_app
 
 from . import __version__
 from .api.routes import router
+from .api.vector_routes import router as vector_router
 from .embedder import Embedder, EmbedderHolder
 from .service import GatewayService
 from .settings import GatewaySettings
 from .store import MilvusStore
+from .vectors import VectorStores
 
 log = logging.getLogger("vector_gateway")
 
@@ -31,6 +34,13 @@ def _connect(store: MilvusStore) -> None:
         log.error("Milvus not reachable at start-up: %s", exc.message)
 
 
+async def _sweep(service: GatewayService) -> None:
+    try:
+        await service.sweep_uncommitted()
+    except Exception as exc:  # noqa: BLE001 - searches ignore uncommitted rows; the next start tries again
+        log.warning("uncommitted-version sweep failed: %s", getattr(exc, "message", None) or exc)
+
+
 def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -> FastAPI:
     """The gateway app. ``embedder`` injects a loaded model (tests share one across apps)."""
     store = MilvusStore(
@@ -39,6 +49,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         dense_index=settings.dense_index,
         flush=settings.should_flush,
         stop_words=settings.bm25_stop_words,
+        analysis=settings.bm25_analysis,
     )
     embedders = EmbedderHolder(settings, embedder)
 
@@ -48,9 +59,13 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
             embedders.start_loading()
         # Neither the model nor Milvus holds up start-up: /healthz answers at once, /readyz tells when.
         threading.Thread(target=_connect, args=(store,), name="milvus-connect", daemon=True).start()
+        sweep = asyncio.create_task(_sweep(service))
         try:
             yield
         finally:
+            sweep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweep  # a Milvus call in flight finishes before the store closes
             await anyio.to_thread.run_sync(store.close)
 
     async def readiness() -> dict[str, str]:
@@ -60,14 +75,22 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         name="vector-gateway",
         version=__version__,
         description="Embeds chunks and stores them in Milvus; hybrid (BM25 + dense, RRF), semantic and keyword "
-        "search over collections of documents.",
+        "search over collections of documents; raw vector stores for caller-supplied embeddings.",
         auth_token=settings.token_value(),
         readiness=readiness,
         lifespan=lifespan,
     )
-    service = GatewayService(store, embedders, rrf_k=settings.rrf_k, observe=app.state.metrics.observe_stage)
+    service = GatewayService(
+        store,
+        embedders,
+        fusion=settings.hybrid_fusion,
+        candidates=settings.fusion_candidates,
+        observe=app.state.metrics.observe_stage,
+    )
     app.state.gateway = service
+    app.state.vectors = VectorStores(store)
     app.include_router(router)
+    app.include_router(vector_router)
     return app
 
 

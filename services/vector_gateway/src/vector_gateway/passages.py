@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .lexical import Analysis, analyze
+
 # Milvus VARCHAR limit. A server counts bytes, Lite counts characters: stay under it in bytes.
 MAX_VARCHAR_BYTES = 65_535
 HEADING_SEPARATOR = " > "
@@ -34,9 +36,9 @@ def passage_text(title: str, heading_path: Sequence[str], text: str) -> str:
     return "\n".join([*_context(title, heading_path), text])
 
 
-def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
-    """The text BM25 indexes: the same context words as the embedding, so titles match keywords."""
-    return truncate_utf8("\n".join([*_context(title, heading_path), text]))
+def search_text(title: str, heading_path: Sequence[str], text: str, analysis: Analysis = "raw") -> str:
+    """The text BM25 indexes: the same context words as the embedding (so titles match keywords), analysed."""
+    return truncate_utf8(analyze("\n".join([*_context(title, heading_path), text]), analysis))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
 
+from .lexical import ENGLISH_STOP_WORDS
 from .passages import MAX_VARCHAR_BYTES
 
 REGISTRY = "_documents"
@@ -77,20 +78,14 @@ def _document_fields(schema: Any) -> None:
     schema.add_field("metadata", DataType.JSON)
 
 
-# Lucene's English stop set. Milvus Lite has no `english` analyzer and no stemmer, but it does run a
-# `stop` filter: dropping these keeps BM25 from matching passages on "the" and "was" alone.
-ENGLISH_STOP_WORDS = (
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
-    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
-    "will", "with",
-)  # fmt: skip
-
-
 def analyzer_params(stop_words: str) -> dict[str, Any]:
-    """What the BM25 field's analyzer does: standard tokens, lower-cased, English stop words removed."""
+    """What the BM25 field's analyzer does: standard tokens, lower-cased, English stop words removed.
+
+    Milvus Lite has no `english` analyzer and no stemmer, but it runs a `stop` filter; stemming is done
+    before the text reaches Milvus (lexical.py)."""
     filters: list[Any] = ["lowercase"]
     if stop_words == "english":
-        filters.append({"type": "stop", "stop_words": list(ENGLISH_STOP_WORDS)})
+        filters.append({"type": "stop", "stop_words": sorted(ENGLISH_STOP_WORDS)})
     return {"tokenizer": "standard", "filter": filters}
 
 

@@ -2,7 +2,8 @@
 
 Scores are 0..1, higher is better:
 - semantic: cosine similarity of the query and passage embeddings (negative values clamp to 0);
-- hybrid: Milvus RRF score divided by its maximum 2 / (k + 1), so 1.0 = first in both rankings;
+- hybrid: the fused score (fusion.py): by default 0.5 x min-max(cosine) + 0.5 x min-max(BM25) over the
+  candidates of both lists, so 1.0 = best in both;
 - keyword: BM25 score divided by the best BM25 score among this search's hits (the best hit
   scores 1.0). BM25 scores have no fixed scale, so keyword scores rank hits within one search
   and are not comparable across queries.
@@ -15,11 +16,14 @@ from typing import Any
 
 from ingestion_contracts.gateway import SearchHit
 
+from . import lexical
+from .fusion import Fusion
 from .schema import REGISTRY
 from .store import MAX_TOPK, MilvusStore
 from .upsert import registry_key
 
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
+CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
 
 
 @dataclass
@@ -53,8 +57,28 @@ def hit_from_entity(collection: str, entity: dict[str, Any], score: float) -> Se
 
 
 def live_versions(store: MilvusStore, collection: str, doc_ids: set[str]) -> dict[str, str]:
-    rows = store.registry_get([registry_key(collection, d) for d in sorted(doc_ids)])
+    # Only what liveness needs: every search pays for this lookup.
+    rows = store.registry_get([registry_key(collection, d) for d in sorted(doc_ids)], ["key", "doc_id", "version"])
     return {row["doc_id"]: row["version"] for row in rows.values()}
+
+
+def _live(
+    store: MilvusStore, collection: str, found: list[list[tuple[float, dict[str, Any]]]]
+) -> list[list[ScoredHit]]:
+    """Each ranking without chunks of versions the registry does not name (one registry lookup for all)."""
+    live = live_versions(store, collection, {entity["doc_id"] for hits in found for _, entity in hits})
+    return [[ScoredHit(s, collection, e) for s, e in hits if live.get(e["doc_id"]) == e["version"]] for hits in found]
+
+
+def _hybrid(dense: list[ScoredHit], sparse: list[ScoredHit], fusion: Fusion) -> list[ScoredHit]:
+    entities = {h.entity["chunk_id"]: h for h in (*dense, *sparse)}
+    fused = fusion.fuse([(h.entity["chunk_id"], h.raw) for h in dense], [(h.entity["chunk_id"], h.raw) for h in sparse])
+    return [ScoredHit(score, entities[key].collection, entities[key].entity) for key, score in fused]
+
+
+def _with_fields(store: MilvusStore, collection: str, hits: list[ScoredHit]) -> list[ScoredHit]:
+    rows = store.fetch(collection, [h.entity["chunk_id"] for h in hits])
+    return [ScoredHit(h.raw, collection, rows[h.entity["chunk_id"]]) for h in hits if h.entity["chunk_id"] in rows]
 
 
 def search_collection(
@@ -66,34 +90,38 @@ def search_collection(
     text: str,
     top_k: int,
     expr: str,
-    rrf_k: int,
+    fusion: Fusion,
+    candidates: int,
 ) -> list[ScoredHit]:
-    """Top ``top_k`` live hits of one collection (re-queries wider when stale rows were dropped)."""
-    limit = top_k
+    """Top ``top_k`` live hits of one collection (re-queries wider when stale rows were dropped).
+
+    Hybrid: the dense and the BM25 ranking, ``candidates`` deep with only the fields fusion and liveness
+    need, stale versions dropped, fused; then the full fields of the ``top_k`` winners in one query."""
+    text = lexical.analyze(text, store.analysis_of(collection)) or text
+    hybrid = mode == "hybrid"
+    modes, fields = (("semantic", "keyword"), CANDIDATE_FIELDS) if hybrid else ((mode,), None)
+    limit = max(top_k, candidates) if hybrid else top_k
     while True:
-        raw = store.search(collection, mode=mode, vector=vector, text=text, limit=limit, expr=expr, rrf_k=rrf_k)
-        live = live_versions(store, collection, {entity["doc_id"] for _, entity in raw})
-        kept = [ScoredHit(s, collection, e) for s, e in raw if live.get(e["doc_id"]) == e["version"]]
-        if len(kept) >= top_k or len(raw) < limit or limit >= MAX_TOPK:
-            return kept[:top_k]
+        found = [store.search(collection, mode=m, vector=vector, text=text, limit=limit, expr=expr, fields=fields)
+                 for m in modes]  # fmt: skip
+        kept = _live(store, collection, found)
+        merged = _hybrid(kept[0], kept[1], fusion) if hybrid else kept[0]
+        exhausted = all(len(hits) < limit for hits in found)
+        if len(merged) >= top_k or exhausted or limit >= MAX_TOPK:
+            return _with_fields(store, collection, merged[:top_k]) if hybrid else merged[:top_k]
         limit = min(limit * GROWTH, MAX_TOPK)
 
 
-def normalize(mode: str, hits: list[ScoredHit], rrf_k: int) -> list[float]:
-    if mode == "semantic":
+def normalize(mode: str, hits: list[ScoredHit]) -> list[float]:
+    if mode in ("semantic", "hybrid"):  # cosine, or already fused to 0..1
         return [h.raw for h in hits]
-    if mode == "hybrid":
-        best = 2.0 / (rrf_k + 1)
-        return [h.raw / best for h in hits]
     top = max((h.raw for h in hits), default=0.0)
     return [h.raw / top if top > 0 else 0.0 for h in hits]
 
 
-def merge(
-    mode: str, per_collection: list[list[ScoredHit]], *, top_k: int, rrf_k: int, min_score: float | None
-) -> list[SearchHit]:
+def merge(mode: str, per_collection: list[list[ScoredHit]], *, top_k: int, min_score: float | None) -> list[SearchHit]:
     hits = [h for group in per_collection for h in group]
-    scores = normalize(mode, hits, rrf_k)
+    scores = normalize(mode, hits)
     ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: pair[0], reverse=True)
     threshold = min_score if min_score is not None else float("-inf")
     return [hit_from_entity(h.collection, h.entity, s) for s, h in ranked if s >= threshold][:top_k]

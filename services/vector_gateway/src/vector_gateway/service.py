@@ -6,6 +6,7 @@ Every Milvus or model call blocks, so each operation runs as one function in a w
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -29,16 +30,18 @@ from ingestion_contracts.gateway import (
     UpsertDocumentResponse,
 )
 
-from . import errors
+from . import errors, recovery
 from .documents import DocumentOrder, DocumentReader
 from .embedder import Embedder, EmbedderHolder
 from .filters import COLLECTION_KEY, FilterError, build_filter, quote
+from .fusion import Fusion
 from .locks import KeyedLocks
 from .schema import REGISTRY
 from .search import chunk_total, merge, search_collection
 from .store import MilvusStore
 from .upsert import DocumentWriter, plan
 
+log = logging.getLogger("vector_gateway")
 T = TypeVar("T")
 Observe = Callable[[str, float], None]
 
@@ -49,11 +52,18 @@ def _ignore(_stage: str, _seconds: float) -> None:
 
 class GatewayService:
     def __init__(
-        self, store: MilvusStore, embedders: EmbedderHolder, *, rrf_k: int = 60, observe: Observe | None = None
+        self,
+        store: MilvusStore,
+        embedders: EmbedderHolder,
+        *,
+        fusion: Fusion | None = None,
+        candidates: int = 30,
+        observe: Observe | None = None,
     ) -> None:
         self.store = store
         self.embedders = embedders
-        self.rrf_k = rrf_k
+        self.fusion = fusion or Fusion()
+        self.candidates = candidates
         self.observe = observe or _ignore
         self.documents = DocumentReader(store)
         self._locks = KeyedLocks()
@@ -171,6 +181,30 @@ class GatewayService:
 
         return guarded
 
+    async def sweep_uncommitted(self) -> int:
+        """Delete chunk rows of versions no registry row names (left by a writer killed mid-write)."""
+        started, removed = time.perf_counter(), 0
+        for collection in await self._run(self.store.list_collections):
+            stale = await self._stale_versions(collection)
+            for doc_id, versions in stale.items():
+                async with self._locks.hold([f"{collection}/{doc_id}"]):
+                    removed += await self._run(recovery.delete_uncommitted, self.store, collection, doc_id, versions)
+            if stale:
+                await self._run(recovery.flush, self.store, collection)
+        log.info("uncommitted-version sweep done: %d chunk rows removed in %.0f ms", removed,
+                 (time.perf_counter() - started) * 1000)  # fmt: skip
+        return removed
+
+    async def _stale_versions(self, collection: str, attempts: int = 5) -> dict[str, set[str]]:
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._run(recovery.uncommitted_versions, self.store, collection)
+            except Exception:
+                if attempt == attempts:
+                    raise
+                await anyio.sleep(attempt)
+        return {}
+
     # -- search and embeddings -----------------------------------------------------------------
     def _targets(self, request: SearchRequest) -> list[str]:
         available = self.store.list_collections()
@@ -199,14 +233,15 @@ class GatewayService:
             embedding_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         options = {"mode": request.mode, "vector": vector, "text": request.query, "top_k": request.top_k}
-        groups = [search_collection(self.store, n, expr=expr, rrf_k=self.rrf_k, **options) for n in names]
-        hits = merge(request.mode, groups, top_k=request.top_k, rrf_k=self.rrf_k, min_score=request.min_score)
+        tuning = {"fusion": self.fusion, "candidates": self.candidates}
+        groups = [search_collection(self.store, n, expr=expr, **tuning, **options) for n in names]
+        hits = merge(request.mode, groups, top_k=request.top_k, min_score=request.min_score)
         search_ms = (time.perf_counter() - started) * 1000
         self.observe("search", search_ms / 1000)
         return SearchResponse(
             hits=hits,
             mode=request.mode,
-            total_searched=chunk_total(self.store, names),
+            total_searched=chunk_total(self.store, names) if request.include_total or not hits else None,
             embedding_ms=round(embedding_ms, 3),
             search_ms=round(search_ms, 3),
         )

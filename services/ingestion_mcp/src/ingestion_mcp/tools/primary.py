@@ -223,12 +223,12 @@ def _register_search(server: MCPServer, state: AppState) -> None:
         Searches every collection unless `collection` is given. Returns the best passages first.
         Use get_collections to see what is indexed.
         """
+        detailed = response_format == "detailed"
         request = SearchRequest(
             query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]
-            top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score,
+            top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score, include_total=detailed,
         )  # fmt: skip
         found = await state.search(request)
-        detailed = response_format == "detailed"
         items = [search_item(hit, detailed) for hit in found.hits]
         where = f"'{collection}'" if collection else "all collections"
         out = SearchOutput(

@@ -1,0 +1,94 @@
+"""Search latency: the MCP `search` tool, the gateway's /v1/search, and the raw path, on one collection.
+
+The raw path is what a hand-written client would do: embed the query with the same model, then one
+pymilvus ``hybrid_search`` (dense + BM25, RRF k=60) on the same Milvus Lite collection. The three are
+interleaved query by query, so load on the machine hits them alike.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ingestion_contracts.gateway import SearchRequest
+from ingestion_mcp.server import build_server
+from ingestion_mcp.state import AppState
+from mcp import Client
+from vector_gateway import lexical
+from vector_gateway.embedder import Embedder, create_embedder
+from vector_gateway.settings import GatewaySettings
+
+from .pipeline import Stack
+
+TOP_K = 10
+OUTPUT_FIELDS = ["chunk_id", "doc_id", "text", "source", "title", "page", "heading_path"]
+
+
+def summary(samples_ms: list[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2),
+            "mean_ms": round(statistics.fmean(ordered), 2), "n": len(ordered)}  # fmt: skip
+
+
+class RawPath:
+    """Embed + one pymilvus hybrid_search, with no gateway in between."""
+
+    def __init__(self, milvus_uri: str, collection: str, embedder: Embedder) -> None:
+        from pymilvus import MilvusClient
+
+        self.client = MilvusClient(milvus_uri)
+        self.collection = collection
+        self.embedder = embedder
+        self.client.load_collection(collection)
+
+    def search(self, query: str) -> list[Any]:
+        from pymilvus import AnnSearchRequest, RRFRanker
+
+        vector = self.embedder.embed_query(query)
+        dense = AnnSearchRequest([vector], "vector", {"metric_type": "COSINE", "params": {"ef": 64}}, TOP_K)
+        text = lexical.analyze(query, "snowball_en") or query
+        sparse = AnnSearchRequest([text], "sparse", {"metric_type": "BM25", "params": {}}, TOP_K)
+        requests = [dense, sparse]
+        return self.client.hybrid_search(self.collection, requests, RRFRanker(60), limit=TOP_K,
+                                         output_fields=OUTPUT_FIELDS)[0]  # fmt: skip
+
+
+async def _timed(fn: Callable[[str], Awaitable[Any]], query: str) -> float:
+    started = time.perf_counter()
+    await fn(query)
+    return (time.perf_counter() - started) * 1000
+
+
+async def measure(stack: Stack, milvus_uri: str, collection: str, queries: list[str]) -> dict[str, Any]:
+    raw = RawPath(milvus_uri, collection, create_embedder(GatewaySettings()))
+    state = AppState.create(stack.settings, stack.backend)
+    samples: dict[str, list[float]] = {"mcp": [], "gateway_api": [], "raw": []}
+    async with Client(build_server(state)) as client:
+
+        async def via_mcp(query: str) -> None:
+            answer = await client.call_tool("search", {"query": query, "collection": collection, "top_k": TOP_K})
+            if answer.is_error:
+                raise RuntimeError(f"MCP search failed: {answer.structured_content}")
+
+        async def via_gateway(query: str) -> None:
+            await stack.backend.search(SearchRequest(query=query, collections=[collection], top_k=TOP_K))
+
+        async def via_raw(query: str) -> None:
+            raw.search(query)
+
+        paths = {"mcp": via_mcp, "gateway_api": via_gateway, "raw": via_raw}
+        for query in queries[:5]:  # warm-up, not measured
+            for fn in paths.values():
+                await fn(query)
+        for query in queries:
+            for name, fn in paths.items():
+                samples[name].append(await _timed(fn, query))
+    results = {name: summary(values) for name, values in samples.items()}
+    results["mcp_over_raw_p50"] = round(results["mcp"]["p50_ms"] / results["raw"]["p50_ms"], 3)
+    results["gateway_over_raw_p50"] = round(results["gateway_api"]["p50_ms"] / results["raw"]["p50_ms"], 3)
+    results["top_k"] = TOP_K
+    results["chunks"] = raw.client.query(collection, filter="", output_fields=["count(*)"])[0]["count(*)"]
+    return results

@@ -1,0 +1,77 @@
+"""The real services on the embedded default (in-process, Milvus Lite in a data folder, the bundled model)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingestion_contracts.gateway import SearchRequest
+from ingestion_mcp.backend import Backend
+from ingestion_mcp.embedded import embedded_backend
+from ingestion_mcp.errors import ToolFailure
+from ingestion_mcp.pipeline import BatchItem, Ingestor
+from ingestion_mcp.settings import McpSettings
+
+from .data import SOURCE_PREFIX, Doc
+from .metrics import fold_to_documents
+
+SEARCH_DEPTH = 100  # chunks per query (the gateway's top_k ceiling); folded to documents for the metrics
+
+
+@dataclass
+class Stack:
+    settings: McpSettings
+    backend: Backend
+    ingestor: Ingestor
+
+
+@contextlib.asynccontextmanager
+async def open_stack(data_dir: Path) -> AsyncIterator[Stack]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
+        os.environ.pop(name, None)
+    settings = McpSettings(data_dir=data_dir, allowed_roots=[data_dir], request_timeout_s=3600)
+    async with embedded_backend(settings) as backend:
+        yield Stack(settings, backend, Ingestor(backend, settings))
+
+
+def batch_items(docs: list[Doc]) -> list[BatchItem]:
+    return [BatchItem(text=doc.text, name=doc.title, source=doc.source) for doc in docs]
+
+
+async def ingest(
+    stack: Stack,
+    docs: list[Doc],
+    *,
+    collection: str,
+    chunking: str = "default",
+    batch_size: int = 256,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> dict[str, float]:
+    """Ingest ``docs`` through chunker and gateway in batches (one chunker call and one upsert each)."""
+    chunks = 0
+    started = time.perf_counter()
+    for first in range(0, len(docs), batch_size):
+        outcomes = await stack.ingestor.ingest_many(
+            batch_items(docs[first : first + batch_size]), collection=collection, chunking=chunking
+        )
+        failures = [o for o in outcomes if isinstance(o, ToolFailure)]
+        if failures:
+            raise RuntimeError(f"{len(failures)} documents failed to ingest; first: {failures[0].message}")
+        chunks += sum(o.chunks for o in outcomes if not isinstance(o, ToolFailure))
+        if on_batch:
+            on_batch(min(first + batch_size, len(docs)), len(docs))
+    seconds = time.perf_counter() - started
+    return {"documents": len(docs), "chunks": chunks, "seconds": round(seconds, 2)}
+
+
+async def ranked_documents(stack: Stack, query: str, *, collection: str, mode: str) -> list[str]:
+    """Corpus ids ranked by their best chunk, through the gateway's search API."""
+    found = await stack.backend.search(
+        SearchRequest(query=query, collections=[collection], mode=mode, top_k=SEARCH_DEPTH)  # type: ignore[arg-type]
+    )
+    return fold_to_documents(hit.source.removeprefix(SOURCE_PREFIX) for hit in found.hits)

@@ -1,0 +1,122 @@
+"""Write a benchmark result as JSON, a Markdown table and a PNG chart."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ANCHORS = {  # published nDCG@10 on BEIR SciFact (test)
+    "BM25, BEIR paper": 0.665,
+    "BM25, Anserini flat": 0.679,
+    "all-MiniLM-L6-v2 dense": 0.645,
+}
+MODES = ("keyword", "semantic", "hybrid")
+
+
+def machine() -> dict[str, Any]:
+    import psutil
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "python": platform.python_version(), "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    }  # fmt: skip
+
+
+def markdown(result: dict[str, Any]) -> str:
+    m, lines = result["machine"], []
+    lines.append(f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
+                 f"embedding on {result.get('device', 'cpu')}; {m['date']}.")  # fmt: skip
+    if quality := result.get("quality"):
+        corpus = quality["corpus"]
+        lines += ["", f"**Retrieval quality**: SciFact, {corpus['documents']} documents ({corpus['chunks']} chunks, "
+                  f"preset `{corpus['chunking']}`), {quality['hybrid']['queries']} queries; chunk hits folded to "
+                  "documents.", "", "| mode | nDCG@10 | Recall@100 | MRR@10 |", "|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {mode} | {quality[mode]['ndcg@10']:.3f} | {quality[mode]['recall@100']:.3f} | "
+                  f"{quality[mode]['mrr@10']:.3f} |" for mode in MODES]  # fmt: skip
+        lines += [f"| *{name}* (published) | {value:.3f} | | |" for name, value in ANCHORS.items()]
+    if throughput := result.get("throughput"):
+        p, r = throughput["pipeline"], throughput["raw_encode"]
+        lines += ["", f"**Ingest throughput** ({throughput['documents']} documents, {p['chunks']} chunks, "
+                  f"chunk -> embed -> store): pipeline {p['chunks_per_s']:.1f} chunks/s vs raw `encode` "
+                  f"{r['chunks_per_s']:.1f} chunks/s = **{throughput['ratio']:.2f}x** of the raw rate."]  # fmt: skip
+        if files := throughput.get("files"):
+            lines.append(f"With docling converting Markdown files first: {files['chunks_per_s']:.1f} chunks/s "
+                         f"({files['ratio']:.2f}x of raw encode).")  # fmt: skip
+    if latency := result.get("latency"):
+        lines += [
+            "",
+            f"**Search latency** (hybrid, top_k={latency['top_k']}, {latency['chunks']} chunks, "
+            f"{latency['raw']['n']} queries):",
+            "",
+            "| path | p50 ms | p95 ms | p50 vs raw |",
+            "|---|---|---|---|",
+        ]
+        for name, label in (("raw", "embed + pymilvus hybrid_search"), ("gateway_api", "gateway /v1/search"),
+                            ("mcp", "MCP `search` tool")):  # fmt: skip
+            row = latency[name]
+            lines.append(f"| {label} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} | "
+                         f"{row['p50_ms'] / latency['raw']['p50_ms']:.2f}x |")  # fmt: skip
+    if scale := result.get("scale"):
+        lines += ["", "**Scale** (gateway process over loopback HTTP, hybrid top_k=10):", "",
+                  "| chunks | p50 ms | p95 ms | gateway RSS MB |", "|---|---|---|---|"]  # fmt: skip
+        for size in scale["sizes"].values():
+            lines.append(f"| {size['chunks']:,} | {size['search']['p50_ms']:.1f} | {size['search']['p95_ms']:.1f} | "
+                         f"{size['gateway_rss_mb']:.0f} |")  # fmt: skip
+        lines.append(f"Idle resident memory: docling {scale.get('docling_rss_mb', 0):.0f} MB, "
+                     f"chunker {scale.get('chunker_rss_mb', 0):.0f} MB.")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def chart(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    if quality := result.get("quality"):
+        values = [quality[mode]["ndcg@10"] for mode in MODES]
+        axes[0].bar(MODES, values, color=["#8da0cb", "#66c2a5", "#fc8d62"])
+        for name, value in ANCHORS.items():
+            axes[0].axhline(value, linestyle="--", linewidth=0.8, color="grey")
+            axes[0].text(2.45, value, name, fontsize=7, va="bottom", ha="right", color="grey")
+        for x, value in enumerate(values):
+            axes[0].text(x, value + 0.005, f"{value:.3f}", ha="center", fontsize=9)
+        axes[0].set_ylim(0.5, 0.8)
+        axes[0].set_title("SciFact nDCG@10")
+    if latency := result.get("latency"):
+        names = ["raw", "gateway_api", "mcp"]
+        labels = ["raw pymilvus", "gateway API", "MCP tool"]
+        axes[1].bar([x - 0.2 for x in range(3)], [latency[n]["p50_ms"] for n in names], width=0.4, label="p50")
+        axes[1].bar([x + 0.2 for x in range(3)], [latency[n]["p95_ms"] for n in names], width=0.4, label="p95")
+        axes[1].set_xticks(range(3), labels)
+        axes[1].set_ylabel("ms")
+        axes[1].legend()
+        axes[1].set_title("Hybrid search latency")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(result: dict[str, Any], out_dir: Path, stem: str = "latest") -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out_dir / f"{stem}.json", "markdown": out_dir / f"{stem}.md", "png": out_dir / f"{stem}.png"}
+    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["markdown"].write_text(markdown(result))
+    chart(result, paths["png"])
+    return paths

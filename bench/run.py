@@ -1,0 +1,111 @@
+"""`make bench` / `python -m bench.run`: quality, throughput, latency and scale through the real services.
+
+    python -m bench.run                    # the full run (SciFact: 5,183 docs, 300 queries; ~40 min on 2 cores)
+    python -m bench.run --quick            # 50 queries, their documents + 250 others, no scale (~3 min)
+
+Writes <out>/<stem>.json, .md and .png (default bench/results/latest.*).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import latency, report, scale, throughput
+from .data import DEFAULT_DIR, load
+from .metrics import evaluate
+from .pipeline import Stack, ingest, open_stack, ranked_documents
+
+ROOT = Path(__file__).resolve().parent
+QUALITY_COLLECTION = "scifact"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a small subset, no scale run (what CI's smoke test uses)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DIR, help="SciFact folder (BEIR format)")
+    parser.add_argument("--queries", type=int, help="evaluate the first N test queries (default: all 300)")
+    parser.add_argument("--extra-docs", type=int, help="with --queries: this many distractor documents")
+    parser.add_argument("--chunking", default="default", choices=["default", "dense", "sparse"])
+    parser.add_argument("--throughput-docs", type=int, default=300, help="documents for the throughput run")
+    parser.add_argument("--latency-queries", type=int, default=100)
+    parser.add_argument("--skip", action="append", default=[], choices=["quality", "throughput", "latency", "scale"])
+    parser.add_argument("--out", type=Path, default=ROOT / "results")
+    parser.add_argument("--stem", default="latest")
+    parser.add_argument("--work-dir", type=Path, default=ROOT / "results" / "tmp" / "run")
+    parser.add_argument(
+        "--keep-index",
+        action="store_true",
+        help="reuse the work dir's index: unchanged documents are skipped by content hash (re-measure quickly)",
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.queries, args.extra_docs = args.queries or 50, args.extra_docs or 250
+        args.throughput_docs, args.latency_queries = min(args.throughput_docs, 40), min(args.latency_queries, 20)
+        args.skip = [*args.skip, "scale"]
+    return args
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+async def quality(stack: Stack, args: argparse.Namespace, data: Any) -> dict[str, Any]:
+    log(f"ingesting {len(data.docs)} documents (preset {args.chunking})")
+    corpus = await ingest(stack, data.docs, collection=QUALITY_COLLECTION, chunking=args.chunking,
+                          on_batch=lambda done, total: log(f"  {done}/{total} documents"))  # fmt: skip
+    out: dict[str, Any] = {"corpus": {**corpus, "chunking": args.chunking}}
+    for mode in report.MODES:
+        started = time.perf_counter()
+        runs = {qid: await ranked_documents(stack, text, collection=QUALITY_COLLECTION, mode=mode)
+                for qid, text in data.queries.items()}  # fmt: skip
+        out[mode] = evaluate(runs, data.qrels)
+        log(f"  {mode}: {out[mode]} ({time.perf_counter() - started:.0f} s)")
+    return out
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    data = load(args.data).subset(args.queries, args.extra_docs)
+    if not args.keep_index:
+        shutil.rmtree(args.work_dir, ignore_errors=True)
+    result: dict[str, Any] = {"machine": report.machine(), "device": throughput.encode_device()}
+    async with open_stack(args.work_dir) as stack:
+        if "quality" not in args.skip:
+            result["quality"] = await quality(stack, args, data)
+        if "throughput" not in args.skip:
+            log(f"throughput on {args.throughput_docs} documents")
+            docs, warmup = data.docs[: args.throughput_docs], data.docs[args.throughput_docs :][:4]
+            result["throughput"] = await throughput.measure(
+                stack, docs, warmup, chunking=args.chunking, files_dir=args.work_dir / "files"
+            )
+            log(f"  {result['throughput']}")
+        if "latency" not in args.skip and "quality" not in args.skip:
+            log("latency: MCP tool vs gateway API vs raw pymilvus")
+            queries = list(data.queries.values())[: args.latency_queries]
+            milvus_uri = str(args.work_dir / "milvus.db")
+            result["latency"] = await latency.measure(stack, milvus_uri, QUALITY_COLLECTION, queries)
+            log(f"  {result['latency']}")
+        if "scale" not in args.skip and "quality" not in args.skip:
+            log("scale: 10k and 100k chunks behind a gateway process")
+            queries = list(data.queries.values())[:100]
+            source = str(args.work_dir / "milvus.db")
+            result["scale"] = scale.measure(args.work_dir, source, QUALITY_COLLECTION, queries)
+            log(f"  {result['scale']}")
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    result = asyncio.run(run(args))
+    paths = report.write(result, args.out, args.stem)
+    print(report.markdown(result))
+    log(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+if __name__ == "__main__":
+    main()

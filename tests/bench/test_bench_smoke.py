@@ -1,0 +1,34 @@
+"""The benchmark runs end to end on a small SciFact subset through the real services (no figure is held
+to a target here: the point is that `make bench` works and reports every number)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import run
+from bench.data import DEFAULT_DIR
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.mark.skipif(not (DEFAULT_DIR / "corpus.jsonl").is_file(), reason="shared/bench/scifact is not beside the repo")
+def test_quick_benchmark_reports_every_figure(tmp_path: Path) -> None:
+    out, work = str(tmp_path / "out"), str(tmp_path / "work")
+    run.main(["--quick", "--queries", "20", "--extra-docs", "60", "--throughput-docs", "20",
+              "--latency-queries", "10", "--out", out, "--work-dir", work])  # fmt: skip
+    result = json.loads((tmp_path / "out" / "latest.json").read_text())
+    quality = result["quality"]
+    assert quality["corpus"]["documents"] >= 80 and quality["corpus"]["chunks"] >= quality["corpus"]["documents"]
+    for mode in ("keyword", "semantic", "hybrid"):
+        assert quality[mode]["queries"] == 20
+        # On 20 queries among ~80 documents every mode finds most answers; a broken fold or id mapping gives ~0.
+        assert quality[mode]["ndcg@10"] > 0.5, (mode, quality[mode])
+    assert result["throughput"]["pipeline"]["chunks"] == result["throughput"]["raw_encode"]["chunks"]
+    assert result["throughput"]["ratio"] > 0
+    for path in ("raw", "gateway_api", "mcp"):
+        assert result["latency"][path]["n"] == 10 and result["latency"][path]["p50_ms"] > 0
+    assert "| hybrid |" in (tmp_path / "out" / "latest.md").read_text()
+    assert (tmp_path / "out" / "latest.png").stat().st_size > 10_000
