@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run run-stdio test lint format bench bench-quick compose-smoke fixtures
+.PHONY: install run run-stdio test lint format bench bench-quick load compose-smoke fixtures
 
 install:
 	@scripts/install.sh
@@ -28,6 +28,9 @@ bench: install  ## retrieval quality (SciFact), ingest throughput, search latenc
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick
+
+load: install  ## loopback load test: N MCP clients mix ingest + search against real service processes
+	$(VENV)/python scripts/load_test.py --clients $${CLIENTS:-8} --duration $${DURATION:-120}
 
 compose-smoke:  ## needs a Docker engine: build, start, ingest + search through MCP, tear down
 	scripts/compose_smoke.sh

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from chunker_service.chunker import TextChunker
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,3 +48,20 @@ def test_random_text_meets_every_promise(chunker: TextChunker, check, text, wind
 def test_arbitrary_unicode_meets_every_promise(chunker: TextChunker, check, text, window) -> None:
     size, overlap = window
     check(text, chunker.chunk(text, window=size, overlap=overlap), size, overlap)
+
+
+_PROSE_WORDS = st.sampled_from(["the", "cell", "protein", "gene", "study", "results", "patients", "model", "data"])
+
+
+@_SETTINGS
+@given(words=st.lists(_PROSE_WORDS, min_size=40, max_size=500), window=_window())
+def test_prose_overlaps_exactly_as_configured(chunker: TextChunker, counter, words, window) -> None:
+    # Words of one token each, single spaces: nothing forces an overlap to shrink, so each chunk repeats
+    # exactly `overlap` tokens before the previous chunk's end, or all the text there is when less
+    # (the checker above only bounds the overlap from above).
+    size, overlap = window
+    text = " ".join(words) + "."
+    chunks = chunker.chunk(text, window=size, overlap=overlap, markdown=False).chunks
+    for previous, chunk in itertools.pairwise(chunks):
+        shared = counter.count(text[chunk.start : previous.end]) if chunk.start < previous.end else 0
+        assert shared == min(overlap, counter.count(text[: previous.end])), (size, overlap, previous, chunk)

@@ -67,6 +67,11 @@ async def test_errors_are_instructive_and_never_raise(connect, call_tool, docs_d
         short = await call_tool(client, "ingest_text", text="too short to chunk")
         assert short["error"].startswith("Text too short (18 characters). Minimum is 50")
 
+        before = (await call_tool(client, "get_collections"))["collections"]
+        noise = await call_tool(client, "ingest_text", text="\x00\x01\x02 *** ---" * 20, name="noise")
+        assert noise["success"] is False and noise["error"].startswith("Text has no letters or digits"), noise
+        assert (await call_tool(client, "get_collections"))["collections"] == before  # nothing written
+
 
 async def test_unknown_collection_lists_the_available_ones(connect, call_tool) -> None:
     async with connect() as client:

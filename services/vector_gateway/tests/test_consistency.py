@@ -44,8 +44,9 @@ async def test_failed_write_leaves_the_index_as_it_was(
         monkeypatch.setattr(store, "registry_upsert", registry_down)
 
     new = make_doc("f.md", ["Replacement wildebeest one.", "Replacement two.", "Replacement three.", "Four."])
-    response = await client.post(f"/v1/collections/{name}/documents", json=new)
+    response = await client.post(f"/v1/collections/{name}/documents", json=new, headers={"X-Request-ID": "fault-1"})
     assert response.status_code == 500 and response.json()["code"] == "INTERNAL_ERROR"
+    assert response.json()["request_id"] == "fault-1"  # the 500 handler runs outside the middleware
     monkeypatch.undo()
 
     assert await _state(client, name, doc_id) == before

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from ingestion_contracts import ErrorBody
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .context import request_id_var
+from .context import REQUEST_ID_SCOPE_KEY, request_id_var
 
 log = logging.getLogger("servicekit.errors")
 
@@ -109,6 +109,12 @@ def install_error_handlers(app: FastAPI) -> None:
         return response
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", exc_info=exc)
-        return _body(500, "INTERNAL_ERROR", "Internal error; the request id is in the logs.", "Retry later.")
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette runs this handler outside the middleware, which has reset the request id by now:
+        # take it back from the scope so the log line and the answer name the same request.
+        token = request_id_var.set(request.scope.get(REQUEST_ID_SCOPE_KEY))
+        try:
+            log.exception("unhandled error", exc_info=exc)
+            return _body(500, "INTERNAL_ERROR", "Internal error; the request id is in the logs.", "Retry later.")
+        finally:
+            request_id_var.reset(token)

@@ -11,7 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from .context import REQUEST_ID_HEADER, request_id_var
+from .context import REQUEST_ID_HEADER, REQUEST_ID_SCOPE_KEY, request_id_var
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 QUIET_PATHS = frozenset({*OPEN_PATHS, "/metrics"})
@@ -60,6 +60,7 @@ class ServiceMiddleware:
         headers = dict(scope.get("headers") or [])
         request_id = _valid_request_id(headers.get(_HEADER, b"")) or uuid.uuid4().hex
         token = request_id_var.set(request_id)
+        scope[REQUEST_ID_SCOPE_KEY] = request_id  # for the 500 handler, which runs outside this middleware
         status = {"code": 500}
 
         async def send_wrapper(message: dict) -> None:

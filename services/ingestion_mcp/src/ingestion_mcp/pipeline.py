@@ -306,6 +306,12 @@ class Ingestor:
                 "Provide more content or combine with other text before ingesting.",
                 code="TEXT_TOO_SHORT",
             )
+        if not any(character.isalnum() for character in stripped):
+            raise ToolFailure(
+                "Text has no letters or digits (only punctuation, symbols or control characters).",
+                "Send the readable text of the document; if it came from a file, try ingest_document instead.",
+                code="NO_TEXT",
+            )
         if len(text) > self.settings.max_text_chars:
             raise ToolFailure(
                 f"Text too long ({len(text)} characters). Maximum is {self.settings.max_text_chars}.",
