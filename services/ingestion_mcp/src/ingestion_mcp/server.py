@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult
+from pydantic import ValidationError
 
 from . import __version__
+from .errors import ToolFailure, failure_from
 from .state import AppState
-from .tools import batch, docs_server, library, mcpvectordb, obsidian, primary, remote, vector_store
+from .tools import (
+    batch,
+    docs_server,
+    docs_server_models,
+    library,
+    mcpvectordb,
+    obsidian,
+    primary,
+    primary_models,
+    remote,
+    vector_store,
+)
+from .tools.common import ErrorRenderer, result
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -45,6 +62,40 @@ def identity(profiles: list[str]) -> tuple[str, str, str | None]:
     return "ingestion-mcp", __version__, INSTRUCTIONS if "ingestion" in profiles else None
 
 
+def _shaped(render: ErrorRenderer) -> Callable[[ToolFailure], CallToolResult]:
+    return lambda failure: result(render(failure), is_error=True)
+
+
+# How each profile answers arguments the MCP framework refuses before a tool runs (type, range, missing).
+ARGUMENT_ERRORS: dict[str, Callable[[ToolFailure], CallToolResult]] = {
+    "ingestion": _shaped(primary_models.render_error),
+    "mcpvectordb": _shaped(mcpvectordb.render_error),
+    "vector_store": _shaped(vector_store.render_error),
+    "docs_server": _shaped(docs_server_models.render_error),
+    "obsidian": obsidian.invalid_arguments,
+}
+
+
+class ProfileServer(MCPServer):
+    """An MCPServer whose argument-validation errors come back in the error shape of the tool's profile.
+
+    The SDK validates arguments against the input schema before the tool runs and answers a failure with
+    plain text; agents written against a contract expect its error shape for those too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tool_profiles: dict[str, str] = {}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refused = isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError)
+            if not refused or name not in self.tool_profiles:
+                raise
+            return ARGUMENT_ERRORS[self.tool_profiles[name]](failure_from(exc.__cause__))
+
+
 def _tool_names(registrars: list[Registrar], state: AppState) -> set[str]:
     scratch = MCPServer(name="scratch")
     for register in registrars:
@@ -57,7 +108,7 @@ def build_server(state: AppState) -> MCPServer:
     # runs per session on streamable HTTP, and Milvus Lite allows one owner per data folder.
     profiles = state.settings.profiles
     server_name, version, instructions = identity(list(profiles))
-    server = MCPServer(name=server_name, version=version, instructions=instructions)
+    server = ProfileServer(name=server_name, version=version, instructions=instructions)
     owner: dict[str, str] = {}
     for profile in profiles:
         if profile not in PROFILES:
@@ -69,6 +120,7 @@ def build_server(state: AppState) -> MCPServer:
                     "choose one of them in INGESTION_MCP_PROFILES (they cannot be served together)."
                 )
             owner[name] = profile
+            server.tool_profiles[name] = profile
         for register in PROFILES[profile]:
             register(server, state)
     return server

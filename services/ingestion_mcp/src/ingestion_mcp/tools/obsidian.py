@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..backend import Backend
-from ..errors import UpstreamError, failure_from
+from ..errors import ToolFailure, UpstreamError, failure_from
 from ..settings import McpSettings
 from ..state import AppState
 
@@ -51,6 +51,18 @@ def index_not_found() -> ObsidianError:
 
 def error_json(error: ObsidianError) -> str:
     return json.dumps({"error": True, "error_type": error.error_type, "message": error.message}, ensure_ascii=False)
+
+
+def error_result(error: ObsidianError) -> CallToolResult:
+    text = error_json(error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content={"result": text}, is_error=True
+    )
+
+
+def invalid_arguments(failure: ToolFailure) -> CallToolResult:
+    """Arguments the MCP framework refused (type, range), in the spec's error string."""
+    return error_result(ObsidianError("ValidationError", f"{failure.message} {failure.suggestion}".strip()))
 
 
 def as_obsidian_error(exc: BaseException) -> ObsidianError:
@@ -204,9 +216,7 @@ def obsidian_tool(fn: Any) -> Any:
         try:
             return json.dumps(await fn(*args, **kwargs), ensure_ascii=False, indent=2)
         except Exception as exc:  # noqa: BLE001 - every failure is answered in the spec's shape
-            text = error_json(as_obsidian_error(exc))
-            content = [TextContent(type="text", text=text)]
-            return CallToolResult(content=content, structured_content={"result": text}, is_error=True)
+            return error_result(as_obsidian_error(exc))
 
     return wrapper
 

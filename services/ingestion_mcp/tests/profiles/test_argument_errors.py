@@ -1,0 +1,46 @@
+"""Arguments the MCP framework refuses before a tool runs (wrong type, out of range, missing) still come
+back in the error shape of the tool's profile, through a real client session."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from ingestion_mcp.server import build_server
+from mcp import Client
+
+from .conftest import profile_state
+
+CASES = [
+    ("ingestion", "search", {"query": "x", "top_k": 500}),
+    ("mcpvectordb", "search", {"query": "x", "top_k": 0}),
+    ("vector_store", "vector_count", {"store_name": 12}),
+    ("docs_server", "search_documents", {"query": "x", "options": {"limit": "many"}}),
+    ("obsidian", "vector_search", {"query": "x", "n_results": 101}),
+]
+
+
+def shape(profile: str, answer: Any) -> dict[str, Any]:
+    if profile == "obsidian":  # the spec's tools answer a JSON string
+        return json.loads(answer.content[0].text)
+    return answer.structured_content
+
+
+@pytest.mark.parametrize(("profile", "tool", "arguments"), CASES, ids=[c[0] for c in CASES])
+async def test_refused_arguments_use_the_profile_error_shape(app_state, profile: str, tool: str, arguments) -> None:
+    async with Client(build_server(profile_state(app_state, profiles=[profile]))) as client:
+        answer = await client.call_tool(tool, arguments)
+    assert answer.is_error, answer
+    body = shape(profile, answer)
+    field = next(iter(k for k in arguments if k != "query"))
+    if profile == "ingestion":
+        assert body["success"] is False and body["error"].startswith(f"Invalid input: {field}") and body["suggestion"]
+    elif profile == "mcpvectordb":
+        assert set(body) == {"status", "error"} and body["status"] == "error" and field in body["error"]
+    elif profile == "vector_store":
+        assert set(body) == {"error"} and field in body["error"]
+    elif profile == "docs_server":
+        assert body["error"]["code"] == "INVALID_INPUT" and "limit" in body["error"]["message"]
+    else:
+        assert body["error"] is True and body["error_type"] == "ValidationError" and field in body["message"]
