@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import sys
 import time
@@ -51,6 +52,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
@@ -76,32 +81,44 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"machine": report.machine(), "device": throughput.encode_device()}
     async with open_stack(args.work_dir) as stack:
         if "quality" not in args.skip:
-            result["quality"] = await quality(stack, args, data)
+            result["quality"] = {**await quality(stack, args, data), "measured_at": stamp()}
         if "throughput" not in args.skip:
             log(f"throughput on {args.throughput_docs} documents")
             docs, warmup = data.docs[: args.throughput_docs], data.docs[args.throughput_docs :][:4]
             result["throughput"] = await throughput.measure(
                 stack, docs, warmup, chunking=args.chunking, files_dir=args.work_dir / "files"
             )
+            result["throughput"]["measured_at"] = stamp()
             log(f"  {result['throughput']}")
         if "latency" not in args.skip and "quality" not in args.skip:
             log("latency: MCP tool vs gateway API vs raw pymilvus")
             queries = list(data.queries.values())[: args.latency_queries]
             milvus_uri = str(args.work_dir / "milvus.db")
             result["latency"] = await latency.measure(stack, milvus_uri, QUALITY_COLLECTION, queries)
+            result["latency"]["measured_at"] = stamp()
             log(f"  {result['latency']}")
         if "scale" not in args.skip and "quality" not in args.skip:
             log("scale: 10k and 100k chunks behind a gateway process")
             queries = list(data.queries.values())[:100]
             source = str(args.work_dir / "milvus.db")
             result["scale"] = scale.measure(args.work_dir, source, QUALITY_COLLECTION, queries)
+            result["scale"]["measured_at"] = stamp()
             log(f"  {result['scale']}")
     return result
+
+
+def merged(result: dict[str, Any], previous: Path) -> dict[str, Any]:
+    """With --keep-index, sections this run skipped keep the figures of the last run (each is stamped)."""
+    if not previous.is_file():
+        return result
+    return {**json.loads(previous.read_text()), **result}
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     result = asyncio.run(run(args))
+    if args.keep_index:
+        result = merged(result, args.out / f"{args.stem}.json")
     paths = report.write(result, args.out, args.stem)
     print(report.markdown(result))
     log(f"wrote {', '.join(str(p) for p in paths.values())}")

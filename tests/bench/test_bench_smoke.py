@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import run
-from bench.data import DEFAULT_DIR
+from bench.data import DEFAULT_DIR, load
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -21,7 +21,9 @@ def test_quick_benchmark_reports_every_figure(tmp_path: Path) -> None:
               "--latency-queries", "10", "--out", out, "--work-dir", work])  # fmt: skip
     result = json.loads((tmp_path / "out" / "latest.json").read_text())
     quality = result["quality"]
-    assert quality["corpus"]["documents"] >= 80 and quality["corpus"]["chunks"] >= quality["corpus"]["documents"]
+    expected = load().subset(20, 60)  # the 20 queries' relevant documents and 60 others
+    assert quality["corpus"]["documents"] == len(expected.docs)
+    assert quality["corpus"]["chunks"] >= quality["corpus"]["documents"]
     for mode in ("keyword", "semantic", "hybrid"):
         assert quality[mode]["queries"] == 20
         # On 20 queries among ~80 documents every mode finds most answers; a broken fold or id mapping gives ~0.

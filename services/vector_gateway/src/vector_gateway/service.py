@@ -207,6 +207,10 @@ class GatewayService:
 
     # -- search and embeddings -----------------------------------------------------------------
     def _targets(self, request: SearchRequest) -> list[str]:
+        if request.collections and COLLECTION_KEY not in request.filters:
+            # Named collections are not listed up front (one Milvus call less per search): a search of a
+            # missing one fails, and _search then says which collections exist.
+            return list(dict.fromkeys(request.collections))
         available = self.store.list_collections()
         names = list(dict.fromkeys(request.collections or available))
         wanted = request.filters.get(COLLECTION_KEY)
@@ -223,6 +227,21 @@ class GatewayService:
 
     def _search(self, request: SearchRequest, expr: str) -> SearchResponse:
         names = self._targets(request)
+        try:
+            return self._search_in(names, request, expr)
+        except Exception:
+            missing = self._missing(names)
+            if missing:
+                raise errors.collection_not_found(missing[0], self.store.list_collections()) from None
+            raise
+
+    def _missing(self, names: list[str]) -> list[str]:
+        try:
+            return [name for name in names if not self.store.has_collection(name)]
+        except Exception:  # noqa: BLE001 - Milvus itself is down: the original error says so
+            return []
+
+    def _search_in(self, names: list[str], request: SearchRequest, expr: str) -> SearchResponse:
         vector, embedding_ms = None, 0.0
         if request.mode != "keyword" and names:
             embedder = self.embedders.get()

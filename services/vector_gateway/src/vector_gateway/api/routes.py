@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
 from ingestion_contracts import COLLECTION_NAME_PATTERN, ErrorBody
@@ -32,11 +32,16 @@ from ..service import GatewayService
 router = APIRouter(prefix="/v1")
 
 
-def get_service(request: Request) -> GatewayService:
-    service = getattr(request.app.state, "gateway", None)
-    if service is None:
+def started(request: Request, attribute: str) -> Any:
+    """What the app's start-up put in ``app.state``; 503 + Retry-After until it is there."""
+    value = getattr(request.app.state, attribute, None)
+    if value is None:
         raise DependencyUnavailable("The gateway is starting.", suggestion="Retry in a few seconds.")
-    return service
+    return value
+
+
+def get_service(request: Request) -> GatewayService:
+    return started(request, "gateway")
 
 
 ServiceDep = Annotated[GatewayService, Depends(get_service)]

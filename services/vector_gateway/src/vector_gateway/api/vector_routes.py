@@ -17,18 +17,15 @@ from ingestion_contracts.vectors import (
     VectorSearchResponse,
     VectorStoreInfo,
 )
-from servicekit import DependencyUnavailable
 
 from ..vectors import VectorStores
+from .routes import started
 
 router = APIRouter(prefix="/v1/vector-stores", tags=["vector stores"])
 
 
 def get_vectors(request: Request) -> VectorStores:
-    vectors = getattr(request.app.state, "vectors", None)
-    if vectors is None:
-        raise DependencyUnavailable("The gateway is starting.", suggestion="Retry in a few seconds.")
-    return vectors
+    return started(request, "vectors")
 
 
 VectorsDep = Annotated[VectorStores, Depends(get_vectors)]
