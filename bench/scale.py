@@ -8,13 +8,14 @@ over loopback HTTP, and psutil reads each process's resident memory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import random
-import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ import psutil
 from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
 from vector_gateway.store import MilvusStore
 from vector_gateway.upsert import DocumentWriter, plan
+
+from scripts.service_stack import ServiceProcess
 
 from .latency import TOP_K, summary
 
@@ -50,6 +53,7 @@ def source_documents(milvus_uri: str, collection: str) -> list[list[dict[str, An
     from pymilvus import MilvusClient
 
     client = MilvusClient(milvus_uri)
+    client.load_collection(collection)  # a reopened database serves nothing until loaded
     docs: dict[str, list[dict[str, Any]]] = {}
     iterator = client.query_iterator(collection, batch_size=4096, filter="", output_fields=SOURCE_FIELDS)
     while batch := iterator.next():
@@ -89,69 +93,54 @@ def fill(store: MilvusStore, docs: list[list[dict[str, Any]]], target_chunks: in
     return replica
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+PREFIXES = {"vector-gateway": "VECTOR_GATEWAY_", "docling-service": "DOCLING_", "chunker-service": "CHUNKER_"}
 
 
-def start(command: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    prefix = {"vector-gateway": "VECTOR_GATEWAY", "docling-service": "DOCLING", "chunker-service": "CHUNKER"}[command]
-    process = subprocess.Popen(
-        [str(Path(sys.executable).parent / command)], env={**os.environ, **env, f"{prefix}_PORT": str(port)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    process.kill()
-    raise RuntimeError(f"{command} did not become ready within 180 s")
+@contextlib.contextmanager
+def running(command: str, env: dict[str, str], log_dir: Path) -> Iterator[ServiceProcess]:
+    """One service as a real process on a loopback port (the e2e tests' ServiceProcess), ready, then stopped."""
+    service = ServiceProcess(command, command, PREFIXES[command], {**os.environ, **env}, log_dir / f"{command}.log")
+    service.start()
+    try:
+        service.wait_ready(timeout_s=180)
+        yield service
+    finally:
+        service.stop()
 
 
-def rss_mb(process: subprocess.Popen[bytes]) -> float:
-    return round(psutil.Process(process.pid).memory_info().rss / 1048576, 1)
+def rss_mb(service: ServiceProcess) -> float:
+    assert service.process is not None
+    return round(psutil.Process(service.process.pid).memory_info().rss / 1048576, 1)
 
 
 def measure_gateway(db: str, queries: list[str]) -> dict[str, Any]:
-    process, url = start("vector-gateway", {"VECTOR_GATEWAY_MILVUS_URI": db, "VECTOR_GATEWAY_LOG_LEVEL": "WARNING"})
-    try:
-        with httpx.Client(base_url=url, timeout=60) as client:
-            body = {"collections": [COLLECTION], "top_k": TOP_K}
-            for query in queries[:5]:
-                client.post("/v1/search", json={**body, "query": query}).raise_for_status()
-            samples = []
-            for query in queries:
-                started = time.perf_counter()
-                client.post("/v1/search", json={**body, "query": query}).raise_for_status()
-                samples.append((time.perf_counter() - started) * 1000)
-            chunks = client.get(f"/v1/collections/{COLLECTION}").json()["chunk_count"]
-        return {"chunks": chunks, "search": summary(samples), "gateway_rss_mb": rss_mb(process)}
-    finally:
-        process.terminate()
-        process.wait(30)
+    env = {"VECTOR_GATEWAY_MILVUS_URI": db, "VECTOR_GATEWAY_LOG_LEVEL": "WARNING"}
+    with (
+        running("vector-gateway", env, Path(db).parent) as gateway,
+        httpx.Client(base_url=gateway.url, timeout=60) as client,
+    ):
+        body = {"collections": [COLLECTION], "top_k": TOP_K}
+        for query in queries[:5]:
+            client.post("/v1/search", json={**body, "query": query}).raise_for_status()
+        samples = []
+        for query in queries:
+            started = time.perf_counter()
+            client.post("/v1/search", json={**body, "query": query}).raise_for_status()
+            samples.append((time.perf_counter() - started) * 1000)
+        chunks = client.get(f"/v1/collections/{COLLECTION}").json()["chunk_count"]
+        return {"chunks": chunks, "search": summary(samples), "gateway_rss_mb": rss_mb(gateway)}
 
 
-def idle_services_rss() -> dict[str, float]:
+def idle_services_rss(log_dir: Path) -> dict[str, float]:
     """docling and chunker after one real request each (their memory does not grow with the index)."""
     out = {}
     for command, path, kwargs in (
         ("chunker-service", "/v1/chunk", {"json": {"text": "Warm-up text for the chunker. " * 40}}),
         ("docling-service", "/v1/convert", {"files": {"file": ("w.md", b"# Warm\n\nup text.\n", "text/markdown")}}),
     ):
-        process, url = start(command, {})
-        try:
-            httpx.post(f"{url}{path}", timeout=120, **kwargs).raise_for_status()
-            out[f"{command.removesuffix('-service')}_rss_mb"] = rss_mb(process)
-        finally:
-            process.terminate()
-            process.wait(30)
+        with running(command, {}, log_dir) as service:
+            httpx.post(f"{service.url}{path}", timeout=120, **kwargs).raise_for_status()
+            out[f"{command.removesuffix('-service')}_rss_mb"] = rss_mb(service)
     return out
 
 
@@ -175,7 +164,7 @@ def measure(work_dir: Path, source_uri: str, source_collection: str, queries: li
     source = folder / "source.pkl"
     source.write_bytes(pickle.dumps(docs))
     db = str(folder / "milvus.db")
-    results: dict[str, Any] = {"sizes": {}, **idle_services_rss()}
+    results: dict[str, Any] = {"sizes": {}, **idle_services_rss(folder)}
     replica = 0
     for size in sizes:
         started = time.perf_counter()
