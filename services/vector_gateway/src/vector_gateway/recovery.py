@@ -11,7 +11,6 @@ import logging
 from collections import defaultdict
 
 from .filters import combine, in_list, quote
-from .schema import REGISTRY
 from .store import MilvusStore
 from .upsert import registry_key
 
@@ -46,7 +45,3 @@ def delete_uncommitted(store: MilvusStore, collection: str, doc_id: str, version
     count = store.count(collection, expr)
     store.delete(collection, expr)
     return count
-
-
-def flush(store: MilvusStore, collection: str) -> None:
-    store.flush(collection, REGISTRY)

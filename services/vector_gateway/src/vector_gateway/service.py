@@ -190,7 +190,7 @@ class GatewayService:
                 async with self._locks.hold([f"{collection}/{doc_id}"]):
                     removed += await self._run(recovery.delete_uncommitted, self.store, collection, doc_id, versions)
             if stale:
-                await self._run(recovery.flush, self.store, collection)
+                await self._run(self.store.flush, collection, REGISTRY)
         log.info("uncommitted-version sweep done: %d chunk rows removed in %.0f ms", removed,
                  (time.perf_counter() - started) * 1000)  # fmt: skip
         return removed

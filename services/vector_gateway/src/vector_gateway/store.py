@@ -153,7 +153,7 @@ class MilvusStore:
         self._dimensions.pop(name, None)
         self._analyses.pop(name, None)
 
-    def _ensure_loaded(self, name: str) -> None:
+    def ensure_loaded(self, name: str) -> None:
         # A reopened Lite database (or a restarted server) serves nothing until loaded.
         if name not in self._loaded:
             self.client.load_collection(name)
@@ -161,7 +161,7 @@ class MilvusStore:
 
     # -- rows -----------------------------------------------------------------------------
     def count(self, name: str, expr: str = "") -> int:
-        self._ensure_loaded(name)
+        self.ensure_loaded(name)
         result = self.client.query(name, filter=expr, output_fields=["count(*)"])
         return int(result[0]["count(*)"]) if result else 0
 
@@ -183,7 +183,7 @@ class MilvusStore:
 
     def query(self, name: str, expr: str, fields: list[str], limit: int | None = None) -> list[dict[str, Any]]:
         """Rows matching ``expr``; every one of them when ``limit`` is None (paged by an iterator)."""
-        self._ensure_loaded(name)
+        self.ensure_loaded(name)
         if limit is not None:
             return list(self.client.query(name, filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)))
         return list(self._iterate(name, expr, fields))
@@ -231,7 +231,7 @@ class MilvusStore:
 
         Each entity carries ``chunk_id`` and ``fields`` (default: everything a hit shows). Hybrid search runs
         both rankings with a few fields and fuses them (search.py), so the fusion is ours to tune and measure."""
-        self._ensure_loaded(name)
+        self.ensure_loaded(name)
         request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
         request = request or self._sparse_request(text, limit, expr)
         result = self.client.search(

@@ -83,7 +83,6 @@ class VectorStores:
     def __init__(self, store: MilvusStore) -> None:
         self.store = store
         self._shapes: dict[str, StoreShape] = {}
-        self._loaded: set[str] = set()
         self._create_lock = threading.Lock()
         self._locks = KeyedLocks()
 
@@ -120,15 +119,8 @@ class VectorStores:
                 properties={METRIC_PROPERTY: metric},
                 consistency_level="Strong",
             )
-            self._loaded.add(name)
             self._shapes[name] = StoreShape(dimension, metric)
             return self._shapes[name]
-
-    def _ensure_loaded(self, name: str) -> None:
-        # A reopened Lite database serves nothing until the collection is loaded.
-        if name not in self._loaded:
-            self.store.client.load_collection(name)
-            self._loaded.add(name)
 
     @staticmethod
     def _check(store: str, shape: StoreShape, vector: list[float], what: str) -> None:
@@ -140,12 +132,7 @@ class VectorStores:
                 "Send a non-zero vector.",
             )
 
-    def _count(self, name: str, expr: str) -> int:
-        self._ensure_loaded(name)
-        return self.store.count(name, expr)
-
     def _exists(self, name: str, key: str) -> bool:
-        self._ensure_loaded(name)
         return bool(self.store.query(name, f"pk == {quote(key, what='id')}", ["pk"], limit=1))
 
     # -- operations (blocking) ---------------------------------------------------------------------
@@ -173,7 +160,7 @@ class VectorStores:
         if shape is None:
             return VectorSearchResponse(results=[], total_searched=0, metric=None)
         self._check(store, shape, request.query, "query embedding")
-        self._ensure_loaded(name)
+        self.store.ensure_loaded(name)  # a reopened Lite database serves nothing until loaded
         found = self.store.client.search(
             name,
             data=[request.query],
@@ -184,7 +171,7 @@ class VectorStores:
             output_fields=OUTPUT_FIELDS,
         )
         hits = [self._hit(hit, shape.metric) for hit in (found[0] if found else [])]
-        return VectorSearchResponse(results=hits, total_searched=self._count(name, expr), metric=shape.metric)
+        return VectorSearchResponse(results=hits, total_searched=self.store.count(name, expr), metric=shape.metric)
 
     @staticmethod
     def _hit(hit: dict[str, Any], metric: VectorMetric) -> VectorHit:
@@ -211,7 +198,7 @@ class VectorStores:
     def _info(self, store: str, namespace: str | None) -> VectorStoreInfo:
         name = collection_name(store)
         shape = self._shape(name)
-        count = self._count(name, _scope(namespace)) if shape else 0
+        count = self.store.count(name, _scope(namespace)) if shape else 0
         return VectorStoreInfo(
             store=store, namespace=namespace, count=count, dimension=shape.dimension if shape else None,
             metric=shape.metric if shape else None,
