@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
+from vector_gateway.fusion import Fusion
+from vector_gateway.search import search_collection
 from vector_gateway.store import MilvusStore
 from vector_gateway.upsert import DocumentWriter, plan
 
@@ -85,7 +87,9 @@ def search_latency(store: MilvusStore, name: str, queries: list[str]) -> dict[st
         for query in queries:
             vector = embedder.embed_query(query) if mode != "keyword" else None
             started = time.perf_counter()
-            store.search(name, mode=mode, vector=vector, text=query, limit=10, expr="", rrf_k=60)
+            search_collection(
+                store, name, mode=mode, vector=vector, text=query, top_k=10, expr="", fusion=Fusion(), candidates=30
+            )
             timings.append((time.perf_counter() - started) * 1000)
         result[f"{mode}_p50_ms"] = round(statistics.median(timings), 1)
     return result

@@ -74,7 +74,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
     app = create_service_app(
         name="vector-gateway",
         version=__version__,
-        description="Embeds chunks and stores them in Milvus; hybrid (BM25 + dense, RRF), semantic and keyword "
+        description="Embeds chunks and stores them in Milvus; hybrid (BM25 + dense, fused), semantic and keyword "
         "search over collections of documents; raw vector stores for caller-supplied embeddings.",
         auth_token=settings.token_value(),
         readiness=readiness,

@@ -231,6 +231,8 @@ class MilvusStore:
 
         Each entity carries ``chunk_id`` and ``fields`` (default: everything a hit shows). Hybrid search runs
         both rankings with a few fields and fuses them (search.py), so the fusion is ours to tune and measure."""
+        if mode not in ("semantic", "keyword"):
+            raise ValueError(f"store.search ranks by one field, semantic or keyword, not {mode!r} (see search.py)")
         self.ensure_loaded(name)
         request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
         request = request or self._sparse_request(text, limit, expr)

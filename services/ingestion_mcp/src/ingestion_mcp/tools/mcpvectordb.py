@@ -236,7 +236,7 @@ def _register_read(server: MCPServer, state: AppState) -> None:
             Field(description=f"Field equality filters, AND-ed; keys: {', '.join(FILTER_FIELDS)}"),
         ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Semantic search over indexed document chunks (hybrid BM25 + vector, reciprocal rank fusion)."""
+        """Semantic search over indexed document chunks (hybrid: BM25 and vector scores fused)."""
         filters, target = split_filter(filter, library)
         request = SearchRequest(query=query, top_k=top_k, filters=filters, collections=[target] if target else None)
         try:

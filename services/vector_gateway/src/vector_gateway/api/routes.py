@@ -183,7 +183,7 @@ async def delete_document(collection: CollectionPath, doc_id: DocIdPath, service
 
 @router.post("/search", operation_id="search", tags=["search"], responses=_errors(404, 409, 422, 503))
 async def search(body: SearchRequest, service: ServiceDep) -> SearchResponse:
-    """Hybrid (BM25 + dense, RRF), semantic or keyword search over one, several or all collections."""
+    """Hybrid (BM25 + dense, fused), semantic or keyword search over one, several or all collections."""
     return await service.search(body)
 
 
