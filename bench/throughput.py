@@ -11,9 +11,8 @@ import contextlib
 import time
 from pathlib import Path
 
-from ingestion_contracts.chunker import ChunkRequest
 from ingestion_mcp.errors import ToolFailure, UpstreamError
-from ingestion_mcp.pipeline import BatchItem
+from ingestion_mcp.pipeline import BatchItem, Converted, Ingestor
 from vector_gateway.embedder import Embedder, create_embedder
 from vector_gateway.passages import passage_text
 from vector_gateway.settings import GatewaySettings
@@ -29,7 +28,10 @@ async def passages_of(stack: Stack, docs: list[Doc], chunking: str) -> list[str]
     texts: list[str] = []
     for first in range(0, len(docs), 256):
         batch = docs[first : first + 256]
-        chunked = await stack.backend.chunk_batch([ChunkRequest(text=d.text, preset=chunking) for d in batch])
+        # The very requests the pipeline sends for these texts (ingest_many's text path).
+        requests = [Ingestor.chunk_request(Converted(markdown=d.text, title=d.title, file_type="md"), chunking)
+                    for d in batch]  # fmt: skip
+        chunked = await stack.backend.chunk_batch(requests)
         for doc, result in zip(batch, chunked.results, strict=True):
             texts += [passage_text(doc.title, c.heading_path, c.text) for c in result.chunks]
     return texts

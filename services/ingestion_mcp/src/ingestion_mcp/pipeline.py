@@ -241,7 +241,7 @@ class Ingestor:
         stored: dict[int, IngestOutcome] = {}
         if ready:
             await progress(0.5, "chunking")
-            chunked = await self.backend.chunk_batch([self._chunk_request(doc, chunking) for _, doc, _ in ready])
+            chunked = await self.backend.chunk_batch([self.chunk_request(doc, chunking) for _, doc, _ in ready])
             await progress(0.6, "embedding")
             requests = [
                 self._upsert_request(doc, item.key, content_hash, tags, item.metadata, chunks)
@@ -366,7 +366,7 @@ class Ingestor:
         )  # fmt: skip
 
     @staticmethod
-    def _chunk_request(doc: Converted, chunking: str) -> ChunkRequest:
+    def chunk_request(doc: Converted, chunking: str) -> ChunkRequest:
         return ChunkRequest(text=doc.markdown, preset=chunking, page_spans=doc.page_spans)  # type: ignore[arg-type]
 
     @staticmethod
@@ -388,7 +388,7 @@ class Ingestor:
     async def _chunk(self, doc: Converted, chunking: str) -> ChunkResponse:
         if not doc.markdown.strip():
             raise _no_text()
-        chunked = await self.backend.chunk(self._chunk_request(doc, chunking))
+        chunked = await self.backend.chunk(self.chunk_request(doc, chunking))
         if not chunked.chunks:
             raise _no_text()
         return chunked
