@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from ingestion_mcp.embedded import embedded_backend
 from ingestion_mcp.errors import ToolFailure
 from ingestion_mcp.pipeline import BatchItem, Ingestor
 from ingestion_mcp.settings import McpSettings
+from servicekit import configure_logging
+from servicekit.logging import QUIET_LIBRARIES
 
 from .data import SOURCE_PREFIX, Doc
 from .metrics import fold_to_documents
@@ -35,8 +38,29 @@ async def open_stack(data_dir: Path) -> AsyncIterator[Stack]:
     for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
         os.environ.pop(name, None)
     settings = McpSettings(data_dir=data_dir, allowed_roots=[data_dir], request_timeout_s=3600)
-    async with embedded_backend(settings) as backend:
-        yield Stack(settings, backend, Ingestor(backend, settings))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with service_logs(data_dir / "services.log", settings.log_level):
+        async with embedded_backend(settings) as backend:
+            yield Stack(settings, backend, Ingestor(backend, settings))
+
+
+@contextlib.contextmanager
+def service_logs(path: Path, level: str) -> Iterator[None]:
+    """The services log as their entry points configure them (JSON, ``level``), into ``path``.
+
+    So the figures include what logging costs in a deployment, and the terminal keeps the benchmark's
+    progress. Without it the MCP SDK would install its own Rich console handler, which no deployment runs."""
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level, {name: logging.getLogger(name).level for name in QUIET_LIBRARIES}
+    with path.open("a", encoding="utf-8") as stream:
+        root.handlers = [h for h in root.handlers if not getattr(h, "_servicekit", False)]
+        configure_logging(level, stream=stream)
+        try:
+            yield
+        finally:
+            root.handlers, root.level = saved[0], saved[1]
+            for name, library_level in saved[2].items():
+                logging.getLogger(name).setLevel(library_level)
 
 
 def batch_items(docs: list[Doc]) -> list[BatchItem]:

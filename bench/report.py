@@ -71,12 +71,17 @@ def markdown(result: dict[str, Any]) -> str:
             row = latency[name]
             lines.append(f"| {label} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} | "
                          f"{row['p50_ms'] / latency['raw']['p50_ms']:.2f}x |")  # fmt: skip
+        if stages := latency.get("gateway_stages_p50_ms"):
+            lines.append("")  # a line right under a table would join it
+            lines.append(f"Inside the gateway (p50): query embedding {stages['embedding']:.1f} ms, rankings + fusion + "
+                         f"liveness + fetch {stages['search']:.1f} ms.")  # fmt: skip
     if scale := result.get("scale"):
         lines += ["", "**Scale** (gateway process over loopback HTTP, hybrid top_k=10):", "",
                   "| chunks | p50 ms | p95 ms | gateway RSS MB |", "|---|---|---|---|"]  # fmt: skip
         for size in scale["sizes"].values():
             lines.append(f"| {size['chunks']:,} | {size['search']['p50_ms']:.1f} | {size['search']['p95_ms']:.1f} | "
                          f"{size['gateway_rss_mb']:.0f} |")  # fmt: skip
+        lines.append("")
         lines.append(f"Idle resident memory: docling {scale.get('docling_rss_mb', 0):.0f} MB, "
                      f"chunker {scale.get('chunker_rss_mb', 0):.0f} MB.")  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--extra-docs", type=int, help="with --queries: this many distractor documents")
     parser.add_argument("--chunking", default="default", choices=["default", "dense", "sparse"])
     parser.add_argument("--throughput-docs", type=int, default=300, help="documents for the throughput run")
-    parser.add_argument("--latency-queries", type=int, default=100)
+    parser.add_argument("--latency-queries", type=int, default=300, help="queries timed per path (all 300 by default)")
     parser.add_argument("--skip", action="append", default=[], choices=["quality", "throughput", "latency", "scale"])
     parser.add_argument("--out", type=Path, default=ROOT / "results")
     parser.add_argument("--stem", default="latest")

@@ -56,7 +56,7 @@ def variants() -> dict[str, Callable[[Lists], list[str]]]:
         "bm25 (stemmed)": lambda lists: fold_to_documents(d for d, _, _ in lists["bm25"]),
         "dense": lambda lists: fold_to_documents(d for d, _, _ in lists["dense"]),
     }
-    for depth in (10, 20, 50, 100):
+    for depth in (10, 20, 30, 50, 100):
         out[f"rrf k=60, {depth} candidates"] = fused(Fusion("rrf", 0.5, 60), depth)
         out[f"convex alpha=0.5, {depth} candidates"] = fused(Fusion("convex", 0.5), depth)
     for k in (10, 20, 40, 100):

@@ -70,6 +70,10 @@ async def test_one_request_id_follows_an_ingest_through_all_services(stack: Serv
         line = next(entry for entry in access_lines(service) if entry["request_id"] in shared)
         assert {"ts", "level", "msg", "service", "path", "status", "duration_ms"} <= set(line)
     assert stack.auth_token not in stack.logs(), "the token leaked into a service log"
+    # Embedding a query or a batch draws no progress bar into the gateway's log, one per search.
+    assert "Batches:" not in stack.logs()
+    # Each request is logged once, by the service middleware (uvicorn's plain-text access log is off).
+    assert '"POST /v1/search HTTP/1.1"' not in stack.logs()
 
 
 async def test_metrics_count_requests_latencies_stages_and_jobs(stack: ServiceStack, collection: str) -> None:

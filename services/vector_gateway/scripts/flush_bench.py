@@ -88,7 +88,7 @@ def search_latency(store: MilvusStore, name: str, queries: list[str]) -> dict[st
             vector = embedder.embed_query(query) if mode != "keyword" else None
             started = time.perf_counter()
             search_collection(
-                store, name, mode=mode, vector=vector, text=query, top_k=10, expr="", fusion=Fusion(), candidates=30
+                store, name, mode=mode, vector=vector, text=query, top_k=10, expr="", fusion=Fusion(), candidates=20
             )
             timings.append((time.perf_counter() - started) * 1000)
         result[f"{mode}_p50_ms"] = round(statistics.median(timings), 1)

@@ -91,6 +91,51 @@ async def test_orphan_chunks_of_uncommitted_versions_never_show(
     assert service.store.count(name, f'doc_id == "{live}"') == 1  # the replace cleared the orphans too
 
 
+async def test_a_search_asks_the_registry_only_about_the_hits_it_returns(
+    client, service: GatewayService, monkeypatch, unique, upsert, make_doc, search
+) -> None:
+    name = unique("window")
+    for i in range(12):
+        await upsert(client, name, make_doc(f"k{i}.md", [f"Kestrel note {i}: kestrels hover over fields."]))
+    asked: list[list[str]] = []
+    real_get = service.store.registry_get
+
+    def counting_get(keys: list[str], fields: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        asked.append(keys)
+        return real_get(keys, fields)
+
+    monkeypatch.setattr(service.store, "registry_get", counting_get)
+    result = await search(client, query="kestrels hover", collections=[name], mode="hybrid", top_k=3)
+    # All twelve documents are candidates of both rankings; only the three returned are looked up.
+    assert len(result["hits"]) == 3
+    assert len(asked) == 1 and sorted(k.split("/")[1] for k in asked[0]) == sorted(h["doc_id"] for h in result["hits"])
+
+
+async def test_a_chunk_deleted_between_ranking_and_fetch_is_skipped(
+    client, service: GatewayService, monkeypatch, unique, upsert, make_doc, search
+) -> None:
+    name = unique("race")
+    ids = [
+        (await upsert(client, name, make_doc(f"o{i}.md", [f"Osprey fact {i}: ospreys dive for fish."])))["doc_id"]
+        for i in range(4)
+    ]
+    real_fetch = service.store.fetch
+    gone: list[str] = []
+
+    def fetch_after_a_delete(collection: str, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        # A concurrent replace that finished between the ranking and this fetch: cannot be timed for real.
+        if not gone:
+            gone.append(chunk_ids[0])
+            service.store.delete(collection, f'chunk_id == "{chunk_ids[0]}"')
+        return real_fetch(collection, chunk_ids)
+
+    monkeypatch.setattr(service.store, "fetch", fetch_after_a_delete)
+    result = await search(client, query="ospreys dive", collections=[name], mode="hybrid", top_k=4)
+    returned = [h["chunk_id"] for h in result["hits"]]
+    assert gone and gone[0] not in returned
+    assert len(returned) == 3 and {h["doc_id"] for h in result["hits"]} < set(ids)
+
+
 async def test_reopening_the_database_keeps_documents(open_gateway, tmp_path, make_doc, upsert, search) -> None:
     db = tmp_path / "nested" / "folder" / "milvus.db"  # parent folders are created
     async with open_gateway(db) as (client, _):

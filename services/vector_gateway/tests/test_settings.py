@@ -61,3 +61,42 @@ def test_local_folder_is_used_as_is(tmp_path: Path) -> None:
 def test_out_of_range_values_are_refused(field: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         GatewaySettings(milvus_uri="x.db", **field)
+
+
+def test_embedding_draws_no_progress_bar_when_services_log_at_info(embedder, capfd: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.INFO)  # what every service runs at; sentence-transformers then shows tqdm bars
+    try:
+        capfd.readouterr()
+        assert len(embedder.embed_query("a search query")) == embedder.dimension
+        assert len(embedder.embed_documents(["one passage", "another passage"])) == 2
+    finally:
+        root.setLevel(level)
+    assert "Batches" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("gpu", "requested", "expected"),
+    [(True, "auto", "cuda"), (False, "auto", "cpu"), (True, "cuda:1", "cuda:1"), (False, "cpu", "cpu")],
+)
+def test_the_embedder_runs_on_a_gpu_when_torch_sees_one(
+    monkeypatch: pytest.MonkeyPatch, gpu: bool, requested: str, expected: str
+) -> None:
+    import torch
+    from vector_gateway.embedder import resolve_device
+
+    # No GPU on the CI machines: what torch reports is the one thing faked here.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+    assert resolve_device(requested) == expected
+
+
+def test_asking_for_cuda_without_a_gpu_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+    from vector_gateway.embedder import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match=r"torch sees no CUDA device.*Use 'auto' or 'cpu'"):
+        resolve_device("cuda")

@@ -1,6 +1,6 @@
 """Shared plumbing of the ingestion-mcp HTTP services."""
 
-from .app import ReadinessCheck, create_service_app
+from .app import ReadinessCheck, create_service_app, serve
 from .context import REQUEST_ID_HEADER, request_id_var
 from .errors import (
     Conflict,
@@ -30,4 +30,5 @@ __all__ = [
     "configure_logging",
     "create_service_app",
     "request_id_var",
+    "serve",
 ]

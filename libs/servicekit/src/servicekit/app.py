@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from .errors import install_error_handlers
 from .middleware import Metrics, ServiceMiddleware
+from .settings import ServiceSettings
 
 # A readiness check returns {check_name: "ok" | reason}; anything but "ok" means not ready.
 ReadinessCheck = Callable[[], dict[str, str] | Awaitable[dict[str, str]]]
@@ -70,3 +71,11 @@ def create_service_app(
 
     app.add_middleware(ServiceMiddleware, auth_token=auth_token, metrics=metrics)
     return app
+
+
+def serve(app: FastAPI, settings: ServiceSettings) -> None:
+    """Serve ``app`` with uvicorn on the settings' host and port until stopped."""
+    import uvicorn
+
+    # access_log=False: ServiceMiddleware logs every request already, as JSON with its request id.
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), access_log=False)

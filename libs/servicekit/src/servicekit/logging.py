@@ -6,8 +6,11 @@ import json
 import logging
 import sys
 import time
+from typing import TextIO
 
 from .context import request_id_var
+
+QUIET_LIBRARIES = ("httpx", "httpcore")
 
 
 class JsonFormatter(logging.Formatter):
@@ -27,13 +30,18 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(level: str = "INFO", *, json_logs: bool = True) -> None:
-    """Idempotent: configures the root logger once, to stderr (stdout may carry MCP stdio)."""
+def configure_logging(level: str = "INFO", *, json_logs: bool = True, stream: TextIO | None = None) -> None:
+    """Idempotent: configures the root logger once, to stderr (stdout may carry MCP stdio) or ``stream``."""
     root = logging.getLogger()
     if any(getattr(h, "_servicekit", False) for h in root.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(stream or sys.stderr)
     handler._servicekit = True  # type: ignore[attr-defined]
     handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s %(message)s"))
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # httpx logs every request it sends at INFO, a second line for what the receiving service already logs
+    # (with the request id); DEBUG keeps them.
+    if root.level > logging.DEBUG:
+        for name in QUIET_LIBRARIES:
+            logging.getLogger(name).setLevel(max(logging.WARNING, root.level))

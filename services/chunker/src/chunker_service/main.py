@@ -8,10 +8,9 @@ import sys
 from collections.abc import AsyncIterator
 
 import anyio
-import uvicorn
 from fastapi import FastAPI
 from pydantic import ValidationError
-from servicekit import configure_logging, create_service_app
+from servicekit import configure_logging, create_service_app, serve
 
 from . import __version__
 from .api.routes import router
@@ -74,7 +73,7 @@ def run() -> None:
         problems = "; ".join(f"{_env_name(tuple(e['loc']))}: {e['msg']}" for e in exc.errors())
         sys.exit(f"chunker-service: invalid settings: {problems}")
     configure_logging(settings.log_level, json_logs=settings.json_logs)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    serve(create_app(settings), settings)
 
 
 if __name__ == "__main__":

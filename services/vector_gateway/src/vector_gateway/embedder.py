@@ -95,8 +95,14 @@ class SentenceTransformerEmbedder:
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
+        # show_progress_bar=False: sentence-transformers draws a tqdm bar on stderr for every call whenever
+        # the root logger is at INFO (as in every service), one bar per search query.
         vectors = self._model.encode(
-            texts, batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return vectors.tolist()
 

@@ -10,10 +10,9 @@ import threading
 from collections.abc import AsyncIterator
 
 import anyio
-import uvicorn
 from fastapi import FastAPI
 from pydantic import ValidationError
-from servicekit import ServiceError, configure_logging, create_service_app
+from servicekit import ServiceError, configure_logging, create_service_app, serve
 
 from . import __version__
 from .api.routes import router
@@ -101,7 +100,7 @@ def run() -> None:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
         sys.exit(f"vector-gateway: invalid settings: {problems}")
     configure_logging(settings.log_level, json_logs=settings.json_logs)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    serve(create_app(settings), settings)
 
 
 if __name__ == "__main__":

@@ -62,18 +62,52 @@ def live_versions(store: MilvusStore, collection: str, doc_ids: set[str]) -> dic
     return {row["doc_id"]: row["version"] for row in rows.values()}
 
 
-def _live(
-    store: MilvusStore, collection: str, found: list[list[tuple[float, dict[str, Any]]]]
-) -> list[list[ScoredHit]]:
-    """Each ranking without chunks of versions the registry does not name (one registry lookup for all)."""
-    live = live_versions(store, collection, {entity["doc_id"] for hits in found for _, entity in hits})
-    return [[ScoredHit(s, collection, e) for s, e in hits if live.get(e["doc_id"]) == e["version"]] for hits in found]
+def _ranked(
+    store: MilvusStore,
+    collection: str,
+    *,
+    mode: str,
+    vector: list[float] | None,
+    text: str,
+    limit: int,
+    expr: str,
+    fusion: Fusion,
+) -> tuple[list[ScoredHit], bool]:
+    """One collection's ranking as Milvus has it (versions not yet checked), and whether it is complete.
+
+    Hybrid: the dense and the BM25 ranking, ``limit`` deep with only the fields fusion and liveness read,
+    fused. Complete: every ranking came back shorter than ``limit``, so a wider one would find nothing more."""
+    if mode != "hybrid":
+        hits = store.search(collection, mode=mode, vector=vector, text=text, limit=limit, expr=expr)
+        return [ScoredHit(s, collection, e) for s, e in hits], len(hits) < limit
+    dense, sparse = (
+        store.search(collection, mode=m, vector=vector, text=text, limit=limit, expr=expr, fields=CANDIDATE_FIELDS)
+        for m in ("semantic", "keyword")
+    )
+    entities = {e["chunk_id"]: e for _, e in (*dense, *sparse)}
+    fused = fusion.fuse([(e["chunk_id"], s) for s, e in dense], [(e["chunk_id"], s) for s, e in sparse])
+    return [ScoredHit(score, collection, entities[key]) for key, score in fused], max(len(dense), len(sparse)) < limit
 
 
-def _hybrid(dense: list[ScoredHit], sparse: list[ScoredHit], fusion: Fusion) -> list[ScoredHit]:
-    entities = {h.entity["chunk_id"]: h for h in (*dense, *sparse)}
-    fused = fusion.fuse([(h.entity["chunk_id"], h.raw) for h in dense], [(h.entity["chunk_id"], h.raw) for h in sparse])
-    return [ScoredHit(score, entities[key].collection, entities[key].entity) for key, score in fused]
+def _live_top(
+    store: MilvusStore, collection: str, ranked: list[ScoredHit], top_k: int, *, fetch: bool
+) -> list[ScoredHit]:
+    """The first ``top_k`` hits of ``ranked`` whose version the registry names (with all their fields if ``fetch``).
+
+    The registry is asked about the documents of the first ``top_k`` hits only, the rest of the ranking
+    only when some of those were stale: a search pays for a lookup of the hits it returns, not of every
+    candidate. Chunks deleted since the ranking (a replace that just finished) are skipped too."""
+    kept: list[ScoredHit] = []
+    live: dict[str, str | None] = {}
+    position = 0
+    while len(kept) < top_k and position < len(ranked):
+        window = ranked[position : position + top_k] if position == 0 else ranked[position:]
+        position += len(window)
+        unknown = {h.entity["doc_id"] for h in window} - live.keys()
+        live.update(dict.fromkeys(unknown, None) | live_versions(store, collection, unknown))
+        fresh = [h for h in window if live[h.entity["doc_id"]] == h.entity["version"]][: top_k - len(kept)]
+        kept += _with_fields(store, collection, fresh) if fetch else fresh
+    return kept
 
 
 def _with_fields(store: MilvusStore, collection: str, hits: list[ScoredHit]) -> list[ScoredHit]:
@@ -93,22 +127,19 @@ def search_collection(
     fusion: Fusion,
     candidates: int,
 ) -> list[ScoredHit]:
-    """Top ``top_k`` live hits of one collection (re-queries wider when stale rows were dropped).
+    """Top ``top_k`` live hits of one collection (re-queries wider when stale versions crowded the ranking).
 
-    Hybrid: the dense and the BM25 ranking, ``candidates`` deep with only the fields fusion and liveness
-    need, stale versions dropped, fused; then the full fields of the ``top_k`` winners in one query."""
+    Hybrid fuses the rankings as Milvus returns them, ``candidates`` deep, then keeps the best hits whose
+    version is committed and fetches their full fields in one query."""
     text = lexical.analyze(text, store.analysis_of(collection)) or text
-    hybrid = mode == "hybrid"
-    modes, fields = (("semantic", "keyword"), CANDIDATE_FIELDS) if hybrid else ((mode,), None)
-    limit = max(top_k, candidates) if hybrid else top_k
+    limit = max(top_k, candidates) if mode == "hybrid" else top_k
     while True:
-        found = [store.search(collection, mode=m, vector=vector, text=text, limit=limit, expr=expr, fields=fields)
-                 for m in modes]  # fmt: skip
-        kept = _live(store, collection, found)
-        merged = _hybrid(kept[0], kept[1], fusion) if hybrid else kept[0]
-        exhausted = all(len(hits) < limit for hits in found)
-        if len(merged) >= top_k or exhausted or limit >= MAX_TOPK:
-            return _with_fields(store, collection, merged[:top_k]) if hybrid else merged[:top_k]
+        ranked, complete = _ranked(
+            store, collection, mode=mode, vector=vector, text=text, limit=limit, expr=expr, fusion=fusion
+        )
+        kept = _live_top(store, collection, ranked, top_k, fetch=mode == "hybrid")
+        if len(kept) >= top_k or complete or limit >= MAX_TOPK:
+            return kept
         limit = min(limit * GROWTH, MAX_TOPK)
 
 

@@ -57,7 +57,7 @@ class GatewayService:
         embedders: EmbedderHolder,
         *,
         fusion: Fusion | None = None,
-        candidates: int = 30,
+        candidates: int = 20,
         observe: Observe | None = None,
     ) -> None:
         self.store = store

@@ -48,7 +48,7 @@ class GatewaySettings(ServiceSettings):
     fusion: FusionMethod = "convex"
     hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1).")
     fusion_candidates: int = Field(
-        default=30, ge=10, le=1000, description="Hits taken from each ranking (at least top_k) before fusing."
+        default=20, ge=10, le=1000, description="Hits taken from each ranking (at least top_k) before fusing."
     )
     rrf_k: int = Field(default=60, ge=1, le=10_000, description="k of reciprocal rank fusion (fusion=rrf).")
     dense_index: DenseIndex = "HNSW"
