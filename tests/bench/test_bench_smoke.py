@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import run
+from bench import run, search_costs
 from bench.data import DEFAULT_DIR, load
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -32,5 +32,10 @@ def test_quick_benchmark_reports_every_figure(tmp_path: Path) -> None:
     assert result["throughput"]["ratio"] > 0
     for path in ("raw", "gateway_api", "mcp"):
         assert result["latency"][path]["n"] == 10 and result["latency"][path]["p50_ms"] > 0
+    stages = result["latency"]["gateway_stages_p50_ms"]
+    assert stages["embedding"] > 0 and 0 < stages["search"] < result["latency"]["gateway_api"]["p50_ms"]
+    # The per-call costs behind bench/TUNING.md's latency section run on the same work folder.
+    costs = search_costs.measure(Path(work), queries=3)
+    assert len(costs) == 11 and all(ms > 0 for ms in costs.values())
     assert "| hybrid |" in (tmp_path / "out" / "latest.md").read_text()
     assert (tmp_path / "out" / "latest.png").stat().st_size > 10_000
