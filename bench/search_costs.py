@@ -20,6 +20,7 @@ from typing import Any
 
 from vector_gateway import lexical
 from vector_gateway.embedder import create_embedder
+from vector_gateway.fusion import Fusion
 from vector_gateway.search import CANDIDATE_FIELDS, live_versions
 from vector_gateway.settings import GatewaySettings
 from vector_gateway.store import MilvusStore
@@ -38,8 +39,9 @@ def calls(store: MilvusStore, raw: RawPath, vectors: list[list[float]], texts: l
         return lambda i: store.search(name, mode=mode, vector=vectors[i], text=texts[i], limit=depth, expr="",
                                       fields=CANDIDATE_FIELDS)  # fmt: skip
 
-    candidates = [ranking("semantic", 20)(i) + ranking("keyword", 20)(i) for i in range(len(texts))]
-    winners = [[entity for _, entity in found[:TOP_K]] for found in candidates]
+    rankings = [(ranking("semantic", 20)(i), ranking("keyword", 20)(i)) for i in range(len(texts))]
+    candidates = [dense + sparse for dense, sparse in rankings]
+    winners = [fused_top(dense, sparse) for dense, sparse in rankings]
     out: dict[str, Call] = {f"{mode} ranking, {depth} deep": ranking(mode, depth)
                             for mode in ("semantic", "keyword") for depth in (10, 20, 30)}  # fmt: skip
     out["registry: the 10 returned hits' documents"] = lambda i: live_versions(
@@ -54,12 +56,19 @@ def calls(store: MilvusStore, raw: RawPath, vectors: list[list[float]], texts: l
     return out
 
 
+def fused_top(dense: list[tuple[float, dict[str, Any]]], sparse: list[tuple[float, dict[str, Any]]]) -> list[dict]:
+    """The entities a top_k hybrid search returns (before the liveness check), as the gateway fuses them."""
+    entities = {e["chunk_id"]: e for _, e in (*dense, *sparse)}
+    fused = Fusion().fuse([(e["chunk_id"], s) for s, e in dense], [(e["chunk_id"], s) for s, e in sparse])
+    return [entities[key] for key, _ in fused[:TOP_K]]
+
+
 def measure(work_dir: Path, queries: int) -> dict[str, float]:
     store = MilvusStore(str(work_dir / "milvus.db"))
     store.ensure_loaded(QUALITY_COLLECTION)
     embedder = create_embedder(GatewaySettings())
-    raw = RawPath.__new__(RawPath)  # shares the store's connection: one process per Lite database
-    raw.client, raw.collection, raw.embedder = store.client, QUALITY_COLLECTION, embedder
+    # The same Lite database from the same process: both clients reach the one server it runs.
+    raw = RawPath(str(work_dir / "milvus.db"), QUALITY_COLLECTION, embedder)
     texts = list(load().queries.values())[:queries]
     vectors = [embedder.embed_query(text) for text in texts]
     analysed = [lexical.analyze(text, store.analysis_of(QUALITY_COLLECTION)) or text for text in texts]
