@@ -78,7 +78,8 @@ def check() -> Callable[[ConvertResponse], None]:
 
 
 async def _client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    async with LifespanManager(app):
+    # Start-up waits for a worker process to load docling: seconds, more on a busy machine.
+    async with LifespanManager(app, startup_timeout=180, shutdown_timeout=30):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://docling.test") as http:
             yield http

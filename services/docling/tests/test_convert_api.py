@@ -118,10 +118,10 @@ async def test_formats_lists_types_limit_and_pipeline(client) -> None:
     response = await client.get("/v1/formats")
     assert response.status_code == 200
     body = response.json()
-    assert body["pdf_pipeline"] == "native" and body["ocr"] is False and body["path_conversion"] is True
+    assert body["pdf_pipeline"] == "native" and body["ocr"] is True and body["path_conversion"] is True
     assert body["max_upload_bytes"] == 100 * 1024 * 1024
     by_type = {item["file_type"]: item for item in body["formats"]}
-    assert set(by_type) == {"pdf", "docx", "pptx", "xlsx", "html", "md", "txt"}
+    assert set(by_type) == {"pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"}
     assert by_type["html"]["extensions"] == [".html", ".htm", ".xhtml"]
     assert (by_type["pdf"]["pipeline"], by_type["txt"]["pipeline"], by_type["docx"]["pipeline"]) == (
         "native",

@@ -74,11 +74,17 @@ async def test_415_unknown_extension_lists_supported_types(client) -> None:
     assert "txt" in body["details"]["supported"]
 
 
-async def test_415_legacy_office_and_images_without_extension(client) -> None:
+async def test_415_legacy_office_and_gif_images_without_extension(client) -> None:
     ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512
     assert_error(await upload(client, "old.doc", ole), 415, "UNSUPPORTED_FORMAT", ".doc")
+    gif = b"GIF89a" + b"\x00" * 64
+    assert_error(await upload(client, "scan", gif), 415, "UNSUPPORTED_FORMAT", "GIF image")
+
+
+async def test_422_truncated_png(client) -> None:
     png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
-    assert_error(await upload(client, "scan", png), 415, "UNSUPPORTED_FORMAT", "PNG image")
+    body = assert_error(await upload(client, "scan", png), 422, "CORRUPT_FILE", "not a readable image")
+    assert "PNG, JPEG or TIFF" in body["suggestion"]
 
 
 async def test_422_encrypted_pdf(client, read_fixture) -> None:

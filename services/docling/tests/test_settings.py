@@ -16,7 +16,8 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     settings = DoclingSettings(_env_file=None)
     assert (settings.port, settings.max_upload_mb, settings.max_upload_bytes) == (8001, 100, 100 * 1024 * 1024)
-    assert (settings.artifacts_path, settings.allowed_roots, settings.do_ocr) == (None, [], False)
+    assert (settings.artifacts_path, settings.allowed_roots, settings.do_ocr) == (None, [], True)
+    assert (settings.workers, settings.worker_max_tasks) == (2, 100)
     assert settings.convert_timeout_s == 300
 
 
@@ -62,10 +63,9 @@ def test_missing_models_fall_back_to_the_native_pipeline_and_say_why(
     assert "could not be loaded" in empty.startup_warnings[0]
     absent = Converter(ConverterOptions(artifacts_path=tmp_path / "absent", do_ocr=True))
     absent.start()
-    assert absent.pdf_pipeline == "native" and absent.ocr is False
+    assert absent.pdf_pipeline == "native" and absent.ocr is True  # scanned pages: RapidOCR from its wheel
     assert absent.startup_warnings == [
         f"DOCLING_ARTIFACTS_PATH={tmp_path / 'absent'} does not exist; using the native PDF pipeline.",
-        "DOCLING_DO_OCR needs the standard PDF pipeline; OCR is off.",
     ]
     result = absent.convert((Path(__file__).resolve().parents[3] / "tests/fixtures/sample.pdf").read_bytes(), "s.pdf")
     assert result.warnings[1:] == absent.startup_warnings

@@ -8,8 +8,8 @@ from pydantic import Field
 
 from .common import WireModel
 
-FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt"]
-SUPPORTED_FILE_TYPES: tuple[str, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt")
+FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"]
+SUPPORTED_FILE_TYPES: tuple[str, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image")
 # Extensions accepted for each file type (lower case, with the dot).
 EXTENSIONS: dict[str, str] = {
     ".pdf": "pdf",
@@ -23,8 +23,13 @@ EXTENSIONS: dict[str, str] = {
     ".markdown": "md",
     ".txt": "txt",
     ".text": "txt",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
-Pipeline = Literal["standard", "native", "simple", "text"]
+Pipeline = Literal["standard", "native", "simple", "text", "ocr"]
 BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "code", "caption", "other"]
 
 
@@ -58,7 +63,8 @@ class ConvertResponse(WireModel):
     page_count: int | None = Field(default=None, description="Pages (PDF, PPTX slides); None for page-less formats.")
     pipeline: Pipeline = Field(
         description="standard = docling layout models; native = model-free PDF text pipeline; "
-        "simple = docling's declarative backends (DOCX, HTML, ...); text = plain text read as-is."
+        "simple = docling's declarative backends (DOCX, HTML, ...); text = plain text read as-is; "
+        "ocr = an image read by the OCR engine."
     )
     markdown: str
     blocks: list[Block]
@@ -66,6 +72,9 @@ class ConvertResponse(WireModel):
     content_hash: str = Field(description="sha256 of the uploaded bytes.")
     size_bytes: int
     conversion_ms: float
+    ocr_pages: list[int] = Field(
+        default_factory=list, description="Pages read by OCR (no text layer, or an image); empty when none were."
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -82,6 +91,6 @@ class FormatsResponse(WireModel):
     pdf_pipeline: Literal["standard", "native"] = Field(
         description="standard = layout models from DOCLING_ARTIFACTS_PATH; native = model-free text extraction."
     )
-    ocr: bool = Field(description="Whether scanned PDF pages are OCRed (standard pipeline with DOCLING_DO_OCR).")
+    ocr: bool = Field(description="Whether pages without a text layer (scans) and images are read by OCR.")
     path_conversion: bool = Field(description="Whether /v1/convert/path is enabled (DOCLING_ALLOWED_ROOTS set).")
     warnings: list[str] = Field(default_factory=list, description="Configuration problems found at start-up.")

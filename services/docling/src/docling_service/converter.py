@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from docling.datamodel.base_models import ConversionStatus, DocumentStream, InputFormat
-from docling.datamodel.pipeline_options import NativePdfPipelineOptions, PdfPipelineOptions
+from docling.datamodel.pipeline_options import NativePdfPipelineOptions, PdfPipelineOptions, RapidOcrOptions
 from docling.datamodel.settings import settings as docling_settings
 from docling.document_converter import DocumentConverter, NativePdfFormatOption, PdfFormatOption
 from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, FormatInfo, Pipeline
@@ -21,8 +21,11 @@ from .containers import PdfInfo, check_office_zip, inspect_pdf
 from .formats import detect_file_type
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
+from .native_pdf import native_segments
+from .ocr import ENGINE_NAME, OcrEngine
 from .pdf_lines import merge_lines
-from .segments import document_lines, document_segments
+from .scans import ocr_image
+from .segments import document_segments
 
 log = logging.getLogger("docling_service.converter")
 
@@ -35,18 +38,19 @@ _INPUT_FORMATS: dict[str, InputFormat] = {
     "md": InputFormat.MD,
 }
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-PAGED_TYPES = frozenset({"pdf", "pptx"})
+PAGED_TYPES = frozenset({"pdf", "pptx", "image"})
 NATIVE_FALLBACK_WARNING = (
     "PDF converted with the model-free native pipeline (no layout model: headings are guessed from font size, "
-    "tables come out as text). Mount docling's models and set DOCLING_ARTIFACTS_PATH for the standard pipeline."
+    "tables are found by rule). Mount docling's models and set DOCLING_ARTIFACTS_PATH for the standard pipeline."
 )
 
 
 @dataclass(frozen=True)
 class ConverterOptions:
     artifacts_path: Path | None = None
-    do_ocr: bool = False
+    do_ocr: bool = True
     timeout_s: float = 300.0
+    ocr_threads: int = 1
 
 
 @dataclass
@@ -57,6 +61,7 @@ class Converter:
     pdf_pipeline: Pipeline = "native"
     startup_warnings: list[str] = field(default_factory=list)
     _docling: DocumentConverter | None = None
+    _ocr: OcrEngine | None = None
 
     @property
     def ready(self) -> bool:
@@ -67,6 +72,7 @@ class Converter:
         # docling's own global settings read DOCLING_ARTIFACTS_PATH too, and then every pipeline (even the
         # model-free ones) refuses to start when it is missing. Only the options below decide here.
         docling_settings.artifacts_path = None
+        self._ocr = OcrEngine(threads=self.options.ocr_threads) if self.options.do_ocr else None
         artifacts = self.options.artifacts_path
         if artifacts is not None and artifacts.is_dir():
             try:
@@ -83,14 +89,17 @@ class Converter:
             self.startup_warnings.append(
                 f"DOCLING_ARTIFACTS_PATH={artifacts} does not exist; using the native PDF pipeline."
             )
-        if self.options.do_ocr:
-            self.startup_warnings.append("DOCLING_DO_OCR needs the standard PDF pipeline; OCR is off.")
         self._docling = self._build(self._native_pdf_option())
         self.pdf_pipeline = "native"
 
     def _standard_pdf_option(self, artifacts: Path) -> PdfFormatOption:
+        # RapidOCR, as on the native path; its models come from the artifacts folder (docs/deployment.md).
         options = PdfPipelineOptions(
-            artifacts_path=artifacts, do_ocr=self.options.do_ocr, document_timeout=self.options.timeout_s
+            artifacts_path=artifacts,
+            do_ocr=self.options.do_ocr,
+            ocr_options=RapidOcrOptions(backend="onnxruntime"),
+            do_table_structure=True,
+            document_timeout=self.options.timeout_s,
         )
         return PdfFormatOption(pipeline_options=options)
 
@@ -111,7 +120,7 @@ class Converter:
 
     @property
     def ocr(self) -> bool:
-        return self.pdf_pipeline == "standard" and self.options.do_ocr
+        return self.options.do_ocr
 
     def formats(self) -> list[FormatInfo]:
         infos = []
@@ -128,13 +137,16 @@ class Converter:
         return infos
 
     def _pipeline_for(self, file_type: str) -> Pipeline:
-        return self.pdf_pipeline if file_type == "pdf" else "text" if file_type == "txt" else "simple"
+        if file_type in ("pdf", "txt", "image"):
+            return {"pdf": self.pdf_pipeline, "txt": "text", "image": "ocr"}[file_type]  # type: ignore[return-value]
+        return "simple"
 
     def convert(self, data: bytes, file_name: str) -> ConvertResponse:
         """Convert one document; raises servicekit errors (415, 422) a caller can act on."""
         started = time.perf_counter()
         file_type = detect_file_type(file_name, data)
         warnings: list[str] = []
+        ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
         if file_type == "pdf":
             pdf_info = inspect_pdf(file_name, data)
@@ -142,15 +154,20 @@ class Converter:
             check_office_zip(file_name, data, file_type)
         if file_type == "txt":
             rendered, page_count = render(text_segments(file_name, data)), None
+        elif file_type == "image":
+            rendered, page_count = self._convert_image(file_name, data)
+            ocr_pages = list(range(1, page_count + 1))
         else:
-            rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings)
+            rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings, ocr_pages)
         if pdf_info is not None:
             page_count = pdf_info.page_count
         if not rendered.blocks:
-            raise _no_text(file_name, file_type)
+            raise _no_text(file_name, file_type, self._ocr is not None)
         pipeline = self._pipeline_for(file_type)
         if pipeline == "native":
             warnings[:0] = [NATIVE_FALLBACK_WARNING, *self.startup_warnings]
+        if ocr_pages and pipeline != "standard":
+            warnings.append(_ocr_warning(ocr_pages))
         return ConvertResponse(
             file_name=file_name,
             file_type=file_type,
@@ -163,11 +180,22 @@ class Converter:
             content_hash=hashlib.sha256(data).hexdigest(),
             size_bytes=len(data),
             conversion_ms=round((time.perf_counter() - started) * 1000, 2),
+            ocr_pages=ocr_pages,
             warnings=warnings,
         )
 
+    def _convert_image(self, file_name: str, data: bytes) -> tuple[Rendered, int]:
+        if self._ocr is None:
+            raise Unprocessable(
+                f"{file_name!r} is an image and OCR is off (DOCLING_DO_OCR=false).",
+                code="NO_TEXT",
+                suggestion="Ask the operator to enable OCR, or send the text of the image instead.",
+            )
+        lines, page_count = ocr_image(file_name, data, self._ocr)
+        return render(merge_lines(list(lines))), page_count
+
     def _convert_with_docling(
-        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str]
+        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], ocr_pages: list[int]
     ) -> tuple[Rendered, int | None]:
         if self._docling is None:
             raise RuntimeError("Converter.start() was not called")
@@ -189,7 +217,8 @@ class Converter:
         document = result.document
         paged = file_type in PAGED_TYPES
         if file_type == "pdf" and self.pdf_pipeline == "native":
-            segments = merge_lines(document_lines(document))
+            segments, scanned = native_segments(document, data, self._ocr)
+            ocr_pages.extend(scanned)
         else:
             segments = document_segments(document, paged=paged)
         return render(segments), (len(document.pages) if paged else None)
@@ -217,9 +246,16 @@ def _title(rendered: Rendered, file_name: str, metadata: str | None) -> str:
     return metadata or PurePosixPath(file_name).stem or file_name
 
 
-def _no_text(file_name: str, file_type: str) -> Unprocessable:
-    if file_type == "pdf":
-        hint = "It is probably a scan without a text layer: run OCR on it first, or send its text with ingest_text."
+def _ocr_warning(pages: list[int]) -> str:
+    shown = ", ".join(map(str, pages[:20])) + (", ..." if len(pages) > 20 else "")
+    return f"OCR used on page(s) {shown} (no text layer), with {ENGINE_NAME}: check names and numbers."
+
+
+def _no_text(file_name: str, file_type: str, ocr: bool) -> Unprocessable:
+    if file_type in ("pdf", "image") and ocr:
+        hint = "Not even OCR found text in it: check that the scan is legible, or send its text with ingest_text."
+    elif file_type == "pdf":
+        hint = "It is probably a scan without a text layer and OCR is off: send its text with ingest_text."
     else:
         hint = "Send a document with text in it."
     return Unprocessable(f"{file_name!r} contains no extractable text.", code="NO_TEXT", suggestion=hint)

@@ -16,13 +16,14 @@ _PDF_HEADER_WINDOW = 1024
 _OOXML_MAIN_PART = {"docx": "word/", "pptx": "ppt/", "xlsx": "xl/"}
 _HTML_RE = re.compile(rb"<\s*(!doctype\s+html|html[\s>]|head[\s>]|body[\s>]|meta\s|title>|div[\s>]|p>)", re.I)
 _LABELS = {"pdf": "PDF", "docx": "Word (DOCX)", "pptx": "PowerPoint (PPTX)", "xlsx": "Excel (XLSX)"}
-_LABELS |= {"html": "HTML", "md": "Markdown", "txt": "plain text"}
+_LABELS |= {"html": "HTML", "md": "Markdown", "txt": "plain text", "image": "PNG/JPEG/TIFF image"}
+# Raster images read by OCR: PNG, JPEG, TIFF (little- and big-endian).
+_IMAGES = {b"\x89PNG\r\n\x1a\n": "PNG", b"\xff\xd8\xff": "JPEG", b"II*\x00": "TIFF", b"MM\x00*": "TIFF"}
+_IMAGE_MAGIC = tuple(_IMAGES)
 # Content that is recognisable but not supported, with what to do instead.
 _KNOWN_BINARIES: tuple[tuple[bytes, str, str], ...] = (
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office file (.doc/.xls/.ppt)", "Save it as .docx, .xlsx or .pptx."),
-    (b"\x89PNG\r\n\x1a\n", "a PNG image", "Images are not converted (no OCR); send the text or a PDF with text."),
-    (b"\xff\xd8\xff", "a JPEG image", "Images are not converted (no OCR); send the text or a PDF with text."),
-    (b"GIF8", "a GIF image", "Images are not converted; send the text instead."),
+    (b"GIF8", "a GIF image", "Save it as PNG (read by OCR), or send the text instead."),
     (b"{\\rtf", "an RTF document", "Save it as .docx or export it as PDF."),
     (b"\x1f\x8b", "a gzip archive", "Unpack it and send the document inside."),
 )
@@ -69,10 +70,12 @@ def _decodes_as_utf8(head: bytes, complete: bool) -> bool:
 
 
 def sniff(data: bytes) -> str:
-    """What the bytes look like: pdf, docx, pptx, xlsx, zip, html, text, or binary."""
+    """What the bytes look like: pdf, docx, pptx, xlsx, zip, image, html, text, or binary."""
     head = data[:SNIFF_BYTES]
     if _is_pdf(head):
         return "pdf"
+    if head.startswith(_IMAGE_MAGIC):
+        return "image"
     if head.startswith(b"PK\x03\x04"):
         return _zip_kind(data) or "binary"
     if b"\x00" in head:
@@ -100,7 +103,7 @@ def _unsupported(name: str, found: str) -> UnsupportedMediaType:
 
 def _from_content(name: str, kind: str, data: bytes) -> FileType:
     """The type of a file whose name gives none (no extension), from its content alone."""
-    if kind in ("pdf", "docx", "pptx", "xlsx", "html"):
+    if kind in ("pdf", "docx", "pptx", "xlsx", "html", "image"):
         return kind  # type: ignore[return-value]
     if kind == "text":
         return "txt"
@@ -110,6 +113,9 @@ def _from_content(name: str, kind: str, data: bytes) -> FileType:
 def _mismatch(name: str, claimed: FileType, kind: str, data: bytes) -> Unprocessable:
     if kind == "binary":
         what, suggestion = _describe_binary(data)
+    elif kind == "image":
+        label = next(label for magic, label in _IMAGES.items() if data.startswith(magic))
+        what, suggestion = f"a {label} image", f"Rename it with the extension of a {label} image; it is read by OCR."
     elif kind in _LABELS:
         what, suggestion = f"a {_LABELS[kind]} file", f"Rename it with the extension of a {_LABELS[kind]} file."
     else:
@@ -134,7 +140,7 @@ def detect_file_type(name: str, data: bytes) -> FileType:
     claimed = EXTENSIONS.get(suffix)
     if claimed is None:
         raise _unsupported(name, f"extension {suffix}")
-    if claimed in ("pdf", "docx", "pptx", "xlsx"):
+    if claimed in ("pdf", "docx", "pptx", "xlsx", "image"):
         if kind != claimed:
             raise _mismatch(name, claimed, kind, data)
         return claimed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 
@@ -14,7 +15,8 @@ from servicekit import configure_logging, create_service_app, serve
 
 from . import __version__
 from .api.routes import router
-from .converter import Converter, ConverterOptions
+from .converter import ConverterOptions
+from .pool import PoolOptions, WorkerPool
 from .service import ConversionService
 from .settings import DoclingSettings
 
@@ -22,18 +24,23 @@ log = logging.getLogger("docling_service")
 
 
 def build_service(settings: DoclingSettings) -> ConversionService:
-    converter = Converter(
-        ConverterOptions(
-            artifacts_path=settings.artifacts_path, do_ocr=settings.do_ocr, timeout_s=settings.convert_timeout_s
-        )
-    )
-    return ConversionService(
-        converter,
-        max_bytes=settings.max_upload_bytes,
-        allowed_roots=settings.allowed_roots,
+    converter = ConverterOptions(
+        artifacts_path=settings.artifacts_path,
+        do_ocr=settings.do_ocr,
         timeout_s=settings.convert_timeout_s,
-        max_concurrency=settings.max_concurrency,
+        # The cores are shared by the workers: OCR in each one takes its share, at least one thread.
+        ocr_threads=max(1, (os.cpu_count() or 1) // settings.workers),
     )
+    pool = WorkerPool(
+        PoolOptions(
+            workers=settings.workers,
+            timeout_s=settings.convert_timeout_s,
+            max_tasks=settings.worker_max_tasks,
+            memory_mb=settings.worker_memory_mb,
+        ),
+        converter,
+    )
+    return ConversionService(pool, max_bytes=settings.max_upload_bytes, allowed_roots=settings.allowed_roots)
 
 
 def create_app(settings: DoclingSettings) -> FastAPI:
@@ -41,14 +48,22 @@ def create_app(settings: DoclingSettings) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(service.converter.start)
-        for warning in service.converter.startup_warnings:
-            log.warning(warning, extra={"service": "docling"})
-        log.info("converter ready (PDF pipeline: %s)", service.converter.pdf_pipeline, extra={"service": "docling"})
-        yield
+        info = await anyio.to_thread.run_sync(service.pool.start)
+        try:
+            for warning in info.startup_warnings:
+                log.warning(warning, extra={"service": "docling"})
+            log.info(
+                "converter ready (PDF pipeline: %s, %d worker process(es))",
+                info.pdf_pipeline,
+                service.pool.options.workers,
+                extra={"service": "docling"},
+            )
+            yield
+        finally:
+            await anyio.to_thread.run_sync(service.pool.close)
 
     def readiness() -> dict[str, str]:
-        return {"converter": "ok" if service.converter.ready else "not initialised yet"}
+        return {"converter": "ok" if service.ready else "not initialised yet"}
 
     app = create_service_app(
         name="docling",

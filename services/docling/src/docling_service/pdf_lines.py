@@ -100,19 +100,31 @@ def _is_heading(paragraph: list[Line], levels: dict[float, int]) -> bool:
     return 0 < len(text) <= MAX_HEADING_CHARS and any(c.isalpha() for c in text) and not text.endswith(".")
 
 
-def merge_lines(lines: list[Line]) -> list[Segment]:
-    """Paragraph and heading segments from lines given in reading order."""
-    lines = [line for line in lines if line.text.strip()]
-    right = _column_right(lines)
-    paragraphs: list[list[Line]] = []
-    for line in lines:
-        if paragraphs and _continues(paragraphs[-1][-1], line, right[line.page]):
-            paragraphs[-1].append(line)
-        else:
-            paragraphs.append([line])
-    levels = _heading_levels(paragraphs, _body_height(lines))
+def _paragraphs(items: list[Line | Segment], right: dict[int, float]) -> list[list[Line] | Segment]:
+    """Lines grouped into paragraphs; a ready segment (a table) ends the paragraph before it."""
+    groups: list[list[Line] | Segment] = []
+    for item in items:
+        if isinstance(item, Segment):
+            groups.append(item)
+        elif item.text.strip():
+            last = groups[-1] if groups else None
+            if isinstance(last, list) and _continues(last[-1], item, right[item.page]):
+                last.append(item)
+            else:
+                groups.append([item])
+    return groups
+
+
+def merge_lines(items: list[Line | Segment]) -> list[Segment]:
+    """Paragraph and heading segments from lines given in reading order; segments in between pass through."""
+    lines = [item for item in items if isinstance(item, Line) and item.text.strip()]
+    groups = _paragraphs(items, _column_right(lines))
+    levels = _heading_levels([group for group in groups if isinstance(group, list)], _body_height(lines))
     segments = []
-    for paragraph in paragraphs:
+    for paragraph in groups:
+        if isinstance(paragraph, Segment):
+            segments.append(paragraph)
+            continue
         page = paragraph[0].page
         if _is_heading(paragraph, levels):
             level = levels[round(paragraph[0].height, 1)]

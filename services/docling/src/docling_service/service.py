@@ -1,4 +1,4 @@
-"""The converter off the event loop: bounded concurrency and a time limit per conversion."""
+"""The conversion service: reads what it may, hands documents to the worker pool, says what it supports."""
 
 from __future__ import annotations
 
@@ -7,62 +7,45 @@ from pathlib import Path
 
 import anyio
 from ingestion_contracts.docling import ConvertResponse, FormatsResponse
-from servicekit import ServiceError
 
-from .converter import Converter
 from .paths import read_allowed_file
+from .pool import ConversionTimeout, WorkerPool
 
 log = logging.getLogger("docling_service.service")
 
-
-class ConversionTimeout(ServiceError):
-    status_code = 504
-    code = "CONVERSION_TIMEOUT"
+__all__ = ["ConversionService", "ConversionTimeout"]
 
 
 class ConversionService:
-    def __init__(
-        self,
-        converter: Converter,
-        *,
-        max_bytes: int,
-        allowed_roots: list[Path],
-        timeout_s: float,
-        max_concurrency: int,
-    ) -> None:
-        self.converter = converter
+    def __init__(self, pool: WorkerPool, *, max_bytes: int, allowed_roots: list[Path]) -> None:
+        self.pool = pool
         self.max_bytes = max_bytes
         self.allowed_roots = allowed_roots
-        self.timeout_s = timeout_s
-        # Conversions are CPU bound: more at once only queue for the cores and multiply memory.
-        self._limiter = anyio.CapacityLimiter(max_concurrency)
+
+    @property
+    def ready(self) -> bool:
+        return self.pool.ready
 
     async def convert_bytes(self, data: bytes, file_name: str) -> ConvertResponse:
         try:
-            with anyio.fail_after(self.timeout_s):
-                # abandon_on_cancel: the answer goes out at the deadline; the thread finishes on its own
-                # (docling's document_timeout stops the PDF pipelines at the same deadline).
-                return await anyio.to_thread.run_sync(
-                    self.converter.convert, data, file_name, limiter=self._limiter, abandon_on_cancel=True
-                )
-        except TimeoutError as exc:
-            log.warning("conversion of %s timed out after %.1fs", file_name, self.timeout_s)
-            raise ConversionTimeout(
-                f"Converting {file_name!r} took longer than {self.timeout_s:g} s.",
-                suggestion="Split the document into smaller parts, or ask the operator to raise "
-                "DOCLING_CONVERT_TIMEOUT_S.",
-            ) from exc
+            return await self.pool.convert(data, file_name)
+        except ConversionTimeout:
+            log.warning("conversion of %s stopped at its %.1f s limit", file_name, self.pool.options.timeout_s)
+            raise
 
     async def convert_path(self, raw_path: str) -> ConvertResponse:
         real, data = await anyio.to_thread.run_sync(read_allowed_file, raw_path, self.allowed_roots, self.max_bytes)
         return await self.convert_bytes(data, real.name)
 
     def formats(self) -> FormatsResponse:
+        info = self.pool.info
+        if info is None:
+            raise RuntimeError("the worker pool has not started")
         return FormatsResponse(
-            formats=self.converter.formats(),
+            formats=info.formats,
             max_upload_bytes=self.max_bytes,
-            pdf_pipeline="standard" if self.converter.pdf_pipeline == "standard" else "native",
-            ocr=self.converter.ocr,
+            pdf_pipeline="standard" if info.pdf_pipeline == "standard" else "native",
+            ocr=info.ocr,
             path_conversion=bool(self.allowed_roots),
-            warnings=list(self.converter.startup_warnings),
+            warnings=list(info.startup_warnings),
         )

@@ -27,8 +27,18 @@ class DoclingSettings(ServiceSettings):
         description="Directories /v1/convert/path may read from (JSON list or comma-separated). Empty: refused.",
     )
     convert_timeout_s: float = Field(default=300, gt=0, le=3600, description="Longest one conversion may take.")
-    do_ocr: bool = Field(default=False, description="OCR scanned pages (standard PDF pipeline only).")
-    max_concurrency: int = Field(default=1, ge=1, le=8, description="Conversions that run at once (CPU bound).")
+    do_ocr: bool = Field(
+        default=True, description="OCR pages without a text layer (scans) and images (PNG, JPEG, TIFF)."
+    )
+    workers: int = Field(
+        default=2, ge=1, le=16, description="Worker processes: conversions that run at once, each killable."
+    )
+    worker_memory_mb: int = Field(
+        default=6144, ge=0, le=262144, description="Address-space limit of one worker in MiB (RLIMIT_AS); 0: none."
+    )
+    worker_max_tasks: int = Field(
+        default=100, ge=1, le=100000, description="Conversions after which a worker is replaced (leaks end there)."
+    )
 
     @field_validator("allowed_roots", mode="before")
     @classmethod

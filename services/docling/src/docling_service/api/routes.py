@@ -36,7 +36,7 @@ _PATH_ERRORS: dict[int | str, dict[str, object]] = {
 
 def get_service(request: Request) -> ConversionService:
     service = getattr(request.app.state, "conversion", None)
-    if service is None or not service.converter.ready:
+    if service is None or not service.ready:
         raise DependencyUnavailable(
             "The converter is not initialised yet.", suggestion="Retry in a few seconds; /readyz says when it is ready."
         )

@@ -1,0 +1,152 @@
+"""Tables of born-digital PDF pages without models: ruled ones by pdfplumber, unruled ones by alignment.
+
+The native pipeline reports one text line per table cell. Ruled tables (cell borders drawn) are found by
+pdfplumber's line-intersection table finder, which also keeps multi-line cells whole. Unruled tables are
+found here from the lines themselves: consecutive rows of cells printed side by side, whose cells fall
+in the same columns. Two-column prose never matches: the native reading order gives a whole column first.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import statistics
+from dataclasses import dataclass
+
+import pdfplumber
+
+from .markdown import Segment
+from .pdf_lines import Line
+
+log = logging.getLogger("docling_service.pdf_tables")
+
+_RULED = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
+MIN_ROWS = 2
+MIN_COLUMNS = 2
+# Longer median cells than this are prose set side by side, not a table.
+MAX_MEDIAN_CELL_CHARS = 40
+# Rows further apart than this many line heights belong to different tables.
+MAX_ROW_GAP = 2.0
+
+Item = Line | Segment
+
+
+@dataclass(frozen=True)
+class RuledTable:
+    page: int
+    box: tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
+    rows: tuple[tuple[str, ...], ...]
+
+    def holds(self, line: Line) -> bool:
+        x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
+        return line.page == self.page and self.box[0] <= x <= self.box[2] and self.box[1] <= y <= self.box[3]
+
+
+def _same_row(a: Line, b: Line) -> bool:
+    return b.page == a.page and b.left > a.right and abs((a.top + a.bottom) - (b.top + b.bottom)) / 2 < 0.5 * a.height
+
+
+def _rows(lines: list[Line]) -> list[list[Line]]:
+    """Consecutive lines printed side by side on one baseline, grouped into rows."""
+    rows: list[list[Line]] = []
+    for line in lines:
+        if rows and _same_row(rows[-1][-1], line):
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return rows
+
+
+def candidate_pages(lines: list[Line]) -> set[int]:
+    """Pages with at least one row of side-by-side cells: the only ones worth a table search."""
+    return {row[0].page for row in _rows(lines) if len(row) >= MIN_COLUMNS}
+
+
+def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
+    """Tables with drawn cell borders on the given pages (1-based)."""
+    found: list[RuledTable] = []
+    if not pages:
+        return found
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for number in sorted(pages):
+                if number > len(pdf.pages):
+                    continue
+                for table in pdf.pages[number - 1].find_tables(_RULED):
+                    rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
+                    if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
+                        found.append(RuledTable(page=number, box=tuple(table.bbox), rows=rows))  # type: ignore[arg-type]
+    except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
+        log.warning("ruled table search failed; tables stay text", exc_info=exc)
+    return found
+
+
+def _column(cell: Line, columns: list[tuple[float, float]]) -> int:
+    overlaps = [min(cell.right, right) - max(cell.left, left) for left, right in columns]
+    best = max(range(len(columns)), key=overlaps.__getitem__)
+    if overlaps[best] > 0:
+        return best
+    middle = (cell.left + cell.right) / 2
+    return min(range(len(columns)), key=lambda i: abs((columns[i][0] + columns[i][1]) / 2 - middle))
+
+
+def _fits(row: list[Line], previous: list[Line], columns: list[tuple[float, float]]) -> bool:
+    if len(row) < MIN_COLUMNS or len(row) > len(columns) or row[0].page != previous[0].page:
+        return False
+    if row[0].top - previous[0].bottom > MAX_ROW_GAP * previous[0].height:
+        return False
+    return len({_column(cell, columns) for cell in row}) == len(row)
+
+
+def _table_segment(rows: list[list[Line]]) -> Segment | None:
+    columns = [(cell.left, cell.right) for cell in rows[0]]
+    grid = []
+    for row in rows:
+        cells = [""] * len(columns)
+        for cell in row:
+            cells[_column(cell, columns)] = cell.text.strip()
+        grid.append(tuple(cells))
+    lengths = [len(cell.text.strip()) for row in rows for cell in row]
+    if len(grid) < MIN_ROWS or statistics.median(lengths) > MAX_MEDIAN_CELL_CHARS:
+        return None
+    return Segment(kind="table", text="", page=rows[0][0].page, rows=tuple(grid))
+
+
+def _unruled(lines: list[Line]) -> list[Item]:
+    items: list[Item] = []
+    rows = _rows(lines)
+    index = 0
+    while index < len(rows):
+        run = [rows[index]]
+        if len(run[0]) >= MIN_COLUMNS:
+            columns = [(cell.left, cell.right) for cell in run[0]]
+            while index + len(run) < len(rows) and _fits(rows[index + len(run)], run[-1], columns):
+                run.append(rows[index + len(run)])
+        table = _table_segment(run) if len(run) >= MIN_ROWS else None
+        if table is not None:
+            items.append(table)
+        else:
+            run = run[:1]
+            items.extend(run[0])
+        index += len(run)
+    return items
+
+
+def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
+    """The lines in reading order, those of each table replaced by one table segment where it starts."""
+    items: list[Item] = []
+    pending: list[Line] = []
+    placed: set[int] = set()
+    for line in lines:
+        table = next((index for index, table in enumerate(ruled) if table.holds(line)), None)
+        if table is None:
+            pending.append(line)
+            continue
+        if table not in placed:
+            items.extend(_unruled(pending))
+            pending = []
+            found = ruled[table]
+            items.append(Segment(kind="table", text="", page=found.page, rows=found.rows))
+            placed.add(table)
+    items.extend(_unruled(pending))
+    return items

@@ -1,0 +1,86 @@
+"""Pages without a text layer (scans) and images, read by OCR into page lines."""
+
+from __future__ import annotations
+
+import io
+
+import pypdfium2 as pdfium
+from docling.utils.locks import pypdfium2_lock
+from PIL import Image, ImageSequence
+from servicekit import Unprocessable
+
+from .ocr import RENDER_DPI, OcrEngine
+from .pdf_lines import Line
+
+# Fewer characters than this on a page: a scan (maybe with a stamped page number), read by OCR.
+MIN_TEXT_CHARS = 16
+# Larger images are scaled down first: OCR works on ~2000 px anyway, and memory stays bounded.
+MAX_IMAGE_SIDE = 4000
+MAX_IMAGE_PIXELS = 120_000_000
+MAX_IMAGE_FRAMES = 500
+
+
+def scanned_pages(data: bytes) -> list[int]:
+    """1-based numbers of the PDF pages that have (almost) no text layer."""
+    with pypdfium2_lock:
+        document = pdfium.PdfDocument(data)
+        try:
+            found = []
+            for index in range(len(document)):
+                page = document[index]
+                textpage = page.get_textpage()
+                if textpage.count_chars() < MIN_TEXT_CHARS:
+                    found.append(index + 1)
+                textpage.close()
+                page.close()
+            return found
+        finally:
+            document.close()
+
+
+def _render(data: bytes, pages: list[int]) -> list[tuple[int, Image.Image]]:
+    with pypdfium2_lock:
+        document = pdfium.PdfDocument(data)
+        try:
+            rendered = []
+            for number in pages:
+                page = document[number - 1]
+                rendered.append((number, page.render(scale=RENDER_DPI / 72, grayscale=True).to_pil()))
+                page.close()
+            return rendered
+        finally:
+            document.close()
+
+
+def ocr_pdf_pages(data: bytes, pages: list[int], engine: OcrEngine) -> list[Line]:
+    """OCR lines (in points, top-left origin) of the given PDF pages, page by page."""
+    lines: list[Line] = []
+    for number, image in _render(data, pages):
+        lines.extend(engine.page_lines(image, number, scale=RENDER_DPI / 72))
+    return lines
+
+
+def _bad_image(name: str) -> Unprocessable:
+    return Unprocessable(
+        f"{name!r} is not a readable image: the file is damaged, truncated or too large.",
+        code="CORRUPT_FILE",
+        suggestion="Re-save it as PNG, JPEG or TIFF (at most 120 megapixels) and send it again.",
+    )
+
+
+def ocr_image(name: str, data: bytes, engine: OcrEngine) -> tuple[list[Line], int]:
+    """OCR lines of a PNG/JPEG/TIFF (one page per TIFF frame) and the number of pages."""
+    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # beyond: DecompressionBombError, refused below
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            lines: list[Line] = []
+            count = 0
+            for count, frame in enumerate(ImageSequence.Iterator(image), start=1):
+                if count > MAX_IMAGE_FRAMES:
+                    raise _bad_image(name)
+                page = frame.convert("L")
+                page.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
+                lines.extend(engine.page_lines(page, count, scale=1.0))
+            return lines, count
+    except (OSError, ValueError, Image.DecompressionBombError, SyntaxError) as exc:
+        raise _bad_image(name) from exc
