@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from .headings import attach_headings
 from .markdown import Section, split_sections
 from .tokens import MAX_CHARS_PER_TOKEN, TokenCounter
 
@@ -105,6 +106,7 @@ class TextChunker:
             bases.extend(self._fit(text, group, encodings, budget, keep=max(overlap, 1)))
         bases.sort(key=lambda b: b.start)
         bases = _merge_neighbours(text, bases, budget, keep=max(overlap, 1))
+        bases = attach_headings(text, bases, window)  # no chunk of headings or markup alone (headings.py)
         chunks = self._add_overlap(text, sections, bases, window, overlap)
         return ChunkedText(chunks=chunks, total_tokens=total_tokens)
 
