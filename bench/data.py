@@ -1,4 +1,8 @@
-"""BEIR SciFact from shared/bench/scifact (corpus, test queries, qrels), and subsets for quick runs."""
+"""BEIR-format benchmarks from shared/bench/ (SciFact, dbpedia-5k): corpus, test queries, qrels, subsets.
+
+SciFact's qrels are binary (every judged pair scores 1); dbpedia-5k's are graded 0/1/2 (0 = judged not
+relevant). Grades are kept: nDCG uses them as gains, Recall and MRR count grade >= 1 as relevant.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,10 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "scifact"
-SOURCE_PREFIX = "scifact:"  # a document's source is "scifact:<corpus id>", so a hit names its corpus id
+BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+DEFAULT_DIR = BENCH_DIR / "scifact"
+DATASETS = {"scifact": BENCH_DIR / "scifact", "dbpedia-5k": BENCH_DIR / "dbpedia-5k"}
+SOURCE_PREFIX = "scifact:"  # a SciFact document's source is "scifact:<corpus id>"
 
 
 @dataclass(frozen=True)
@@ -16,58 +22,74 @@ class Doc:
     doc_id: str
     title: str
     text: str
+    prefix: str = SOURCE_PREFIX
 
     @property
     def source(self) -> str:
-        return f"{SOURCE_PREFIX}{self.doc_id}"
+        return f"{self.prefix}{self.doc_id}"
+
+
+def corpus_id(source: str) -> str:
+    """The corpus id a hit's source names ("<dataset>:<corpus id>"; ids may contain ':' themselves)."""
+    return source.split(":", 1)[1]
 
 
 @dataclass
-class SciFact:
+class Dataset:
     docs: list[Doc]
     queries: dict[str, str]
-    qrels: dict[str, set[str]]
+    qrels: dict[str, dict[str, int]]  # query id -> {corpus id: grade >= 1}
+    name: str = "scifact"
+    graded: bool = False
 
-    def subset(self, max_queries: int | None, extra_docs: int | None, seed: int = 13) -> SciFact:
+    def subset(self, max_queries: int | None, extra_docs: int | None, seed: int = 13) -> Dataset:
         """The first ``max_queries`` queries, their relevant documents, and ``extra_docs`` random others
         (the distractors). None keeps everything."""
         if max_queries is None and extra_docs is None:
             return self
-        query_ids = sorted(self.qrels, key=int)[: max_queries or None]
+        query_ids = sorted(self.qrels, key=_order)[: max_queries or None]
         qrels = {q: self.qrels[q] for q in query_ids}
         needed = set().union(*qrels.values())
         others = [d for d in self.docs if d.doc_id not in needed]
         rng = random.Random(seed)
         chosen = needed | {d.doc_id for d in rng.sample(others, min(len(others), extra_docs or 0))}
-        return SciFact(
-            docs=[d for d in self.docs if d.doc_id in chosen],
-            queries={q: self.queries[q] for q in query_ids},
-            qrels=qrels,
-        )
+        docs = [d for d in self.docs if d.doc_id in chosen]
+        return Dataset(docs, {q: self.queries[q] for q in query_ids}, qrels, self.name, self.graded)
 
 
-def load(directory: Path = DEFAULT_DIR) -> SciFact:
+SciFact = Dataset  # the name older callers import
+
+
+def _order(query_id: str) -> tuple[int, str]:
+    return (int(query_id), "") if query_id.isdigit() else (0, query_id)
+
+
+def load(directory: Path = DEFAULT_DIR) -> Dataset:
     if not (directory / "corpus.jsonl").is_file():
         raise FileNotFoundError(
-            f"SciFact not found in {directory}: expected corpus.jsonl, queries.jsonl and qrels/test.tsv "
+            f"No benchmark in {directory}: expected corpus.jsonl, queries.jsonl and qrels/test.tsv "
             "(BEIR format). Pass --data DIR."
         )
+    name = directory.name
+    prefix = f"{name}:"
     docs = []
     with (directory / "corpus.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
-            docs.append(Doc(doc_id=str(row["_id"]), title=row.get("title", "").strip(), text=row["text"].strip()))
-    qrels: dict[str, set[str]] = {}
+            docs.append(Doc(str(row["_id"]), (row.get("title") or "").strip(), (row.get("text") or "").strip(), prefix))
+    qrels: dict[str, dict[str, int]] = {}
+    grades: set[int] = set()
     with (directory / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
         next(handle)  # header
         for line in handle:
             query_id, doc_id, score = line.rstrip("\n").split("\t")
+            grades.add(int(score))
             if int(score) > 0:
-                qrels.setdefault(query_id, set()).add(doc_id)
+                qrels.setdefault(query_id, {})[doc_id] = int(score)
     queries = {}
     with (directory / "queries.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
             if str(row["_id"]) in qrels:
                 queries[str(row["_id"])] = row["text"]
-    return SciFact(docs=docs, queries=queries, qrels=qrels)
+    return Dataset(docs, queries, qrels, name, graded=len(grades - {0}) > 1)

@@ -1,9 +1,20 @@
-"""Retrieval metrics over ranked document ids (binary relevance, as BEIR SciFact's qrels are)."""
+"""Retrieval metrics over ranked document ids.
+
+Relevance comes as {doc id: grade}: nDCG@10 uses the grade as the gain (linear, as BEIR's pytrec_eval does),
+so it is graded on dbpedia-5k (0/1/2) and binary on SciFact (all 1); Recall@100 and MRR@10 count any grade
+>= 1 as relevant. A plain set of ids means grade 1 for each.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+
+Relevance = Mapping[str, int] | set[str]
+
+
+def _grades(relevant: Relevance) -> Mapping[str, int]:
+    return relevant if isinstance(relevant, Mapping) else dict.fromkeys(relevant, 1)
 
 
 def fold_to_documents(chunk_doc_ids: Iterable[str]) -> list[str]:
@@ -11,21 +22,23 @@ def fold_to_documents(chunk_doc_ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(chunk_doc_ids))
 
 
-def ndcg_at_k(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:
-    gain = sum(1.0 / math.log2(rank + 2) for rank, doc in enumerate(ranked[:k]) if doc in relevant)
-    ideal = sum(1.0 / math.log2(rank + 2) for rank in range(min(len(relevant), k)))
+def ndcg_at_k(ranked: Sequence[str], relevant: Relevance, k: int = 10) -> float:
+    grades = _grades(relevant)
+    gain = sum(grades.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:k]))
+    best = sorted(grades.values(), reverse=True)[:k]
+    ideal = sum(grade / math.log2(rank + 2) for rank, grade in enumerate(best))
     return gain / ideal if ideal else 0.0
 
 
-def recall_at_k(ranked: Sequence[str], relevant: set[str], k: int = 100) -> float:
-    return len(set(ranked[:k]) & relevant) / len(relevant) if relevant else 0.0
+def recall_at_k(ranked: Sequence[str], relevant: Relevance, k: int = 100) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
 
 
-def mrr_at_k(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:
+def mrr_at_k(ranked: Sequence[str], relevant: Relevance, k: int = 10) -> float:
     return next((1.0 / (rank + 1) for rank, doc in enumerate(ranked[:k]) if doc in relevant), 0.0)
 
 
-def evaluate(runs: Mapping[str, Sequence[str]], qrels: Mapping[str, set[str]]) -> dict[str, float]:
+def evaluate(runs: Mapping[str, Sequence[str]], qrels: Mapping[str, Relevance]) -> dict[str, float]:
     """Mean nDCG@10, Recall@100 and MRR@10 over the queries of ``qrels`` (a query with no run scores 0)."""
     queries = sorted(qrels)
     if not queries:

@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ingestion_contracts.gateway import SearchRequest
 from ingestion_mcp.backend import Backend
@@ -19,7 +20,7 @@ from ingestion_mcp.settings import McpSettings
 from servicekit import configure_logging
 from servicekit.logging import QUIET_LIBRARIES
 
-from .data import SOURCE_PREFIX, Doc
+from .data import Doc, corpus_id
 from .metrics import fold_to_documents
 
 SEARCH_DEPTH = 100  # chunks per query (the gateway's top_k ceiling); folded to documents for the metrics
@@ -75,27 +76,36 @@ async def ingest(
     chunking: str = "default",
     batch_size: int = 256,
     on_batch: Callable[[int, int], None] | None = None,
-) -> dict[str, float]:
-    """Ingest ``docs`` through chunker and gateway in batches (one chunker call and one upsert each)."""
-    chunks = 0
+) -> dict[str, Any]:
+    """Ingest ``docs`` through chunker and gateway in batches (one chunker call and one upsert each).
+
+    A document the pipeline refuses (e.g. text under the 50 characters ``ingest_text`` asks for) is
+    skipped and reported under ``skipped`` with the reason; the run goes on with the others."""
+    chunks, skipped = 0, []
     started = time.perf_counter()
     for first in range(0, len(docs), batch_size):
-        outcomes = await stack.ingestor.ingest_many(
-            batch_items(docs[first : first + batch_size]), collection=collection, chunking=chunking
-        )
-        failures = [o for o in outcomes if isinstance(o, ToolFailure)]
-        if failures:
-            raise RuntimeError(f"{len(failures)} documents failed to ingest; first: {failures[0].message}")
-        chunks += sum(o.chunks for o in outcomes if not isinstance(o, ToolFailure))
+        batch = docs[first : first + batch_size]
+        outcomes = await stack.ingestor.ingest_many(batch_items(batch), collection=collection, chunking=chunking)
+        for doc, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, ToolFailure):
+                skipped.append({"id": doc.doc_id, "reason": outcome.message})
+            else:
+                chunks += outcome.chunks
         if on_batch:
             on_batch(min(first + batch_size, len(docs)), len(docs))
+    if len(skipped) == len(docs) and docs:
+        raise RuntimeError(f"every document failed to ingest; first: {skipped[0]['reason']}")
     seconds = time.perf_counter() - started
-    return {"documents": len(docs), "chunks": chunks, "seconds": round(seconds, 2)}
+    return {"documents": len(docs) - len(skipped), "chunks": chunks, "seconds": round(seconds, 2),
+            "skipped": skipped}  # fmt: skip
 
 
-async def ranked_documents(stack: Stack, query: str, *, collection: str, mode: str) -> list[str]:
-    """Corpus ids ranked by their best chunk, through the gateway's search API."""
+async def ranked_documents(
+    stack: Stack, query: str, *, collection: str | list[str], mode: str, depth: int = SEARCH_DEPTH
+) -> list[str]:
+    """Corpus ids ranked by their best chunk, through the gateway's search API (one or several collections)."""
+    names = [collection] if isinstance(collection, str) else collection
     found = await stack.backend.search(
-        SearchRequest(query=query, collections=[collection], mode=mode, top_k=SEARCH_DEPTH)  # type: ignore[arg-type]
+        SearchRequest(query=query, collections=names, mode=mode, top_k=depth)  # type: ignore[arg-type]
     )
-    return fold_to_documents(hit.source.removeprefix(SOURCE_PREFIX) for hit in found.hits)
+    return fold_to_documents(corpus_id(hit.source) for hit in found.hits)

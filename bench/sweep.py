@@ -1,48 +1,31 @@
-"""Fusion sweep behind bench/TUNING.md, on the corpus a `make bench` run left in its work folder.
+"""Fusion sweep behind bench/TUNING.md, on both benchmarks, offline.
 
-    python -m bench.sweep [--work-dir bench/results/tmp/run]
+    python -m bench.rankings --dataset scifact && python -m bench.rankings --dataset dbpedia-5k
+    python -m bench.sweep
 
-Takes each query's dense and BM25 top-100 chunk lists once from the stored collection, then scores every
-fusion variant on them (no re-ingest, no re-embedding), so the variants compare on identical inputs.
+bench.rankings keeps each query's dense and BM25 top-100 chunk lists with their raw scores (cosine, BM25);
+this scores every fusion variant on them (no re-ingest, no re-embedding), so the variants compare on
+identical inputs, and prints one row per variant with nDCG@10 / Recall@100 / MRR@10 on both sets.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import json
 from collections.abc import Callable
 from pathlib import Path
 
-from vector_gateway import lexical
-from vector_gateway.embedder import create_embedder
 from vector_gateway.fusion import Fusion
-from vector_gateway.settings import GatewaySettings
-from vector_gateway.store import MilvusStore
 
-from .data import SOURCE_PREFIX, load
+from .data import DATASETS, load
 from .metrics import evaluate, fold_to_documents
-from .run import QUALITY_COLLECTION
+from .rankings import TMP
 
 Lists = dict[str, list[tuple[str, str, float]]]  # "dense"/"bm25" -> [(corpus id, chunk id, score)]
+Ranker = Callable[[Lists], list[str]]
 
 
-def ranked_lists(store: MilvusStore, queries: dict[str, str], depth: int = 100) -> dict[str, Lists]:
-    embedder = create_embedder(GatewaySettings())
-    analysis = store.analysis_of(QUALITY_COLLECTION)
-    out = {}
-    for qid, query in queries.items():
-        dense = store.search(QUALITY_COLLECTION, mode="semantic", vector=embedder.embed_query(query), text="",
-                             limit=depth, expr="")  # fmt: skip
-        text = lexical.analyze(query, analysis) or query
-        sparse = store.search(QUALITY_COLLECTION, mode="keyword", vector=None, text=text, limit=depth, expr="")
-        out[qid] = {
-            name: [(e["source"].removeprefix(SOURCE_PREFIX), e["chunk_id"], score) for score, e in hits]
-            for name, hits in (("dense", dense), ("bm25", sparse))
-        }
-    return out
-
-
-def fused(fusion: Fusion, depth: int) -> Callable[[Lists], list[str]]:
+def fused(fusion: Fusion, depth: int = 100) -> Ranker:
     def rank(lists: Lists) -> list[str]:
         doc_of = {chunk: doc for name in ("dense", "bm25") for doc, chunk, _ in lists[name][:depth]}
         order = fusion.fuse(*[[(chunk, s) for _, chunk, s in lists[name][:depth]] for name in ("dense", "bm25")])
@@ -51,34 +34,43 @@ def fused(fusion: Fusion, depth: int) -> Callable[[Lists], list[str]]:
     return rank
 
 
-def variants() -> dict[str, Callable[[Lists], list[str]]]:
-    out: dict[str, Callable[[Lists], list[str]]] = {
-        "bm25 (stemmed)": lambda lists: fold_to_documents(d for d, _, _ in lists["bm25"]),
-        "dense": lambda lists: fold_to_documents(d for d, _, _ in lists["dense"]),
-    }
-    for depth in (10, 20, 30, 50, 100):
-        out[f"rrf k=60, {depth} candidates"] = fused(Fusion("rrf", 0.5, 60), depth)
-        out[f"convex alpha=0.5, {depth} candidates"] = fused(Fusion("convex", 0.5), depth)
-    for k in (10, 20, 40, 100):
-        out[f"rrf k={k}"] = fused(Fusion("rrf", 0.5, k), 100)
-    for alpha in (0.3, 0.4, 0.45, 0.55, 0.6, 0.7):
-        out[f"convex alpha={alpha}"] = fused(Fusion("convex", alpha), 100)
-        out[f"weighted rrf alpha={alpha}"] = fused(Fusion("rrf", alpha, 60), 100)
+def single(name: str) -> Ranker:
+    return lambda lists: fold_to_documents(d for d, _, _ in lists[name])
+
+
+def variants() -> dict[str, Ranker]:
+    out: dict[str, Ranker] = {"bm25 (stemmed)": single("bm25"), "dense": single("dense")}
+    out["before: convex min-max alpha=0.5"] = fused(Fusion("convex", 0.5))
+    out["rrf k=60"] = fused(Fusion("rrf", 0.5, 60))
+    out["default (calibrated)"] = fused(Fusion())
     return out
+
+
+def load_lists(dataset: str) -> dict[str, Lists]:
+    path = TMP / f"lists-{dataset}.json"
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: run `python -m bench.rankings --dataset {dataset}` first.")
+    return json.loads(path.read_text())
+
+
+def table(chosen: dict[str, Ranker], datasets: list[str]) -> str:
+    inputs = {d: (load_lists(d), load(DATASETS[d]).qrels) for d in datasets}
+    head = " | ".join(f"{d} nDCG@10 | R@100 | MRR@10" for d in datasets)
+    lines = [f"| variant | {head} |", "|---|" + "---|" * 3 * len(datasets)]
+    for name, rank in chosen.items():
+        cells = []
+        for lists, qrels in inputs.values():
+            s = evaluate({q: rank(per_query) for q, per_query in lists.items()}, qrels)
+            cells += [f"{s['ndcg@10']:.4f}", f"{s['recall@100']:.4f}", f"{s['mrr@10']:.4f}"]
+        lines.append(f"| {name} | {' | '.join(cells)} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.sweep", description=__doc__)
-    parser.add_argument("--work-dir", type=Path, default=Path(__file__).resolve().parent / "results" / "tmp" / "run")
+    parser.add_argument("--dataset", action="append", choices=sorted(DATASETS), help="default: both")
     args = parser.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    data = load()
-    store = MilvusStore(str(args.work_dir / "milvus.db"))
-    lists = ranked_lists(store, data.queries)
-    print("| variant | nDCG@10 | Recall@100 | MRR@10 |\n|---|---|---|---|")
-    for name, rank in variants().items():
-        scores = evaluate({qid: rank(per_query) for qid, per_query in lists.items()}, data.qrels)
-        print(f"| {name} | {scores['ndcg@10']:.4f} | {scores['recall@100']:.4f} | {scores['mrr@10']:.4f} |")
+    print(table(variants(), args.dataset or sorted(DATASETS, reverse=True)))
 
 
 if __name__ == "__main__":

@@ -3,31 +3,60 @@
 from __future__ import annotations
 
 import pytest
+from vector_gateway.calibration import DENSE_FLOOR, KEYWORD_HALF, dense_score, keyword_score
 from vector_gateway.fusion import Fusion
 from vector_gateway.lexical import analyze
+
+
+def _scores(fused) -> dict:
+    return {key: parts.score for key, parts in fused}
+
+
+def test_calibrated_fusion_uses_fixed_transforms_not_the_other_hits() -> None:
+    fusion = Fusion("calibrated", alpha=0.5)
+    dense = [("a", 0.9), ("b", 0.7)]
+    sparse = [("a", 20.0), ("c", 5.0)]
+    fused = dict(fusion.fuse(dense, sparse))
+    assert fused["a"].dense == pytest.approx(0.5 * dense_score(0.9))
+    assert fused["a"].keyword == pytest.approx(0.5 * keyword_score(20.0))
+    assert fused["a"].score == pytest.approx(fused["a"].dense + fused["a"].keyword)
+    assert (fused["a"].dense_rank, fused["a"].keyword_rank) == (1, 1)
+    assert (fused["b"].keyword, fused["b"].keyword_rank) == (0.0, None)  # absent from the BM25 list
+    # A hit's score does not depend on what else the query found (min-max would make "b" 1.0 here).
+    alone = dict(fusion.fuse([("b", 0.7)], []))
+    assert alone["b"].score == pytest.approx(fused["b"].score)
+
+
+def test_calibration_is_bounded_and_monotone() -> None:
+    assert dense_score(-0.5) == dense_score(DENSE_FLOOR) == 0.0
+    assert dense_score(1.0) == 1.0 and 0 < dense_score(0.5) < dense_score(0.6) < 1
+    assert keyword_score(0.0) == 0.0 and keyword_score(KEYWORD_HALF) == pytest.approx(0.5)
+    assert keyword_score(1e9) < 1.0 and keyword_score(5) < keyword_score(50)
 
 
 def test_convex_fusion_min_max_normalises_each_list_by_hand() -> None:
     dense = [("a", 0.9), ("b", 0.7), ("c", 0.5)]  # -> a 1.0, b 0.5, c 0.0
     sparse = [("c", 12.0), ("d", 6.0), ("a", 3.0)]  # -> c 1.0, d ~0.333, a 0.0
-    fused = dict(Fusion("convex", alpha=0.5).fuse(dense, sparse))
+    fused = _scores(Fusion("convex", alpha=0.5).fuse(dense, sparse))
     assert fused == pytest.approx({"a": 0.5, "b": 0.25, "c": 0.5, "d": 1 / 6})
     # alpha weights the dense list.
-    assert dict(Fusion("convex", alpha=1.0).fuse(dense, sparse))["a"] == pytest.approx(1.0)
-    assert dict(Fusion("convex", alpha=0.0).fuse(dense, sparse))["c"] == pytest.approx(1.0)
+    assert _scores(Fusion("convex", alpha=1.0).fuse(dense, sparse))["a"] == pytest.approx(1.0)
+    assert _scores(Fusion("convex", alpha=0.0).fuse(dense, sparse))["c"] == pytest.approx(1.0)
 
 
 def test_rrf_is_one_for_first_in_both_and_orders_by_rank_sums() -> None:
     fusion = Fusion("rrf", alpha=0.5, rrf_k=60)
     fused = fusion.fuse([("a", 0.9), ("b", 0.8)], [("a", 5.0), ("c", 4.0)])
-    assert fused[0] == ("a", pytest.approx(1.0))
-    scores = dict(fused)
+    assert fused[0][0] == "a" and fused[0][1].score == pytest.approx(1.0)
+    scores = _scores(fused)
     assert scores["b"] == pytest.approx(scores["c"]) == pytest.approx((1 / 62) / (2 / 61))
 
 
 def test_fusion_of_empty_and_single_lists() -> None:
     assert Fusion().fuse([], []) == []
-    assert Fusion().fuse([("a", 0.3)], []) == [("a", pytest.approx(0.5))]
+    assert _scores(Fusion().fuse([("a", 0.3)], [])) == {"a": pytest.approx(0.5 * dense_score(0.3))}
+    single = Fusion().single([("a", 0.3)], "dense")
+    assert single[0][1].score == pytest.approx(dense_score(0.3)) and single[0][1].dense_rank == 1
 
 
 def test_analysis_stems_drops_stop_words_and_leaves_raw_alone() -> None:

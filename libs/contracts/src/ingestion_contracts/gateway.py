@@ -163,7 +163,14 @@ class SearchHit(WireModel):
     start: int
     end: int
     token_count: int
-    score: float = Field(description="0..1, higher is better (fused rank score in hybrid mode).")
+    score: float = Field(
+        description="0..1, higher is better; calibrated, so it means the same for every query and collection: "
+        "hybrid = dense_score + keyword_score. 0.4 or more: relevant with the bundled model."
+    )
+    dense_score: float = Field(default=0.0, description="Dense (meaning) part of score: weight x calibrated cosine.")
+    keyword_score: float = Field(default=0.0, description="Keyword (BM25) part of score: weight x calibrated BM25.")
+    dense_rank: int | None = Field(default=None, description="Rank in the dense candidate list (1 = first); none: absent.")
+    keyword_rank: int | None = Field(default=None, description="Rank in the BM25 candidate list; none: absent.")
     tags: list[str]
     metadata: dict[str, Any]
     last_modified: str

@@ -1,13 +1,16 @@
-"""Fusing the dense and the BM25 ranking of one hybrid search into one list, scores 0..1.
+"""Fusing the dense and the BM25 ranking of one search (over one or many collections) into one list.
 
-Two methods (VECTOR_GATEWAY_FUSION):
-- ``convex``: alpha * dense + (1 - alpha) * bm25, each min-max normalised over its candidate list
-  (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2023). A hit missing from a
-  list scores 0 there. Uses how far apart the scores are, not only their order.
-- ``rrf``: reciprocal rank fusion, sum of w / (k + rank), divided by its maximum so 1.0 means first in both.
+Three methods (VECTOR_GATEWAY_FUSION):
+- ``calibrated`` (default): ``alpha * dense_score(cosine) + (1 - alpha) * keyword_score(bm25)``, both fixed
+  transforms (calibration.py), so a score means the same for every query and every collection, and
+  ``min_score`` works. A hit missing from a list scores 0 there.
+- ``convex``: the same sum over min-max normalised lists (Bruch et al. 2023; the default until
+  bench/TUNING.md row C1): the best hit of every query scores about 1, whatever it is.
+- ``rrf``: reciprocal rank fusion, sum of w / (k + rank), divided by its maximum.
 
-Both take each list's top ``candidates`` hits (deeper than top_k, so a passage ranked 15th by BM25 and
-3rd by meaning can win). The choice and its parameters were measured on BEIR SciFact: bench/TUNING.md.
+The candidate lists come from every collection searched, merged by raw score before fusing, so a search
+over three collections ranks as one over one collection holding the same chunks.
+Every fused hit keeps its two parts: ``score == dense + keyword`` (what a detailed search shows).
 """
 
 from __future__ import annotations
@@ -16,19 +19,69 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-FusionMethod = Literal["convex", "rrf"]
+from .calibration import dense_score, keyword_score
+
+FusionMethod = Literal["calibrated", "convex", "rrf"]
 Ranked = Sequence[tuple[Hashable, float]]  # (hit key, raw score), best first
 
 
 @dataclass(frozen=True)
+class Fused:
+    """A hit's fused score and its two contributions (0 for a list the hit is not in); ranks from 1."""
+
+    dense: float
+    keyword: float
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+
+    @property
+    def score(self) -> float:
+        return self.dense + self.keyword
+
+
+@dataclass(frozen=True)
 class Fusion:
-    method: FusionMethod = "convex"
-    alpha: float = 0.5  # weight of the dense list (convex) or of its reciprocal ranks (rrf)
+    method: FusionMethod = "calibrated"
+    alpha: float = 0.5  # weight of the dense list (its reciprocal ranks for rrf)
     rrf_k: int = 60
 
-    def fuse(self, dense: Ranked, sparse: Ranked) -> list[tuple[Hashable, float]]:
-        scores = convex(dense, sparse, self.alpha) if self.method == "convex" else rrf(dense, sparse, self)
-        return sorted(scores.items(), key=lambda item: item[1], reverse=True)
+    def fuse(self, dense: Ranked, sparse: Ranked) -> list[tuple[Hashable, Fused]]:
+        """Both lists fused, best first (ties keep dense order, then keyword order)."""
+        weights = (self.alpha, 1.0 - self.alpha)
+        parts = [_parts(self, dense, weights[0], "d"), _parts(self, sparse, weights[1], "k")]
+        ranks = [{key: rank for rank, (key, _) in enumerate(ranked, 1)} for ranked in (dense, sparse)]
+        keys = dict.fromkeys([key for key, _ in dense] + [key for key, _ in sparse])
+        fused = [
+            (key, Fused(parts[0].get(key, 0.0), parts[1].get(key, 0.0), ranks[0].get(key), ranks[1].get(key)))
+            for key in keys
+        ]
+        return sorted(fused, key=lambda item: item[1].score, reverse=True)
+
+    def single(self, ranked: Ranked, kind: Literal["dense", "keyword"]) -> list[tuple[Hashable, Fused]]:
+        """One list scored alone (semantic or keyword mode), on the calibrated scale."""
+        transform = dense_score if kind == "dense" else keyword_score
+        return [
+            (key, Fused(transform(raw), 0.0, rank, None) if kind == "dense" else Fused(0.0, transform(raw), None, rank))
+            for rank, (key, raw) in enumerate(ranked, 1)
+        ]
+
+    def ceiling(self, cosine: float | None, bm25: float | None) -> float:
+        """The best score a hit ranked below both of these raw scores can reach (calibrated only)."""
+        if self.method != "calibrated":
+            return float("inf")
+        dense = self.alpha * dense_score(cosine) if cosine is not None else 0.0
+        keyword = (1.0 - self.alpha) * keyword_score(bm25) if bm25 is not None else 0.0
+        return dense + keyword
+
+
+def _parts(fusion: Fusion, ranked: Ranked, weight: float, kind: str) -> dict[Hashable, float]:
+    if fusion.method == "calibrated":
+        transform = dense_score if kind == "d" else keyword_score
+        return {key: weight * transform(raw) for key, raw in ranked}
+    if fusion.method == "convex":
+        return {key: weight * value for key, value in _min_max(ranked).items()}
+    best = 1.0 / (fusion.rrf_k + 1)  # first in both lists: sum of weights x best = 1
+    return {key: weight * (1.0 / (fusion.rrf_k + rank)) / best for rank, (key, _) in enumerate(ranked, 1)}
 
 
 def _min_max(ranked: Ranked) -> dict[Hashable, float]:
@@ -39,21 +92,3 @@ def _min_max(ranked: Ranked) -> dict[Hashable, float]:
     if high == low:
         return {key: 1.0 for key, _ in ranked}
     return {key: (score - low) / (high - low) for key, score in ranked}
-
-
-def convex(dense: Ranked, sparse: Ranked, alpha: float) -> dict[Hashable, float]:
-    scores: dict[Hashable, float] = {}
-    for weight, normalised in ((alpha, _min_max(dense)), (1.0 - alpha, _min_max(sparse))):
-        for key, value in normalised.items():
-            scores[key] = scores.get(key, 0.0) + weight * value
-    return scores
-
-
-def rrf(dense: Ranked, sparse: Ranked, fusion: Fusion) -> dict[Hashable, float]:
-    weights = (2 * fusion.alpha, 2 * (1.0 - fusion.alpha))  # alpha 0.5 = plain RRF
-    best = sum(w / (fusion.rrf_k + 1) for w in weights)
-    scores: dict[Hashable, float] = {}
-    for weight, ranked in zip(weights, (dense, sparse), strict=True):
-        for rank, (key, _) in enumerate(ranked):
-            scores[key] = scores.get(key, 0.0) + weight / (fusion.rrf_k + rank + 1) / best
-    return scores

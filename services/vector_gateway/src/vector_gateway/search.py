@@ -1,26 +1,27 @@
-"""Search one or more collections; only chunks of a document's live version come back.
+"""Search one or more collections as one: candidates from every collection are fused once, on one scale.
 
-Scores are 0..1, higher is better:
-- semantic: cosine similarity of the query and passage embeddings (negative values clamp to 0);
-- hybrid: the fused score (fusion.py): by default 0.5 x min-max(cosine) + 0.5 x min-max(BM25) over the
-  candidates of both lists, so 1.0 = best in both;
-- keyword: BM25 score divided by the best BM25 score among this search's hits (the best hit
-  scores 1.0). BM25 scores have no fixed scale, so keyword scores rank hits within one search
-  and are not comparable across queries.
+Scores are in [0, 1], higher is better, and mean the same for every query and every collection
+(calibration.py; fitted once with the bundled model, bench/TUNING.md):
+- semantic: the calibrated cosine of query and passage;
+- keyword: the calibrated BM25 score (saturating: bm25 / (bm25 + 20));
+- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py), alpha 0.5 by default.
+min_score applies to that score; calibration.RELEVANT is the documented threshold for "relevant".
+Only chunks of a document's live (committed) version come back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
 from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
-from .fusion import Fusion
+from .fusion import Fused, Fusion
 from .schema import REGISTRY
 from .store import MAX_TOPK, MilvusStore
-from .upsert import registry_key
+from .upsert import registry_key, split_metadata
 
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
 CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
@@ -28,17 +29,29 @@ CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness che
 
 @dataclass
 class ScoredHit:
-    raw: float
+    fused: Fused
     collection: str
     entity: dict[str, Any]
 
 
-def hit_from_entity(collection: str, entity: dict[str, Any], score: float) -> SearchHit:
+@dataclass(frozen=True)
+class Query:
+    mode: str
+    vector: list[float] | None
+    text: str
+    top_k: int
+    expr: str
+    min_score: float | None = None
+
+
+def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused) -> SearchHit:
+    metadata, ingest = split_metadata(entity.get("metadata"), entity["source"])  # identity kept apart (upsert.py)
     return SearchHit(
         chunk_id=entity["chunk_id"],
         doc_id=entity["doc_id"],
         collection=collection,
         source=entity["source"],
+        key=ingest["key"],
         title=entity["title"],
         file_type=entity["file_type"],
         page=entity["page"] or None,
@@ -49,9 +62,13 @@ def hit_from_entity(collection: str, entity: dict[str, Any], score: float) -> Se
         start=entity["start"],
         end=entity["end"],
         token_count=entity["token_count"],
-        score=round(min(max(score, 0.0), 1.0), 6),
+        score=round(min(max(fused.score, 0.0), 1.0), 6),
+        dense_score=round(fused.dense, 6),
+        keyword_score=round(fused.keyword, 6),
+        dense_rank=fused.dense_rank,
+        keyword_rank=fused.keyword_rank,
         tags=list(entity.get("tags") or []),
-        metadata=dict(entity.get("metadata") or {}),
+        metadata=metadata,
         last_modified=entity["last_modified"],
     )
 
@@ -62,100 +79,98 @@ def live_versions(store: MilvusStore, collection: str, doc_ids: set[str]) -> dic
     return {row["doc_id"]: row["version"] for row in rows.values()}
 
 
+Candidates = list[tuple[float, str, dict[str, Any]]]  # (raw score, collection, entity), best first
+
+
+def _candidates(store: MilvusStore, names: list[str], query: Query, kind: str, limit: int) -> tuple[Candidates, bool]:
+    """One ranking (dense or BM25) over every collection, merged by raw score and cut at ``limit``, as one
+    collection holding all the chunks would return it; complete: no collection had more to give."""
+    merged: Candidates = []
+    complete = True
+    for name in names:
+        text = lexical.analyze(query.text, store.analysis_of(name)) or query.text
+        fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
+        hits = store.search(
+            name, mode=kind, vector=query.vector, text=text, limit=limit, expr=query.expr, fields=fields
+        )
+        merged += [(score, name, entity) for score, entity in hits]
+        complete = complete and len(hits) < limit
+    merged.sort(key=lambda item: item[0], reverse=True)
+    return merged[:limit], complete
+
+
 def _ranked(
-    store: MilvusStore,
-    collection: str,
-    *,
-    mode: str,
-    vector: list[float] | None,
-    text: str,
-    limit: int,
-    expr: str,
-    fusion: Fusion,
+    store: MilvusStore, names: list[str], query: Query, fusion: Fusion, limit: int
 ) -> tuple[list[ScoredHit], bool]:
-    """One collection's ranking as Milvus has it (versions not yet checked), and whether it is complete.
+    """The fused ranking over every collection (versions not yet checked), and whether it is complete:
+    a wider one could add nothing (every list ran out, or nothing deeper can reach ``min_score``)."""
+    kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
+    lists = {kind: _candidates(store, names, query, kind, limit) for kind in kinds}
+    entities: dict[Hashable, tuple[str, dict[str, Any]]] = {}
+    keyed: dict[str, list[tuple[Hashable, float]]] = {}
+    for kind, (candidates, _) in lists.items():
+        keyed[kind] = [((name, e["chunk_id"]), raw) for raw, name, e in candidates]
+        entities.update({(name, e["chunk_id"]): (name, e) for _, name, e in candidates})
+    if query.mode == "hybrid":
+        fused = fusion.fuse(keyed["semantic"], keyed["keyword"])
+    else:
+        fused = fusion.single(keyed[query.mode], "dense" if query.mode == "semantic" else "keyword")
+    ranked = [ScoredHit(f, *entities[key]) for key, f in fused]
+    complete = all(done for _, done in lists.values())
+    if query.min_score is not None:
+        ranked = [h for h in ranked if h.fused.score >= query.min_score]
+        lowest = {kind: (c[-1][0] if c else None) for kind, (c, _) in lists.items()}
+        deeper = fusion.ceiling(lowest.get("semantic"), lowest.get("keyword"))
+        complete = complete or deeper < query.min_score
+    return ranked, complete
 
-    Hybrid: the dense and the BM25 ranking, ``limit`` deep with only the fields fusion and liveness read,
-    fused. Complete: every ranking came back shorter than ``limit``, so a wider one would find nothing more."""
-    if mode != "hybrid":
-        hits = store.search(collection, mode=mode, vector=vector, text=text, limit=limit, expr=expr)
-        return [ScoredHit(s, collection, e) for s, e in hits], len(hits) < limit
-    dense, sparse = (
-        store.search(collection, mode=m, vector=vector, text=text, limit=limit, expr=expr, fields=CANDIDATE_FIELDS)
-        for m in ("semantic", "keyword")
-    )
-    entities = {e["chunk_id"]: e for _, e in (*dense, *sparse)}
-    fused = fusion.fuse([(e["chunk_id"], s) for s, e in dense], [(e["chunk_id"], s) for s, e in sparse])
-    return [ScoredHit(score, collection, entities[key]) for key, score in fused], max(len(dense), len(sparse)) < limit
 
-
-def _live_top(
-    store: MilvusStore, collection: str, ranked: list[ScoredHit], top_k: int, *, fetch: bool
-) -> list[ScoredHit]:
+def _live_top(store: MilvusStore, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:
     """The first ``top_k`` hits of ``ranked`` whose version the registry names (with all their fields if ``fetch``).
 
     The registry is asked about the documents of the first ``top_k`` hits only, the rest of the ranking
     only when some of those were stale: a search pays for a lookup of the hits it returns, not of every
     candidate. Chunks deleted since the ranking (a replace that just finished) are skipped too."""
     kept: list[ScoredHit] = []
-    live: dict[str, str | None] = {}
+    live: dict[tuple[str, str], str | None] = {}
     position = 0
     while len(kept) < top_k and position < len(ranked):
         window = ranked[position : position + top_k] if position == 0 else ranked[position:]
         position += len(window)
-        unknown = {h.entity["doc_id"] for h in window} - live.keys()
-        live.update(dict.fromkeys(unknown, None) | live_versions(store, collection, unknown))
-        fresh = [h for h in window if live[h.entity["doc_id"]] == h.entity["version"]][: top_k - len(kept)]
-        kept += _with_fields(store, collection, fresh) if fetch else fresh
+        for collection in dict.fromkeys(h.collection for h in window):
+            unknown = {h.entity["doc_id"] for h in window if h.collection == collection} - {
+                d for c, d in live if c == collection
+            }
+            found = live_versions(store, collection, unknown)
+            live.update({(collection, d): found.get(d) for d in unknown})
+        fresh = [h for h in window if live[(h.collection, h.entity["doc_id"])] == h.entity["version"]][
+            : top_k - len(kept)
+        ]
+        kept += _with_fields(store, fresh) if fetch else fresh
     return kept
 
 
-def _with_fields(store: MilvusStore, collection: str, hits: list[ScoredHit]) -> list[ScoredHit]:
-    rows = store.fetch(collection, [h.entity["chunk_id"] for h in hits])
-    return [ScoredHit(h.raw, collection, rows[h.entity["chunk_id"]]) for h in hits if h.entity["chunk_id"] in rows]
+def _with_fields(store: MilvusStore, hits: list[ScoredHit]) -> list[ScoredHit]:
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for collection in dict.fromkeys(h.collection for h in hits):
+        fetched = store.fetch(collection, [h.entity["chunk_id"] for h in hits if h.collection == collection])
+        rows.update({(collection, key): row for key, row in fetched.items()})
+    return [ScoredHit(h.fused, h.collection, rows[(h.collection, h.entity["chunk_id"])]) for h in hits
+            if (h.collection, h.entity["chunk_id"]) in rows]  # fmt: skip
 
 
-def search_collection(
-    store: MilvusStore,
-    collection: str,
-    *,
-    mode: str,
-    vector: list[float] | None,
-    text: str,
-    top_k: int,
-    expr: str,
-    fusion: Fusion,
-    candidates: int,
-) -> list[ScoredHit]:
-    """Top ``top_k`` live hits of one collection (re-queries wider when stale versions crowded the ranking).
+def search(store: MilvusStore, names: list[str], query: Query, *, fusion: Fusion, candidates: int) -> list[SearchHit]:
+    """Top ``top_k`` live hits over ``names`` (re-queries wider when stale versions crowded the ranking).
 
     Hybrid fuses the rankings as Milvus returns them, ``candidates`` deep, then keeps the best hits whose
-    version is committed and fetches their full fields in one query."""
-    text = lexical.analyze(text, store.analysis_of(collection)) or text
-    limit = max(top_k, candidates) if mode == "hybrid" else top_k
+    version is committed and fetches their full fields in one query per collection."""
+    limit = max(query.top_k, candidates) if query.mode == "hybrid" else query.top_k
     while True:
-        ranked, complete = _ranked(
-            store, collection, mode=mode, vector=vector, text=text, limit=limit, expr=expr, fusion=fusion
-        )
-        kept = _live_top(store, collection, ranked, top_k, fetch=mode == "hybrid")
-        if len(kept) >= top_k or complete or limit >= MAX_TOPK:
-            return kept
+        ranked, complete = _ranked(store, names, query, fusion, limit)
+        kept = _live_top(store, ranked, query.top_k, fetch=query.mode == "hybrid")
+        if len(kept) >= query.top_k or complete or limit >= MAX_TOPK:
+            return [hit_from_entity(h.collection, h.entity, h.fused) for h in kept]
         limit = min(limit * GROWTH, MAX_TOPK)
-
-
-def normalize(mode: str, hits: list[ScoredHit]) -> list[float]:
-    if mode in ("semantic", "hybrid"):  # cosine, or already fused to 0..1
-        return [h.raw for h in hits]
-    top = max((h.raw for h in hits), default=0.0)
-    return [h.raw / top if top > 0 else 0.0 for h in hits]
-
-
-def merge(mode: str, per_collection: list[list[ScoredHit]], *, top_k: int, min_score: float | None) -> list[SearchHit]:
-    hits = [h for group in per_collection for h in group]
-    scores = normalize(mode, hits)
-    ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: pair[0], reverse=True)
-    threshold = min_score if min_score is not None else float("-inf")
-    return [hit_from_entity(h.collection, h.entity, s) for s, h in ranked if s >= threshold][:top_k]
 
 
 def chunk_total(store: MilvusStore, collections: list[str]) -> int:

@@ -37,7 +37,7 @@ from .filters import COLLECTION_KEY, FilterError, build_filter, quote
 from .fusion import Fusion
 from .locks import KeyedLocks
 from .schema import REGISTRY
-from .search import chunk_total, merge, search_collection
+from .search import Query, chunk_total, search
 from .store import MilvusStore
 from .upsert import DocumentWriter, plan
 
@@ -251,10 +251,9 @@ class GatewayService:
             vector = embedder.embed_query(request.query)
             embedding_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        options = {"mode": request.mode, "vector": vector, "text": request.query, "top_k": request.top_k}
-        tuning = {"fusion": self.fusion, "candidates": self.candidates}
-        groups = [search_collection(self.store, n, expr=expr, **tuning, **options) for n in names]
-        hits = merge(request.mode, groups, top_k=request.top_k, min_score=request.min_score)
+        query = Query(request.mode, vector, request.query, request.top_k, expr, request.min_score)
+        # Every collection's candidates are fused once, on one scale (search.py).
+        hits = search(self.store, names, query, fusion=self.fusion, candidates=self.candidates)
         search_ms = (time.perf_counter() - started) * 1000
         self.observe("search", search_ms / 1000)
         return SearchResponse(

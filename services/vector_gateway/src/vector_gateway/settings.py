@@ -45,7 +45,7 @@ class GatewaySettings(ServiceSettings):
     embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
     # Hybrid search (fusion.py; measured in bench/TUNING.md): how the dense and BM25 rankings combine.
-    fusion: FusionMethod = "convex"
+    fusion: FusionMethod = "calibrated"
     hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1).")
     fusion_candidates: int = Field(
         default=20, ge=10, le=1000, description="Hits taken from each ranking (at least top_k) before fusing."

@@ -1,0 +1,83 @@
+"""Ingest a benchmark once and keep each query's dense and BM25 candidate lists (raw scores), for offline sweeps.
+
+    python -m bench.rankings --dataset scifact       # -> bench/results/tmp/lists-scifact.json
+    python -m bench.rankings --dataset dbpedia-5k
+
+The corpus goes through the real pipeline (chunker preset ``default``, the bundled model, Milvus Lite) into
+bench/results/tmp/<dataset>/ (reused when it is there). Each query's lists hold (corpus id, chunk id,
+raw score) 100 deep: cosine for dense, Milvus BM25 for keyword. bench.sweep scores fusion variants on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .data import DATASETS, corpus_id, load
+
+TMP = Path(__file__).resolve().parent / "results" / "tmp"
+DEPTH = 100
+
+
+def collection_name(dataset: str) -> str:
+    return dataset.replace("-", "_")
+
+
+def ranked_lists(store: Any, embedder: Any, collection: str, queries: dict[str, str]) -> dict[str, Any]:
+    from vector_gateway import lexical
+
+    analysis = store.analysis_of(collection)
+    out = {}
+    for qid, query in queries.items():
+        vector = embedder.embed_query(query)
+        dense = store.search(collection, mode="semantic", vector=vector, text="", limit=DEPTH, expr="")
+        text = lexical.analyze(query, analysis) or query
+        sparse = store.search(collection, mode="keyword", vector=None, text=text, limit=DEPTH, expr="")
+        out[qid] = {
+            name: [(corpus_id(e["source"]), e["chunk_id"], score) for score, e in hits]
+            for name, hits in (("dense", dense), ("bm25", sparse))
+        }
+    return out
+
+
+async def build(dataset: str) -> Path:
+    from .pipeline import ingest, open_stack
+
+    data = load(DATASETS[dataset])
+    work = TMP / dataset
+    async with open_stack(work) as stack:
+        names = {c.name for c in (await stack.backend.list_collections()).collections}
+        if collection_name(dataset) not in names:
+            corpus = await ingest(stack, data.docs, collection=collection_name(dataset), on_batch=lambda d, t: print(d, t, flush=True))
+            print({k: v for k, v in corpus.items() if k != "skipped"}, len(corpus["skipped"]), "skipped", flush=True)
+    return work
+
+
+def dump(dataset: str, queries: dict[str, str] | None = None, out: Path | None = None) -> Path:
+    from vector_gateway.embedder import create_embedder
+    from vector_gateway.settings import GatewaySettings
+    from vector_gateway.store import MilvusStore
+
+    work = asyncio.run(build(dataset))
+    data = load(DATASETS[dataset])
+    store = MilvusStore(str(work / "milvus.db"))
+    lists = ranked_lists(store, create_embedder(GatewaySettings()), collection_name(dataset), queries or data.queries)
+    path = out or TMP / f"lists-{dataset}.json"
+    path.write_text(json.dumps(lists))
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench.rankings", description=__doc__)
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="scifact")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    print(dump(args.dataset))
+
+
+if __name__ == "__main__":
+    main()
