@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).parent))  # journeys.py: the user-journey helpers
 
 from service_stack import ServiceStack  # noqa: E402
 

@@ -11,8 +11,16 @@ from pydantic import Field, field_validator
 from .common import MAX_TAGS, CollectionName, Tag, WireModel
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
-UpsertStatus = Literal["indexed", "replaced", "skipped"]
+# indexed: new; replaced: content or chunking changed (re-embedded); updated: same content and chunking, new
+# labels (tags, metadata, title, source) written without re-embedding; skipped: nothing changed, nothing written.
+UpsertStatus = Literal["indexed", "replaced", "updated", "skipped"]
+# Reserved key inside stored metadata where the gateway keeps a document's identity and chunking; never
+# accepted from callers, never returned in `metadata`.
+RESERVED_METADATA_KEY = "__ingest"
 MAX_TOP_K = 100
+# min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
+# measured in bench/TUNING.md "Calibrated scores").
+RELEVANT_SCORE = {"hybrid": 0.40, "semantic": 0.40, "keyword": 0.40}
 MAX_QUERY_CHARS = 4000
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4
@@ -55,6 +63,8 @@ def _depth(value: Any, level: int = 0) -> int:
 
 def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """Bound metadata in depth and serialized size (it is stored as JSON in every chunk)."""
+    if RESERVED_METADATA_KEY in metadata:
+        raise ValueError(f"Metadata key {RESERVED_METADATA_KEY!r} is reserved; use another name.")
     if _depth(metadata) > MAX_METADATA_DEPTH:
         raise ValueError(f"Metadata is nested too deeply (more than {MAX_METADATA_DEPTH} levels); flatten it.")
     size = len(json.dumps(metadata, ensure_ascii=False).encode())
@@ -77,13 +87,32 @@ class ChunkIn(WireModel):
     page_end: int | None = Field(default=None, ge=1)
 
 
+DocumentKey = Annotated[str, Field(min_length=1, max_length=2048)]
+
+
 class UpsertDocumentRequest(WireModel):
-    source: str = Field(min_length=1, max_length=2048, description="Path, URL or name the document came from.")
+    source: str = Field(
+        min_length=1, max_length=2048, description="Label: where the document came from (stored, filterable)."
+    )
+    key: DocumentKey | None = Field(
+        default=None,
+        description="The document's identity in its collection (absolute path, normalised URL, text name). "
+        "Ingesting the same key again replaces, updates or skips that document. Defaults to source.",
+    )
     doc_id: str | None = Field(
         default=None,
         pattern=r"^[A-Za-z0-9_-]{1,64}$",
-        description="Omit to derive a stable id from (collection, source).",
+        description="Omit to derive a stable id from (collection, key).",
     )
+    chunking: str = Field(
+        default="", max_length=64, description="How the chunks were made (e.g. the preset): part of the dedup check."
+    )
+    vectors: list[list[float]] | None = Field(
+        default=None,
+        description="Embeddings of the chunks, in order, made by /v1/embed/passages with the collection's model; "
+        "omit to let the gateway embed.",
+    )
+    embedding_model: str | None = Field(default=None, max_length=256, description="The model that made `vectors`.")
     title: str = Field(default="", max_length=1024)
     file_type: str = Field(default="txt", max_length=32)
     content_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the source content.")
@@ -97,6 +126,38 @@ class UpsertDocumentRequest(WireModel):
     @classmethod
     def _bounded_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
         return check_metadata(value)
+
+    @property
+    def identity(self) -> str:
+        return self.key or self.source
+
+
+class RelabelRequest(WireModel):
+    """New labels for a stored document whose content and chunking are unchanged: no re-embedding."""
+
+    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="Must match the stored version.")
+    source: str = Field(min_length=1, max_length=2048)
+    title: str | None = Field(default=None, max_length=1024, description="Omit to keep the stored title.")
+    last_modified: str | None = Field(default=None, max_length=64)
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    metadata: Metadata
+
+    @field_validator("metadata")
+    @classmethod
+    def _bounded_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
+
+
+class PassageIn(WireModel):
+    title: str = Field(default="", max_length=1024, description="The title of the chunk's document.")
+    heading_path: list[str] = Field(default_factory=list, max_length=16)
+    text: str = Field(min_length=1, max_length=200_000)
+
+
+class EmbedPassagesRequest(WireModel):
+    """Chunks to embed exactly as an upsert would (document title and headings in front of the text)."""
+
+    passages: list[PassageIn] = Field(min_length=1, max_length=1024)
 
 
 class StageTimings(WireModel):
@@ -153,6 +214,7 @@ class SearchHit(WireModel):
     doc_id: str
     collection: str
     source: str
+    key: str = Field(default="", description="The document's identity (path, URL, name); see UpsertDocumentRequest.")
     title: str
     file_type: str
     page: int | None
@@ -169,7 +231,9 @@ class SearchHit(WireModel):
     )
     dense_score: float = Field(default=0.0, description="Dense (meaning) part of score: weight x calibrated cosine.")
     keyword_score: float = Field(default=0.0, description="Keyword (BM25) part of score: weight x calibrated BM25.")
-    dense_rank: int | None = Field(default=None, description="Rank in the dense candidate list (1 = first); none: absent.")
+    dense_rank: int | None = Field(
+        default=None, description="Rank in the dense candidate list (1 = first); none: absent."
+    )
     keyword_rank: int | None = Field(default=None, description="Rank in the BM25 candidate list; none: absent.")
     tags: list[str]
     metadata: dict[str, Any]
@@ -190,6 +254,8 @@ class DocumentInfo(WireModel):
     doc_id: str
     collection: str
     source: str
+    key: str = Field(default="", description="The document's identity (path, URL, name).")
+    chunking: str = Field(default="", description="How it was chunked; empty for documents written before 0.3.")
     title: str
     file_type: str
     content_hash: str

@@ -15,7 +15,10 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    EmbedPassagesRequest,
     EmbedResponse,
+    PassageIn,
+    RelabelRequest,
     SearchRequest,
     SearchResponse,
     UpsertBatchRequest,
@@ -76,6 +79,19 @@ class Backend:
             params["source"] = source
         path = f"/v1/collections/{collection}/documents"
         return await self.gateway.json("GET", path, DocumentList, params=params)
+
+    async def find_document(self, collection: str, key: str) -> DocumentList:
+        """The document whose identity is `key` (0 or 1 documents)."""
+        path = f"/v1/collections/{collection}/documents"
+        return await self.gateway.json("GET", path, DocumentList, params={"key": key})
+
+    async def relabel(self, collection: str, doc_id: str, request: RelabelRequest) -> UpsertDocumentResponse:
+        path = f"/v1/collections/{collection}/documents/{doc_id}/labels"
+        return await self.gateway.json("POST", path, UpsertDocumentResponse, json=_body(request))
+
+    async def embed_passages(self, passages: list[PassageIn]) -> EmbedResponse:
+        body = _body(EmbedPassagesRequest(passages=passages))
+        return await self.gateway.json("POST", "/v1/embed/passages", EmbedResponse, json=body)
 
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
         return await self.gateway.json("GET", f"/v1/collections/{collection}/documents/{doc_id}", DocumentContent)

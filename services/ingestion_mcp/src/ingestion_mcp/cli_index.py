@@ -81,7 +81,7 @@ async def indexed_hashes(backend: Backend, collection: str) -> dict[str, tuple[s
             if exc.status == 404:
                 return known
             raise
-        known.update({doc.source: (doc.doc_id, doc.content_hash) for doc in page.documents})
+        known.update({(doc.key or doc.source): (doc.doc_id, doc.content_hash) for doc in page.documents})
         offset += len(page.documents)
         if not page.documents or offset >= page.total:
             return known
@@ -99,7 +99,7 @@ def batches(files: list[VaultFile], size: int) -> Iterator[list[VaultFile]]:
 
 def _record(report: SyncReport, item: VaultFile, outcome: IngestOutcome | ToolFailure) -> str:
     if isinstance(outcome, IngestOutcome):
-        counts = {"indexed": "indexed", "replaced": "replaced", "skipped": "unchanged"}
+        counts = {"indexed": "indexed", "replaced": "replaced", "updated": "replaced", "skipped": "unchanged"}
         name = counts[outcome.status]
         setattr(report, name, getattr(report, name) + 1)
         return f"{name:9} {item.rel} ({outcome.chunks} chunks)"
@@ -131,7 +131,7 @@ class VaultIndexer:
     async def sync(self, files: list[VaultFile], stale: list[tuple[str, str]], on_progress: OnProgress) -> SyncReport:
         report = SyncReport()
         for batch in batches(files, self.settings.index_batch_size):
-            items = [BatchItem(file_path=str(item.path), source=item.rel) for item in batch]
+            items = [BatchItem(file_path=str(item.path), source=item.rel, key=item.rel) for item in batch]
             tags = folder_tags(batch[0].rel)
             outcomes = await self.ingestor.ingest_many(items, collection=self.collection, tags=tags)
             lines = [_record(report, item, outcome) for item, outcome in zip(batch, outcomes, strict=True)]

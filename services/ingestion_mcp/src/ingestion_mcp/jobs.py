@@ -18,7 +18,9 @@ from .errors import ToolFailure, failure_from
 from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
 
 log = logging.getLogger("ingestion_mcp.jobs")
-JobStatus = Literal["running", "completed", "failed"]
+JobStatus = Literal["running", "completed", "failed", "cancelled"]
+# Steps during which a cancel no longer interrupts the work: the write commits atomically once begun.
+UNINTERRUPTIBLE_STEPS = frozenset({"storing"})
 # A job body receives a progress callback (fraction 0..1, step name) and returns its result.
 ProgressFn = Callable[[float, str], Awaitable[None]]
 JobBody = Callable[[ProgressFn], Awaitable[Any]]
@@ -43,6 +45,7 @@ class Job:
     suggestion: str | None = None
     step_ms: dict[str, float] = field(default_factory=dict)
     failure: ToolFailure | None = field(default=None, repr=False)
+    cancel_reason: str | None = None
     _step_started: float = field(default_factory=time.perf_counter, repr=False)
     _finished_at: float | None = field(default=None, repr=False)
     _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -55,10 +58,15 @@ class Job:
             self.step_ms[self.current_step] = round((now - self._step_started) * 1000, 1)
             self.current_step, self._step_started = step, now
 
-    def finish(self, *, result: Any = None, failure: ToolFailure | None = None) -> None:
+    def finish(self, *, result: Any = None, failure: ToolFailure | None = None, cancelled: bool = False) -> None:
         self.step_ms[self.current_step] = round((time.perf_counter() - self._step_started) * 1000, 1)
         self.end_time, self._finished_at = _now(), time.monotonic()
-        if failure is None:
+        if cancelled:
+            self.status, self.current_step = "cancelled", "cancelled"
+            self.error = f"Cancelled: {self.cancel_reason or 'on request'}. Nothing was written to the index."
+            self.suggestion = "Start the work again if it is still wanted."
+            self.failure = ToolFailure(self.error, self.suggestion, code="CANCELLED")
+        elif failure is None:
             self.status, self.result, self.progress, self.current_step = "completed", result, 100.0, "done"
         else:
             self.failure = failure
@@ -83,6 +91,7 @@ class JobManager:
         self.retention_s = retention_s
         self._jobs: dict[str, Job] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._task_of: dict[str, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(max_concurrent)
 
     def start(self, job_type: str, description: str, body: JobBody, *, on_progress: ProgressFn | None = None) -> Job:
@@ -93,7 +102,9 @@ class JobManager:
         JOBS.labels("running").inc()
         task = asyncio.get_running_loop().create_task(self._run(job, body, on_progress))
         self._tasks.add(task)
+        self._task_of[job.id] = task
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._task_of.pop(job.id, None))
         return job
 
     async def _run(self, job: Job, body: JobBody, on_progress: ProgressFn | None) -> None:
@@ -102,16 +113,31 @@ class JobManager:
             if on_progress is not None:
                 await on_progress(job.progress / 100, step)
 
-        async with self._slots:
-            try:
+        try:
+            async with self._slots:
                 job.finish(result=await body(progress))
-            except Exception as exc:  # noqa: BLE001 - a failed job keeps its error for get_job_status
-                job.finish(failure=failure_from(exc))
-            finally:
-                JOBS.labels("running").dec()
-                JOBS.labels(job.status).inc()
-                for step, ms in job.step_ms.items():
-                    STAGE_SECONDS.labels(step).observe(ms / 1000)
+        except asyncio.CancelledError:
+            if job.cancel_reason is None:  # not ours: the server is shutting down
+                job.cancel_reason = "the server stopped"
+            job.finish(cancelled=True)
+        except Exception as exc:  # noqa: BLE001 - a failed job keeps its error for get_job_status
+            job.finish(failure=failure_from(exc))
+        finally:
+            JOBS.labels("running").dec()
+            JOBS.labels(job.status).inc()
+            for step, ms in job.step_ms.items():
+                STAGE_SECONDS.labels(step).observe(ms / 1000)
+
+    def cancel(self, job_id: str, reason: str = "on request") -> Job | None:
+        """Stop a running job at its next stage boundary. A job already storing finishes its atomic write."""
+        job = self._jobs.get(job_id)
+        task = self._task_of.get(job_id)
+        if job is None or job.status != "running" or task is None:
+            return job
+        job.cancel_reason = job.cancel_reason or reason
+        if job.current_step not in UNINTERRUPTIBLE_STEPS:
+            task.cancel()
+        return job
 
     def get(self, job_id: str) -> Job | None:
         self._prune()

@@ -1,31 +1,45 @@
-"""The ingest pipeline: source bytes -> docling -> chunker -> vector gateway, with dedup by hash.
+"""The one ingest pipeline: acquired documents -> dedup -> docling -> chunker -> embeddings -> gateway.
 
-Every tool profile calls this one core; none of them has ingest logic of its own.
+Every way in (files, texts, URLs, downloads, repositories, batches, the index CLI, every profile) hands
+this pipeline a list of items, each with a source adapter (acquire.py) and its labels; a single document
+is a batch of one. Stages run batch-wide, so progress and cancellation behave the same everywhere:
+- dedup: same key + content + chunking + labels -> skipped (nothing written); same key + content +
+  chunking, new labels -> updated (stored chunks relabelled, no re-embedding); otherwise indexed/replaced;
+- cancellation (the job's task cancelled) stops at the next await, at the latest between two embedding
+  batches; nothing is written before the storing stage, and that stage, which commits atomically in the
+  gateway, is not interrupted: a cancelled ingest leaves the index exactly as it was.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 from ingestion_contracts.chunker import ChunkRequest, ChunkResponse
-from ingestion_contracts.docling import EXTENSIONS, SUPPORTED_FILE_TYPES, PageSpan
-from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
+from ingestion_contracts.docling import PageSpan
+from ingestion_contracts.gateway import (
+    ChunkIn,
+    DocumentInfo,
+    PassageIn,
+    RelabelRequest,
+    UpsertDocumentRequest,
+)
 
+from . import acquire
+from .acquire import Acquired, file_type_of, sha256, supported_types_text
 from .backend import Backend
 from .errors import ToolFailure, UpstreamError, failure_from
 from .settings import McpSettings
-from .sources import SourcePolicy, fetch_url, html_to_markdown
-from .sources.paths import resolve_allowed
+from .sources import SourcePolicy
 
 Progress = Callable[[float, str], Awaitable[None]]
-Status = Literal["indexed", "replaced", "skipped"]
+Status = Literal["indexed", "replaced", "updated", "skipped"]
+Acquire = Callable[[], Awaitable[Acquired]]
+EMBED_BATCH = 32  # chunks per embedding call: the unit of progress and of cancellation
+__all__ = ["BatchItem", "IngestItem", "IngestOutcome", "Ingestor", "file_type_of", "sha256", "supported_types_text"]
 
 
 async def _no_progress(_: float, __: str) -> None:
@@ -33,10 +47,39 @@ async def _no_progress(_: float, __: str) -> None:
 
 
 @dataclass
+class IngestItem:
+    """One document to ingest: how to acquire it, and the labels to store with it."""
+
+    acquire: Acquire
+    label: str  # how messages name it (file name, text name, URL)
+    source: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    title: str | None = None
+
+
+@dataclass
+class BatchItem:
+    """One document of a batch as its callers describe it: a file path or a text."""
+
+    file_path: str | None = None
+    text: str | None = None
+    name: str | None = None
+    source: str | None = None
+    metadata: dict[str, Any] | None = None
+    key: str | None = None  # identity override (the obsidian profile keys notes by vault path)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.file_path or self.source or "text"
+
+
+@dataclass
 class IngestOutcome:
     status: Status
     doc_id: str
     collection: str
+    key: str
     source: str
     title: str
     file_type: str
@@ -46,59 +89,47 @@ class IngestOutcome:
     warnings: list[str] = field(default_factory=list)
     page_count: int | None = None
     pipeline: str | None = None
-    started: float = field(default_factory=time.perf_counter)
-
-    @property
-    def processing_ms(self) -> float:
-        return round((time.perf_counter() - self.started) * 1000, 1)
+    processing_ms: float = 0.0
 
 
 @dataclass
-class BatchItem:
-    """One document of a batch: a file path or a text."""
+class Work:
+    """One item's way through the stages."""
 
-    file_path: str | None = None
-    text: str | None = None
-    name: str | None = None
-    source: str | None = None
-    metadata: dict[str, Any] | None = None
-    key: str = ""  # the dedup key (source), set while preparing
-
-    @property
-    def label(self) -> str:
-        return self.name or self.file_path or self.source or "text"
-
-
-@dataclass
-class Converted:
-    """A document as Markdown, from docling or given as text."""
-
-    markdown: str
-    title: str
-    file_type: str
+    item: IngestItem
+    doc: Acquired | None = None
+    existing: DocumentInfo | None = None
+    legacy: DocumentInfo | None = None  # the same document stored under its pre-0.3 identity
+    markdown: str = ""
+    title: str = ""
     page_spans: list[PageSpan] = field(default_factory=list)
     page_count: int | None = None
     pipeline: str | None = None
+    chunks: ChunkResponse | None = None
+    vectors: list[list[float]] = field(default_factory=list)
+    model: str | None = None  # the embedding model that made `vectors`
+    outcome: IngestOutcome | ToolFailure | None = None
+    stages: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def pending(self) -> bool:
+        return self.outcome is None
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    def fail(self, exc: BaseException) -> None:
+        self.outcome = exc if isinstance(exc, ToolFailure) else failure_from(exc)  # type: ignore[arg-type]
 
+    def add_stage(self, name: str, started: float) -> None:
+        self.stages[name] = round(self.stages.get(name, 0.0) + (time.perf_counter() - started) * 1000, 1)
 
-def supported_types_text() -> str:
-    return ", ".join(t.upper() for t in SUPPORTED_FILE_TYPES)
+    @property
+    def source(self) -> str:
+        assert self.doc is not None
+        return self.item.source or self.doc.default_source
 
-
-def file_type_of(path: Path) -> str:
-    file_type = EXTENSIONS.get(path.suffix.lower())
-    if file_type is None:
-        raise ToolFailure(
-            f"Unsupported file type: {path.suffix or '(no extension)'}. Supported types: {supported_types_text()}.",
-            "Convert the file to a supported format or use ingest_text with pre-extracted content.",
-            code="UNSUPPORTED_FORMAT",
-        )
-    return file_type
+    @property
+    def tags(self) -> list[str]:
+        return list(dict.fromkeys(self.item.tags or []))
 
 
 class Ingestor:
@@ -106,200 +137,208 @@ class Ingestor:
         self.backend = backend
         self.settings = settings
 
-    # -- entry points ---------------------------------------------------------------------
-    async def ingest_file(
+    # -- the pipeline ------------------------------------------------------------------------
+    async def ingest(
         self,
-        file_path: str,
+        items: list[IngestItem],
         *,
         collection: str,
-        source: str | None = None,
-        tags: list[str] | None = None,
         chunking: str = "default",
-        metadata: dict[str, Any] | None = None,
-        progress: Progress = _no_progress,
-    ) -> IngestOutcome:
-        path = resolve_allowed(file_path, self.settings.allowed_roots)
-        file_type_of(path)
-        data = await anyio.to_thread.run_sync(self._read_limited, path)
-        modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
-        return await self.ingest_bytes(
-            data, path.name, collection=collection, source=source or str(path), tags=tags,
-            chunking=chunking, metadata=metadata, last_modified=modified, progress=progress,
-        )  # fmt: skip
-
-    async def ingest_bytes(
-        self,
-        data: bytes,
-        file_name: str,
-        *,
-        collection: str,
-        source: str,
-        tags: list[str] | None = None,
-        chunking: str = "default",
-        metadata: dict[str, Any] | None = None,
-        last_modified: str = "",
-        progress: Progress = _no_progress,
-    ) -> IngestOutcome:
-        content_hash = sha256(data)
-        outcome = await self._skip_if_unchanged(collection, source, content_hash)
-        if outcome:
-            return outcome
-        await progress(0.1, "converting")
-        started = time.perf_counter()
-        converted = await self.backend.convert(data, file_name)
-        parsing_ms = (time.perf_counter() - started) * 1000
-        doc = Converted(
-            markdown=converted.markdown, title=converted.title, file_type=converted.file_type,
-            page_spans=converted.page_spans, page_count=converted.page_count,
-            pipeline=converted.pipeline, warnings=list(converted.warnings),
-        )  # fmt: skip
-        outcome = await self._chunk_and_store(
-            doc, collection=collection, source=source, content_hash=content_hash, tags=tags,
-            chunking=chunking, metadata=metadata, last_modified=last_modified, progress=progress,
-        )  # fmt: skip
-        outcome.stages = {"parsing_ms": round(parsing_ms, 1), **outcome.stages}
-        return outcome
-
-    async def ingest_text(
-        self,
-        text: str,
-        *,
-        collection: str,
-        name: str | None = None,
-        source: str | None = None,
-        tags: list[str] | None = None,
-        chunking: str = "default",
-        metadata: dict[str, Any] | None = None,
-        file_type: str | None = None,
-        progress: Progress = _no_progress,
-    ) -> IngestOutcome:
-        self._check_text(text)
-        content_hash = sha256(text.encode("utf-8"))
-        name = name or f"text-{content_hash[:12]}"
-        key = source or name
-        outcome = await self._skip_if_unchanged(collection, key, content_hash)
-        if outcome:
-            return outcome
-        doc = Converted(markdown=text, title=name, file_type=file_type or ("md" if _looks_markdown(text) else "txt"))
-        modified = datetime.now(UTC).isoformat(timespec="seconds")
-        return await self._chunk_and_store(
-            doc, collection=collection, source=key, content_hash=content_hash, tags=tags,
-            chunking=chunking, metadata=metadata, last_modified=modified, progress=progress,
-        )  # fmt: skip
-
-    async def ingest_url(
-        self,
-        url: str,
-        *,
-        policy: SourcePolicy,
-        collection: str,
-        tags: list[str] | None = None,
-        chunking: str = "default",
-        metadata: dict[str, Any] | None = None,
-        progress: Progress = _no_progress,
-    ) -> IngestOutcome:
-        """Fetch safely, then route by what the bytes are: documents to docling, HTML to main-content
-        extraction, text as-is. The final URL (after redirects) is the source and the dedup key."""
-        await progress(0.05, "downloading")
-        fetched = await fetch_url(url, policy=policy)
-        common = {"collection": collection, "tags": tags, "chunking": chunking, "metadata": metadata}
-        if fetched.kind in ("pdf", "docx", "pptx", "xlsx"):
-            name = fetched.filename or f"download.{fetched.kind}"
-            if not name.lower().endswith(f".{fetched.kind}"):
-                name = f"{name}.{fetched.kind}"
-            return await self.ingest_bytes(fetched.data, name, source=fetched.final_url, progress=progress, **common)
-        if fetched.kind == "html":
-            page = html_to_markdown(fetched.data, url=fetched.final_url)
-            title = page.title or fetched.final_url
-            return await self.ingest_text(
-                page.markdown, name=title, source=fetched.final_url, file_type="html", progress=progress, **common
-            )
-        return await self.ingest_text(
-            fetched.text(), name=fetched.filename or fetched.final_url, source=fetched.final_url,
-            file_type=fetched.kind, progress=progress, **common,
-        )  # fmt: skip
-
-    async def ingest_many(
-        self,
-        items: list[BatchItem],
-        *,
-        collection: str,
-        tags: list[str] | None = None,
-        chunking: str = "default",
+        force: bool = False,
         progress: Progress = _no_progress,
     ) -> list[IngestOutcome | ToolFailure]:
-        """Ingest many documents with one chunker call and one gateway call (embedding batched across
-        documents). A bad item fails alone; the others land."""
-        prepared: list[tuple[BatchItem, Converted, str] | IngestOutcome | ToolFailure] = []
-        for number, item in enumerate(items):
-            await progress(0.5 * number / len(items), "converting")
-            try:
-                prepared.append(await self._prepare(item, collection))
-            except Exception as exc:  # noqa: BLE001 - reported per item
-                prepared.append(failure_from(exc))
-        ready = [p for p in prepared if isinstance(p, tuple)]
-        stored: dict[int, IngestOutcome] = {}
-        if ready:
-            await progress(0.5, "chunking")
-            chunked = await self.backend.chunk_batch([self.chunk_request(doc, chunking) for _, doc, _ in ready])
-            await progress(0.6, "embedding")
-            requests = [
-                self._upsert_request(doc, item.key, content_hash, tags, item.metadata, chunks)
-                for (item, doc, content_hash), chunks in zip(ready, chunked.results, strict=True)
-            ]
-            answer = await self.backend.upsert_batch(collection, requests)
-            for (item, doc, _), chunks, saved in zip(ready, chunked.results, answer.results, strict=True):
-                stored[id(item)] = IngestOutcome(
-                    status=saved.status, doc_id=saved.doc_id, collection=collection, source=item.key,
-                    title=doc.title, file_type=doc.file_type, chunks=saved.chunk_count, tokens=chunks.total_tokens,
-                    warnings=[*doc.warnings, *chunks.warnings, *saved.warnings],
-                )  # fmt: skip
+        """Ingest every item; each succeeds or fails on its own. Outcomes come back in item order."""
+        started = time.perf_counter()
+        works = [Work(item) for item in items]
+        await self._acquire(works, collection, chunking, force, progress)
+        await self._convert(works, progress)
+        await self._chunk(works, chunking, progress)
+        await self._embed(works, progress)
+        await self._store(works, collection, chunking, force, progress)
         await progress(1.0, "done")
-        return [stored[id(p[0])] if isinstance(p, tuple) else p for p in prepared]
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        for work in works:
+            if isinstance(work.outcome, IngestOutcome):
+                work.outcome.processing_ms = elapsed
+        return [w.outcome for w in works]  # type: ignore[misc]
 
-    async def _prepare(self, item: BatchItem, collection: str) -> tuple[BatchItem, Converted, str] | IngestOutcome:
-        if item.text is not None:
-            self._check_text(item.text)
-            content_hash = sha256(item.text.encode("utf-8"))
-            item.key = item.source or item.name or f"text-{content_hash[:12]}"
-            title = item.name or item.key
-            return item, Converted(markdown=item.text, title=title, file_type="md"), content_hash
-        path = resolve_allowed(item.file_path or "", self.settings.allowed_roots)
-        file_type_of(path)
-        data = await anyio.to_thread.run_sync(self._read_limited, path)
-        content_hash = sha256(data)
-        item.key = item.source or str(path)
-        skipped = await self._skip_if_unchanged(collection, item.key, content_hash)
-        if skipped:
-            return skipped
-        converted = await self.backend.convert(data, path.name)
-        doc = Converted(
-            markdown=converted.markdown, title=converted.title, file_type=converted.file_type,
-            page_spans=converted.page_spans, page_count=converted.page_count, pipeline=converted.pipeline,
-            warnings=list(converted.warnings),
+    async def ingest_one(self, item: IngestItem, **options: Any) -> IngestOutcome:
+        (outcome,) = await self.ingest([item], **options)
+        if isinstance(outcome, ToolFailure):
+            raise outcome
+        return outcome
+
+    # -- stages ------------------------------------------------------------------------------
+    async def _acquire(
+        self, works: list[Work], collection: str, chunking: str, force: bool, progress: Progress
+    ) -> None:
+        for number, work in enumerate(works):
+            await progress(0.3 * number / len(works), "downloading")
+            started = time.perf_counter()
+            try:
+                work.doc = await work.item.acquire()
+                work.existing = await self.find(collection, work.doc.key)
+                if not force and await self._unchanged(work, collection, chunking):
+                    continue
+                if work.existing is None and work.source != work.doc.key:
+                    work.legacy = await self._legacy_copy(collection, work)
+            except Exception as exc:  # noqa: BLE001 - reported per item
+                work.fail(exc)
+            finally:
+                work.add_stage("reading_ms", started)
+
+    async def _unchanged(self, work: Work, collection: str, chunking: str) -> bool:
+        """Skip or relabel when the stored document has this content and chunking; True when done."""
+        doc, existing = work.doc, work.existing
+        assert doc is not None
+        if existing is None or existing.content_hash != doc.content_hash or existing.chunking != chunking:
+            return False
+        title = work.item.title or doc.title or existing.title
+        labels = RelabelRequest(
+            content_hash=doc.content_hash, source=work.source, title=title, tags=work.tags,
+            metadata=work.item.metadata or {},
         )  # fmt: skip
-        if not doc.markdown.strip():
-            raise _no_text()
-        return item, doc, content_hash
+        same = (existing.source, existing.title, set(existing.tags), existing.metadata) == (
+            labels.source, labels.title, set(labels.tags), labels.metadata,
+        )  # fmt: skip
+        status = "skipped"
+        if not same:
+            status = (await self.backend.relabel(collection, existing.doc_id, labels)).status
+        work.outcome = IngestOutcome(
+            status=status, doc_id=existing.doc_id, collection=collection, key=doc.key, source=labels.source,  # type: ignore[arg-type]
+            title=labels.title or existing.title, file_type=existing.file_type, chunks=existing.chunk_count,
+            tokens=existing.token_count, stages=work.stages,
+        )  # fmt: skip
+        return True
 
-    # -- steps ----------------------------------------------------------------------------
-    def _read_limited(self, path: Path) -> bytes:
-        limit = self.settings.max_file_mb * 1024 * 1024
-        size = path.stat().st_size
-        if size > limit:
-            raise ToolFailure(
-                f"File too large: {path.name} is {size / 1048576:.1f} MB; the limit is {self.settings.max_file_mb} MB.",
-                "Split the document, or raise INGESTION_MCP_MAX_FILE_MB if the services allow it.",
-                code="FILE_TOO_LARGE",
+    async def _legacy_copy(self, collection: str, work: Work) -> DocumentInfo | None:
+        """Before 0.3 a given `source` was the identity: that copy of this same content is replaced by this one."""
+        found = await self.find(collection, work.source)
+        doc = work.doc
+        if found and found.chunking == "" and doc is not None and found.content_hash == doc.content_hash:
+            return found
+        return None
+
+    async def _convert(self, works: list[Work], progress: Progress) -> None:
+        todo = [w for w in works if w.pending]
+        for number, work in enumerate(todo):
+            await progress(0.3 + 0.15 * number / len(todo), "converting")
+            started = time.perf_counter()
+            try:
+                await self._convert_one(work)
+            except Exception as exc:  # noqa: BLE001 - reported per item
+                work.fail(exc)
+            finally:
+                work.add_stage("parsing_ms", started)
+
+    async def _convert_one(self, work: Work) -> None:
+        doc = work.doc
+        assert doc is not None
+        if doc.markdown is not None:
+            work.markdown, work.title = doc.markdown, work.item.title or doc.title or doc.name
+        else:
+            converted = await self.backend.convert(doc.data or b"", doc.name)
+            work.markdown, work.title = converted.markdown, work.item.title or converted.title
+            work.page_spans, work.page_count = converted.page_spans, converted.page_count
+            work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)
+            doc.file_type = converted.file_type
+        self.check_text(work.markdown, minimum=doc.is_text_input)
+
+    async def _chunk(self, works: list[Work], chunking: str, progress: Progress) -> None:
+        todo = [w for w in works if w.pending]
+        if not todo:
+            return
+        await progress(0.45, "chunking")
+        started = time.perf_counter()
+        requests = [self.chunk_request(w.markdown, chunking, w.page_spans) for w in todo]
+        answer = await self.backend.chunk_batch(requests)
+        for work, chunked in zip(todo, answer.results, strict=True):
+            work.stages["chunking_ms"] = round(chunked.chunking_ms or (time.perf_counter() - started) * 1000, 1)
+            if chunked.chunks:
+                work.chunks = chunked
+            else:
+                work.fail(no_text())
+
+    async def _embed(self, works: list[Work], progress: Progress) -> None:
+        """Embed in batches of EMBED_BATCH chunks: progress after each, and a cancel takes effect between them."""
+        todo = [w for w in works if w.pending and w.chunks is not None]
+        passages = [(w, PassageIn(title=w.title, heading_path=c.heading_path, text=c.text))
+                    for w in todo for c in w.chunks.chunks]  # type: ignore[union-attr]  # fmt: skip
+        for start in range(0, len(passages), EMBED_BATCH):
+            await progress(0.5 + 0.45 * start / len(passages), "embedding")
+            batch = passages[start : start + EMBED_BATCH]
+            started = time.perf_counter()
+            answer = await self.backend.embed_passages([p for _, p in batch])
+            elapsed = (time.perf_counter() - started) * 1000
+            for (work, _), vector in zip(batch, answer.vectors, strict=True):
+                work.vectors.append(vector)
+                work.model = answer.model
+                work.stages["embedding_ms"] = round(work.stages.get("embedding_ms", 0.0) + elapsed / len(batch), 1)
+
+    async def _store(self, works: list[Work], collection: str, chunking: str, force: bool, progress: Progress) -> None:
+        todo = [w for w in works if w.pending and w.chunks is not None]
+        if not todo:
+            return
+        await progress(0.95, "storing")
+        requests = [self.upsert_request(w, chunking, force) for w in todo]
+        started = time.perf_counter()
+        # The gateway commits atomically; interrupting the call would not undo it, so it is not interrupted.
+        with anyio.CancelScope(shield=True):
+            answer = await self.backend.upsert_batch(collection, requests)
+            for work in todo:
+                if work.legacy is not None:
+                    await self._drop_legacy(collection, work)
+        storing = (time.perf_counter() - started) * 1000
+        for work, saved in zip(todo, answer.results, strict=True):
+            work.stages["storing_ms"] = round(
+                storing * len(work.vectors) / max(1, sum(len(w.vectors) for w in todo)), 1
             )
-        if size == 0:
-            raise ToolFailure(f"File is empty: {path.name}.", "Check the file was written completely.", code="EMPTY")
-        with path.open("rb") as handle:
-            return handle.read(limit + 1)
+            status = "replaced" if work.legacy is not None and saved.status == "indexed" else saved.status
+            work.outcome = IngestOutcome(
+                status=status, doc_id=saved.doc_id, collection=collection, key=work.doc.key,  # type: ignore[union-attr]
+                source=work.source, title=work.title, file_type=work.doc.file_type,  # type: ignore[union-attr]
+                chunks=saved.chunk_count, tokens=work.chunks.total_tokens,  # type: ignore[union-attr]
+                stages=work.stages, warnings=[*work.warnings, *work.chunks.warnings, *saved.warnings],  # type: ignore[union-attr]
+                page_count=work.page_count, pipeline=work.pipeline,
+            )  # fmt: skip
 
-    def _check_text(self, text: str) -> None:
+    async def _drop_legacy(self, collection: str, work: Work) -> None:
+        try:
+            await self.backend.delete_document(collection, work.legacy.doc_id)  # type: ignore[union-attr]
+        except UpstreamError as exc:
+            work.warnings.append(f"The copy stored under the old identity could not be removed: {exc.message}")
+
+    # -- helpers -----------------------------------------------------------------------------
+    async def find(self, collection: str, key: str) -> DocumentInfo | None:
+        """The stored document with this key, or None (also when the collection does not exist yet)."""
+        try:
+            listing = await self.backend.find_document(collection, key)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return listing.documents[0] if listing.documents else None
+
+    def upsert_request(self, work: Work, chunking: str, force: bool) -> UpsertDocumentRequest:
+        doc, chunked = work.doc, work.chunks
+        assert doc is not None and chunked is not None
+        return UpsertDocumentRequest(
+            source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
+            content_hash=doc.content_hash, last_modified=doc.last_modified, tags=work.tags,
+            metadata=work.item.metadata or {}, chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
+            chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model,
+        )  # fmt: skip
+
+    @staticmethod
+    def chunk_request(markdown: str, chunking: str, page_spans: list[PageSpan] | None = None) -> ChunkRequest:
+        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [])  # type: ignore[arg-type]
+
+    def check_text(self, text: str, *, minimum: bool) -> None:
+        """Text to index must have letters or digits; text handed over directly must also be of useful length."""
         stripped = text.strip()
-        if len(stripped) < self.settings.min_text_chars:
+        if not stripped:
+            raise no_text()
+        if minimum and len(stripped) < self.settings.min_text_chars:
             raise ToolFailure(
                 f"Text too short ({len(stripped)} characters). Minimum is {self.settings.min_text_chars} "
                 "characters for meaningful chunking.",
@@ -309,7 +348,7 @@ class Ingestor:
         if not any(character.isalnum() for character in stripped):
             raise ToolFailure(
                 "Text has no letters or digits (only punctuation, symbols or control characters).",
-                "Send the readable text of the document; if it came from a file, try ingest_document instead.",
+                "Send the readable text of the document; if it came from a file, check the file is not damaged.",
                 code="NO_TEXT",
             )
         if len(text) > self.settings.max_text_chars:
@@ -319,88 +358,89 @@ class Ingestor:
                 code="TEXT_TOO_LONG",
             )
 
-    async def _skip_if_unchanged(self, collection: str, source: str, content_hash: str) -> IngestOutcome | None:
-        try:
-            listing = await self.backend.list_documents(collection, source=source, limit=1)
-        except UpstreamError as exc:
-            if exc.status == 404:  # the collection does not exist yet
-                return None
-            raise
-        for doc in listing.documents:
-            if doc.content_hash == content_hash:
-                return IngestOutcome(
-                    status="skipped", doc_id=doc.doc_id, collection=collection, source=doc.source,
-                    title=doc.title, file_type=doc.file_type, chunks=doc.chunk_count, tokens=doc.token_count,
-                )  # fmt: skip
-        return None
+    # -- the ways in, each a batch of one ----------------------------------------------------
+    async def ingest_file(
+        self, file_path: str, *, collection: str, source: str | None = None, tags: list[str] | None = None,
+        chunking: str = "default", metadata: dict[str, Any] | None = None, force: bool = False,
+        progress: Progress = _no_progress, key: str | None = None,
+    ) -> IngestOutcome:  # fmt: skip
+        item = IngestItem(
+            lambda: acquire.from_file(file_path, self.settings, key=key), label=file_path, source=source,
+            tags=tags, metadata=metadata,
+        )  # fmt: skip
+        return await self.ingest_one(item, collection=collection, chunking=chunking, force=force, progress=progress)
 
-    async def _chunk_and_store(
-        self,
-        doc: Converted,
-        *,
-        collection: str,
-        source: str,
-        content_hash: str,
-        tags: list[str] | None,
-        chunking: str,
-        metadata: dict[str, Any] | None,
-        last_modified: str,
-        progress: Progress,
-    ) -> IngestOutcome:
-        await progress(0.4, "chunking")
-        chunked = await self._chunk(doc, chunking)
-        await progress(0.6, "embedding")
-        request = self._upsert_request(doc, source, content_hash, tags, metadata, chunked, last_modified)
-        stored = await self.backend.upsert(collection, request)
-        await progress(1.0, "done")
-        return IngestOutcome(
-            status=stored.status, doc_id=stored.doc_id, collection=stored.collection, source=source,
-            title=doc.title, file_type=doc.file_type, chunks=stored.chunk_count, tokens=chunked.total_tokens,
-            page_count=doc.page_count, pipeline=doc.pipeline,
-            warnings=[*doc.warnings, *chunked.warnings, *stored.warnings],
-            stages={
-                "chunking_ms": round(chunked.chunking_ms, 1),
-                "embedding_ms": round(stored.timings.embedding_ms, 1),
-                "storing_ms": round(stored.timings.storing_ms, 1),
-            },
+    async def ingest_bytes(
+        self, data: bytes, file_name: str, *, collection: str, key: str, source: str | None = None,
+        tags: list[str] | None = None, chunking: str = "default", metadata: dict[str, Any] | None = None,
+        last_modified: str = "", force: bool = False, progress: Progress = _no_progress,
+    ) -> IngestOutcome:  # fmt: skip
+        async def acquired() -> Acquired:
+            return acquire.from_bytes(data, file_name, key=key, last_modified=last_modified or acquire.now_iso())
+
+        item = IngestItem(acquired, label=file_name, source=source, tags=tags, metadata=metadata)
+        return await self.ingest_one(item, collection=collection, chunking=chunking, force=force, progress=progress)
+
+    async def ingest_text(
+        self, text: str, *, collection: str, name: str | None = None, source: str | None = None,
+        tags: list[str] | None = None, chunking: str = "default", metadata: dict[str, Any] | None = None,
+        file_type: str | None = None, force: bool = False, progress: Progress = _no_progress,
+    ) -> IngestOutcome:  # fmt: skip
+        return await self.ingest_one(
+            text_item(text, name=name, source=source, tags=tags, metadata=metadata, file_type=file_type),
+            collection=collection, chunking=chunking, force=force, progress=progress,
         )  # fmt: skip
 
-    @staticmethod
-    def chunk_request(doc: Converted, chunking: str) -> ChunkRequest:
-        return ChunkRequest(text=doc.markdown, preset=chunking, page_spans=doc.page_spans)  # type: ignore[arg-type]
+    async def ingest_url(
+        self, url: str, *, policy: SourcePolicy, collection: str, source: str | None = None,
+        tags: list[str] | None = None, chunking: str = "default", metadata: dict[str, Any] | None = None,
+        default_source: Literal["url", "domain"] = "url", force: bool = False, progress: Progress = _no_progress,
+    ) -> IngestOutcome:  # fmt: skip
+        """Fetched under the SSRF policy; the key is the normalised final URL (after redirects)."""
 
-    @staticmethod
-    def _upsert_request(
-        doc: Converted,
-        source: str,
-        content_hash: str,
-        tags: list[str] | None,
-        metadata: dict[str, Any] | None,
-        chunked: ChunkResponse,
-        last_modified: str = "",
-    ) -> UpsertDocumentRequest:
-        return UpsertDocumentRequest(
-            source=source, title=doc.title[:1024], file_type=doc.file_type, content_hash=content_hash,
-            last_modified=last_modified, tags=tags or [], metadata=metadata or {},
-            chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
+        async def fetched() -> Acquired:
+            doc = await acquire.from_url(url, policy)
+            doc.default_source = acquire.url_domain(doc.key) if default_source == "domain" else doc.key
+            return doc
+
+        item = IngestItem(fetched, label=url, source=source, tags=tags, metadata=metadata)
+        return await self.ingest_one(item, collection=collection, chunking=chunking, force=force, progress=progress)
+
+    async def ingest_many(
+        self, items: list[BatchItem], *, collection: str, tags: list[str] | None = None,
+        chunking: str = "default", force: bool = False, progress: Progress = _no_progress,
+    ) -> list[IngestOutcome | ToolFailure]:  # fmt: skip
+        """Many files and texts through the same stages as one (embedding batched across documents)."""
+        return await self.ingest(
+            [batch_item(item, self.settings, tags) for item in items],
+            collection=collection, chunking=chunking, force=force, progress=progress,
         )  # fmt: skip
 
-    async def _chunk(self, doc: Converted, chunking: str) -> ChunkResponse:
-        if not doc.markdown.strip():
-            raise _no_text()
-        chunked = await self.backend.chunk(self.chunk_request(doc, chunking))
-        if not chunked.chunks:
-            raise _no_text()
-        return chunked
+
+def text_item(
+    text: str, *, name: str | None, source: str | None = None, tags: list[str] | None = None,
+    metadata: dict[str, Any] | None = None, file_type: str | None = None,
+) -> IngestItem:  # fmt: skip
+    async def acquired() -> Acquired:
+        return acquire.from_text(text, name=name, file_type=file_type)
+
+    return IngestItem(acquired, label=name or "text", source=source, tags=tags, metadata=metadata)
 
 
-def _no_text() -> ToolFailure:
+def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -> IngestItem:
+    if item.text is not None:
+        return text_item(item.text, name=item.name, source=item.source, tags=tags, metadata=item.metadata)
+    path = item.file_path or ""
+
+    async def acquired() -> Acquired:
+        return await acquire.from_file(path, settings, key=item.key)
+
+    return IngestItem(acquired, label=item.label, source=item.source, tags=tags, metadata=item.metadata)
+
+
+def no_text() -> ToolFailure:
     return ToolFailure(
         "The document has no extractable text (it may be scanned images or empty).",
         "Provide the text via ingest_text, or enable OCR in the docling service.",
         code="NO_TEXT",
     )
-
-
-def _looks_markdown(text: str) -> bool:
-    return any(line.lstrip().startswith(("#", "- ", "* ", "|", "```")) for line in text.splitlines()[:200])

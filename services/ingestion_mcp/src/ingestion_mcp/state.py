@@ -46,8 +46,14 @@ class AppState:
                 await reporter(fraction, step)
 
         job = self.jobs.start(job_type, description, body, on_progress=forward)
-        finished = await job.wait(self.settings.sync_wait_s)
+        try:
+            finished = await job.wait(self.settings.sync_wait_s)
+        except BaseException:  # the client cancelled its call (notifications/cancelled): the work stops too
+            waiting = False
+            self.jobs.cancel(job.id, "the client cancelled the request")
+            raise
         waiting = False
+        finished = finished or job.status != "running"
         if finished and job.failure is not None:
             raise job.failure
         return job, finished

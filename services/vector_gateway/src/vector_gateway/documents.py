@@ -14,21 +14,25 @@ from ingestion_contracts.gateway import (
 
 from .errors import document_not_found, invalid
 from .filters import combine, quote
+from .fusion import Fused
 from .passages import ChunkSpan, rebuild_text
 from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .search import hit_from_entity
 from .store import MilvusStore
-from .upsert import registry_key
+from .upsert import derive_doc_id, registry_key, split_metadata
 
 DocumentOrder = Literal["updated", "source"]
 MAX_CHUNK_RANGE = 1000
 
 
 def document_info(row: dict[str, Any]) -> DocumentInfo:
+    metadata, ingest = split_metadata(row.get("metadata"), row["source"])
     return DocumentInfo(
         doc_id=row["doc_id"],
         collection=row["collection"],
         source=row["source"],
+        key=ingest["key"],
+        chunking=ingest["chunking"],
         title=row["title"],
         file_type=row["file_type"],
         content_hash=row["content_hash"],
@@ -38,7 +42,7 @@ def document_info(row: dict[str, Any]) -> DocumentInfo:
         updated_at=row["updated_at"],
         last_modified=row["last_modified"],
         tags=list(row.get("tags") or []),
-        metadata=dict(row.get("metadata") or {}),
+        metadata=metadata,
     )
 
 
@@ -57,8 +61,17 @@ class DocumentReader:
         return row
 
     def list(
-        self, collection: str, *, offset: int, limit: int, source: str | None, order: DocumentOrder
+        self,
+        collection: str,
+        *,
+        offset: int,
+        limit: int,
+        source: str | None,
+        order: DocumentOrder,
+        key: str | None = None,
     ) -> DocumentList:
+        if key is not None:
+            return self._by_key(collection, key, source)
         expr = combine(f"collection == {quote(collection)}", f"source == {quote(source)}" if source else "")
         keys = self.store.registry_query(expr, ["key", "doc_id", "source", "updated_at"])
         if order == "source":
@@ -69,6 +82,13 @@ class DocumentReader:
         rows = self.store.registry_get(page)
         documents = [document_info(rows[k]) for k in page if k in rows]
         return DocumentList(documents=documents, total=len(keys), offset=offset, limit=limit)
+
+    def _by_key(self, collection: str, key: str, source: str | None) -> DocumentList:
+        """The document with this identity (0 or 1): its id derives from (collection, key)."""
+        row = self.store.registry_get([registry_key(collection, derive_doc_id(collection, key))])
+        found = [document_info(r) for r in row.values()]
+        found = [d for d in found if d.key == key and (source is None or d.source == source)]
+        return DocumentList(documents=found, total=len(found), offset=0, limit=1)
 
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)
@@ -89,7 +109,7 @@ class DocumentReader:
         expr = f"{_live_expr(row)} and chunk_index >= {start} and chunk_index <= {last}"
         found = self.store.query(collection, expr, CHUNK_OUTPUT_FIELDS, limit=MAX_CHUNK_RANGE)
         found.sort(key=lambda c: c["chunk_index"])
-        hits = [hit_from_entity(collection, c, 0.0) for c in found]
+        hits = [hit_from_entity(collection, c, Fused(0.0, 0.0)) for c in found]
         return DocumentChunks(doc_id=doc_id, collection=collection, chunks=hits, chunk_count=int(row["chunk_count"]))
 
     def delete(self, collection: str, doc_id: str) -> DeleteDocumentResponse:

@@ -15,23 +15,49 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ingestion_contracts.gateway import StageTimings, UpsertDocumentRequest, UpsertDocumentResponse
+from ingestion_contracts.gateway import (
+    RESERVED_METADATA_KEY,
+    RelabelRequest,
+    StageTimings,
+    UpsertDocumentRequest,
+    UpsertDocumentResponse,
+)
 
 from .embedder import Embedder
 from .errors import invalid
 from .filters import combine, in_list
 from .lexical import Analysis
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
-from .schema import REGISTRY
+from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .store import MilvusStore
 
 log = logging.getLogger("vector_gateway.upsert")
 MAX_HEADING_PATH_BYTES = 16_384
 
 
-def derive_doc_id(collection: str, source: str) -> str:
-    """Stable id for a source in a collection: re-indexing the same source replaces it."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"vector-gateway:{collection}:{source}").hex
+def derive_doc_id(collection: str, key: str) -> str:
+    """Stable id for a document key in a collection: re-indexing the same key replaces it.
+
+    Documents written before keys existed were identified by their source, which was then the key."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"vector-gateway:{collection}:{key}").hex
+
+
+def stored_metadata(metadata: dict[str, Any], **ingest: str) -> dict[str, Any]:
+    """User metadata plus the gateway's own bookkeeping under the reserved key."""
+    return {**metadata, RESERVED_METADATA_KEY: ingest}
+
+
+def split_metadata(stored: dict[str, Any] | None, source: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """(user metadata, bookkeeping) of a stored row; rows written before 0.3 have no bookkeeping."""
+    user = dict(stored or {})
+    ingest = user.pop(RESERVED_METADATA_KEY, None) or {}
+    return user, {"key": ingest.get("key") or source, "chunking": ingest.get("chunking", "")}
+
+
+def labels_of(row: dict[str, Any]) -> tuple[str, str, frozenset[str], str]:
+    """What a re-ingest may change without re-embedding, in a comparable form."""
+    user, _ = split_metadata(row.get("metadata"), row["source"])
+    return row["source"], row["title"], frozenset(row.get("tags") or []), json.dumps(user, sort_keys=True)
 
 
 def registry_key(collection: str, doc_id: str) -> str:
@@ -78,12 +104,9 @@ class PlannedDocument:
     key: str
     existing: dict[str, Any] | None = None
     version: str = ""
+    status: str = "skipped"
     response: UpsertDocumentResponse | None = None
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def skipped(self) -> bool:
-        return self.version == ""
 
 
 def plan(collection: str, requests: list[UpsertDocumentRequest]) -> list[PlannedDocument]:
@@ -91,7 +114,7 @@ def plan(collection: str, requests: list[UpsertDocumentRequest]) -> list[Planned
     positions: dict[str, int] = {}
     for position, request in enumerate(requests):
         validate_document(position, request)
-        doc_id = request.doc_id or derive_doc_id(collection, request.source)
+        doc_id = request.doc_id or derive_doc_id(collection, request.identity)
         if doc_id in positions:
             raise invalid(
                 f"documents[{position}] and documents[{positions[doc_id]}] are the same document ({doc_id}).",
@@ -126,7 +149,7 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
                 "end": chunk.end,
                 "token_count": chunk.token_count,
                 "tags": list(dict.fromkeys(req.tags)),
-                "metadata": req.metadata,
+                "metadata": stored_metadata(req.metadata, key=req.identity),
                 "last_modified": req.last_modified,
             }
         )
@@ -150,7 +173,7 @@ def _registry_row(collection: str, doc: PlannedDocument, stamp: str) -> dict[str
         "updated_at": stamp,
         "last_modified": req.last_modified,
         "tags": list(dict.fromkeys(req.tags)),
-        "metadata": req.metadata,
+        "metadata": stored_metadata(req.metadata, key=req.identity, chunking=req.chunking),
     }
 
 
@@ -164,23 +187,85 @@ class DocumentWriter:
 
     def write(self, collection: str, docs: list[PlannedDocument]) -> StageTimings:
         existing = self.store.registry_get([d.key for d in docs])
+        relabel: list[PlannedDocument] = []
         for doc in docs:
             doc.existing = existing.get(doc.key)
-            same = doc.existing is not None and doc.existing["content_hash"] == doc.request.content_hash
-            if not (same and not doc.request.force):
+            if doc.existing is None or doc.request.force or not _same_content(doc.existing, doc.request):
                 doc.version = uuid.uuid4().hex[:16]
-        todo = [d for d in docs if not d.skipped]
+                doc.status = "replaced" if doc.existing else "indexed"
+            elif labels_of(doc.existing) != labels_of(_request_labels(doc.request)):
+                relabel.append(doc)
+        todo = [d for d in docs if d.status in ("indexed", "replaced")]
         timings = StageTimings()
         if todo:
-            vectors = self._embed(todo, timings)
+            vectors = self._vectors(todo, timings)
             started = time.perf_counter()
             self._commit(collection, todo, vectors)
             self._retire_old_versions(collection, todo)
             self.store.flush(collection, REGISTRY)
             timings.storing_ms = (time.perf_counter() - started) * 1000
             self.observe("storing", timings.storing_ms / 1000)
+        for doc in relabel:
+            doc.status = self.relabel(collection, doc, _relabel_request(doc.request))
         self._answer(collection, docs, timings)
         return timings
+
+    def relabel(self, collection: str, doc: PlannedDocument, labels: RelabelRequest) -> str:
+        """Write the stored chunks again under new labels, as a new version, with the vectors they have.
+
+        The same commit point as any write (the registry row names the new version), so a search sees
+        either the old labels or the new ones, never a mix. Returns the status: updated or skipped."""
+        existing = doc.existing or self.store.registry_get([doc.key]).get(doc.key)
+        if existing is None or existing["content_hash"] != labels.content_hash:
+            raise invalid(
+                f"Document {doc.doc_id} is not stored with that content hash.",
+                "Ingest the document again with its chunks (its content changed, or it was deleted).",
+            )
+        doc.existing = existing
+        _, ingest = split_metadata(existing.get("metadata"), existing["source"])
+        title = existing["title"] if labels.title is None else labels.title
+        wanted = {"source": labels.source, "title": title, "tags": list(dict.fromkeys(labels.tags)),
+                  "metadata": labels.metadata}  # fmt: skip
+        if labels_of(existing) == labels_of(wanted) and labels.last_modified in (None, existing["last_modified"]):
+            return "skipped"
+        doc.version = uuid.uuid4().hex[:16]
+        rows = self.store.query(collection, _version_expr(existing), [*CHUNK_OUTPUT_FIELDS, "vector"])
+        if len(rows) != int(existing["chunk_count"]):
+            raise invalid(f"Document {doc.doc_id} is being rewritten.", "Try again in a moment.")
+        analysis = self.store.analysis_of(collection)
+        last_modified = existing["last_modified"] if labels.last_modified is None else labels.last_modified
+        changes = {**wanted, "last_modified": last_modified}
+        new_rows = [_relabelled_row(row, doc, changes, ingest["key"], analysis) for row in rows]
+        registry = {**existing, **changes, "version": doc.version, "updated_at": now_iso(),
+                    "metadata": stored_metadata(labels.metadata, **ingest)}  # fmt: skip
+        registry.pop("vector", None)
+        self._store_version(collection, doc, new_rows, registry)
+        return "updated"
+
+    def _store_version(
+        self, collection: str, doc: PlannedDocument, rows: list[dict[str, Any]], registry: dict[str, Any]
+    ) -> None:
+        try:
+            self.store.insert(collection, rows)
+            self.store.registry_upsert([registry])
+        except BaseException:
+            self._roll_back(collection, [doc], registry_attempted=True)
+            raise
+        self._retire_old_versions(collection, [doc])
+        self.store.flush(collection, REGISTRY)
+
+    def _vectors(self, todo: list[PlannedDocument], timings: StageTimings) -> list[list[float]]:
+        """Vectors the caller embedded (checked against the collection's model), else embedded here."""
+        missing = [d for d in todo if d.request.vectors is None]
+        for position, doc in enumerate(todo):
+            if doc.request.vectors is not None:
+                check_vectors(position, doc.request, self.embedder)
+        embedded = iter(self._embed(missing, timings) if missing else [])
+        vectors: list[list[float]] = []
+        for doc in todo:
+            given = doc.request.vectors
+            vectors.extend(given if given is not None else (next(embedded) for _ in doc.request.chunks))
+        return vectors
 
     def _embed(self, todo: list[PlannedDocument], timings: StageTimings) -> list[list[float]]:
         texts = [passage_text(d.request.title, c.heading_path, c.text) for d in todo for c in d.request.chunks]
@@ -235,13 +320,14 @@ class DocumentWriter:
 
     @staticmethod
     def _answer(collection: str, docs: list[PlannedDocument], timings: StageTimings) -> None:
-        written = sum(len(d.request.chunks) for d in docs if not d.skipped) or 1
+        fresh = [d for d in docs if d.status in ("indexed", "replaced")]
+        written = sum(len(d.request.chunks) for d in fresh) or 1
         for doc in docs:
-            if doc.skipped:
-                status, chunk_count, share = "skipped", int(doc.existing["chunk_count"]), 0.0  # type: ignore[index]
-            else:
-                status = "replaced" if doc.existing else "indexed"
+            status = doc.status
+            if doc in fresh:
                 chunk_count, share = len(doc.request.chunks), len(doc.request.chunks) / written
+            else:  # skipped or updated: the stored chunks stay
+                chunk_count, share = int(doc.existing["chunk_count"]), 0.0  # type: ignore[index]
             doc.response = UpsertDocumentResponse(
                 doc_id=doc.doc_id,
                 collection=collection,
@@ -251,3 +337,49 @@ class DocumentWriter:
                 timings=StageTimings(embedding_ms=timings.embedding_ms * share, storing_ms=timings.storing_ms * share),
                 warnings=doc.warnings,
             )
+
+
+def _same_content(existing: dict[str, Any], request: UpsertDocumentRequest) -> bool:
+    _, ingest = split_metadata(existing.get("metadata"), existing["source"])
+    return existing["content_hash"] == request.content_hash and ingest["chunking"] == request.chunking
+
+
+def _request_labels(request: UpsertDocumentRequest) -> dict[str, Any]:
+    return {"source": request.source, "title": request.title, "tags": request.tags, "metadata": request.metadata}
+
+
+def _relabel_request(request: UpsertDocumentRequest) -> RelabelRequest:
+    return RelabelRequest(
+        content_hash=request.content_hash, source=request.source, title=request.title,
+        last_modified=request.last_modified, tags=request.tags, metadata=request.metadata,
+    )  # fmt: skip
+
+
+def _version_expr(row: dict[str, Any]) -> str:
+    return combine(in_list("doc_id", [row["doc_id"]]), in_list("version", [row["version"]]))
+
+
+def _relabelled_row(
+    row: dict[str, Any], doc: PlannedDocument, changes: dict[str, Any], key: str, analysis: Analysis
+) -> dict[str, Any]:
+    new = {**row, **changes, "version": doc.version, "chunk_id": f"{doc.doc_id}-{doc.version}-{row['chunk_index']}"}
+    new["metadata"] = stored_metadata(changes["metadata"], key=key)
+    new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis)
+    return new
+
+
+def check_vectors(position: int, request: UpsertDocumentRequest, embedder: Embedder) -> None:
+    """Caller-made vectors must come from this collection's model, one per chunk, of its dimension."""
+    vectors = request.vectors or []
+    where = f"documents[{position}]"
+    if request.embedding_model != embedder.model_name:
+        raise invalid(
+            f"{where}: vectors made by {request.embedding_model!r}, but this gateway embeds with "
+            f"{embedder.model_name!r}.",
+            "Embed with /v1/embed/passages of this gateway, or omit vectors.",
+        )
+    if len(vectors) != len(request.chunks) or any(len(v) != embedder.dimension for v in vectors):
+        raise invalid(
+            f"{where}: give one vector of dimension {embedder.dimension} per chunk ({len(request.chunks)}).",
+            "Embed the chunks with /v1/embed/passages, in order, or omit vectors.",
+        )

@@ -5,7 +5,7 @@ Every failure is a `SourceError(code, message, suggestion)`.
 """
 
 from .detect import Kind, detect_kind
-from .download import sanitize_filename, save_download
+from .download import download_target, sanitize_filename, save_download
 from .errors import ERROR_CODES, SourceError
 from .fetch import FetchedResource, fetch_url
 from .html import HtmlDocument, html_to_markdown
@@ -30,6 +30,7 @@ __all__ = [
     "VettedTarget",
     "clone_repo",
     "detect_kind",
+    "download_target",
     "ensure_inside",
     "fetch_url",
     "html_to_markdown",

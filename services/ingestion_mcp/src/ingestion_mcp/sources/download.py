@@ -41,6 +41,23 @@ def sanitize_filename(name: str) -> str:
     return f"{stem}{dot}{ext}"
 
 
+def download_target(
+    folder: str | os.PathLike[str],
+    filename: str,
+    overwrite: bool = True,
+    *,
+    roots: Sequence[str | os.PathLike[str]] | None = None,
+) -> Path:
+    """Where save_download would write, checked the same way, without touching the disk."""
+    directory = ensure_inside(folder, roots) if roots else Path(folder).expanduser().resolve()
+    target = directory / sanitize_filename(filename)
+    if target.is_symlink():
+        raise SourceError(INVALID_PATH, f"Refusing to write through {target}.", "Choose another file name.")
+    if target.exists() and not overwrite:
+        raise _exists(target)
+    return target
+
+
 def save_download(
     data: bytes,
     folder: str | os.PathLike[str],

@@ -47,6 +47,7 @@ from .docs_server_models import (
     render_error,
     spec_code,
 )
+from .scores import docs_server_score, docs_server_threshold
 
 READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 REMOVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
@@ -93,7 +94,7 @@ class DocsServer:
             )
         for candidate in dict.fromkeys([file_path, str(Path(file_path).resolve())]):
             try:
-                listing = await self.state.backend.list_documents(self.collection, source=candidate, limit=1)
+                listing = await self.state.backend.find_document(self.collection, candidate)
             except UpstreamError as exc:
                 if exc.status == 404:
                     raise not_indexed("Nothing") from None
@@ -114,12 +115,12 @@ class DocsServer:
         metadata = None
         if with_metadata:
             metadata = ChunkMetadata(
-                fileSize=self.file_size(hit.source, hit.metadata), lastModified=hit.last_modified,
+                fileSize=self.file_size(hit.key, hit.metadata), lastModified=hit.last_modified,
                 chunkOffset=hit.start, tokenCount=hit.token_count,
             )  # fmt: skip
         return DocumentChunk(
-            id=hit.chunk_id, filePath=hit.source, chunkIndex=hit.chunk_index, content=hit.text,
-            score=round(hit.score, 4) if score else None, metadata=metadata,
+            id=hit.chunk_id, filePath=hit.key, chunkIndex=hit.chunk_index, content=hit.text,
+            score=round(docs_server_score(hit.score), 4) if score else None, metadata=metadata,
         )  # fmt: skip
 
 
@@ -152,12 +153,14 @@ def _register_search(server: MCPServer, docs: DocsServer) -> None:
     ) -> Annotated[CallToolResult, SearchDocumentsOutput]:
         """Semantic search across the indexed documents: the chunks most similar in meaning to the query.
 
-        Scores are cosine similarities (0-1); chunks below options.minScore (default 0.7) are dropped, so
-        lower it when nothing comes back. Read more around a hit with get_file_details(filePath, chunkIndex).
+        Scores are relevance on one scale for every query (0-1): 0.7 or more is relevant with the bundled
+        model, so the default options.minScore (0.7) returns on-topic chunks and nothing for an off-topic
+        query; lower it (e.g. 0.5) to see weaker matches.
+        Read more around a hit with get_file_details(filePath, chunkIndex).
         """
         request = SearchRequest(
             query=query, collections=[docs.collection], mode="semantic", top_k=options.limit,
-            min_score=options.minScore,
+            min_score=docs_server_threshold(options.minScore),
         )  # fmt: skip
         try:
             found = await docs.state.backend.search(request)
@@ -170,7 +173,7 @@ def _register_search(server: MCPServer, docs: DocsServer) -> None:
         chunks = [docs.chunk(hit, score=True, with_metadata=options.includeMetadata) for hit in found.hits]
         message = None
         if not chunks:
-            message = f"No chunk scored {options.minScore} or more; lower options.minScore (e.g. 0.3) or reword."
+            message = f"No chunk scored {options.minScore} or more; lower options.minScore (e.g. 0.5) or reword."
         return result(SearchDocumentsOutput(results=chunks, total=len(chunks), query=query, message=message))
 
 
@@ -187,13 +190,12 @@ def _register_files(server: MCPServer, docs: DocsServer) -> None:
         """An indexed file's full content as Markdown, or with chunkIndex that chunk plus contextSize
         chunks before and after it (good for reading around a search hit)."""
         doc = await docs.find(filePath)
-        meta = {"fileSize": docs.file_size(doc.source, doc.metadata), "lastModified": doc.last_modified}
+        meta = {"fileSize": docs.file_size(doc.key, doc.metadata), "lastModified": doc.last_modified}
         if chunkIndex is None:
             return result(await _whole_file(docs, doc, meta))
         if chunkIndex >= doc.chunk_count:
             raise ToolFailure(
-                f"{doc.source} has {doc.chunk_count} chunks (0..{doc.chunk_count - 1}); "
-                f"there is no chunk {chunkIndex}.",
+                f"{doc.key} has {doc.chunk_count} chunks (0..{doc.chunk_count - 1}); there is no chunk {chunkIndex}.",
                 "Use a chunkIndex from search_documents, or omit it for the whole file.",
                 code="INDEX_NOT_FOUND",
             )
@@ -202,7 +204,7 @@ def _register_files(server: MCPServer, docs: DocsServer) -> None:
         chunks = [docs.chunk(hit, score=False) for hit in window.chunks]
         target = next((c.content for c in chunks if c.chunkIndex == chunkIndex), None)
         return result(FileDetailsOutput(
-            filePath=doc.source, title=doc.title, totalChunks=doc.chunk_count, content=target, chunkIndex=chunkIndex,
+            filePath=doc.key, title=doc.title, totalChunks=doc.chunk_count, content=target, chunkIndex=chunkIndex,
             contextSize=contextSize, chunks=chunks, metadata=meta,
         ))  # fmt: skip
 
@@ -213,15 +215,15 @@ def _register_files(server: MCPServer, docs: DocsServer) -> None:
         doc = await docs.find(filePath)
         deleted = await docs.state.backend.delete_document(docs.collection, doc.doc_id)
         return result(RemoveFileOutput(
-            success=True, filePath=doc.source, chunksDeleted=deleted.deleted_chunks,
-            message=f"Removed {doc.source} from the index ({deleted.deleted_chunks} chunks deleted).",
+            success=True, filePath=doc.key, chunksDeleted=deleted.deleted_chunks,
+            message=f"Removed {doc.key} from the index ({deleted.deleted_chunks} chunks deleted).",
         ))  # fmt: skip
 
 
 async def _whole_file(docs: DocsServer, doc: DocumentInfo, meta: dict[str, Any]) -> FileDetailsOutput:
     content = (await docs.state.backend.get_document(docs.collection, doc.doc_id)).content
     budget_chars = docs.state.settings.response_token_budget * 4
-    out = FileDetailsOutput(filePath=doc.source, title=doc.title, totalChunks=doc.chunk_count, metadata=meta)
+    out = FileDetailsOutput(filePath=doc.key, title=doc.title, totalChunks=doc.chunk_count, metadata=meta)
     if estimate_tokens(content) > docs.state.settings.response_token_budget:
         out.truncated = True
         out.message = (

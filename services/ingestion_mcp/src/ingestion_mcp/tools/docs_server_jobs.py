@@ -18,7 +18,7 @@ from ingestion_contracts.docling import EXTENSIONS
 
 from ..jobs import ProgressFn
 from ..pipeline import IngestOutcome, Progress
-from ..sources import SourceError, SourcePolicy, clone_repo, fetch_url, save_download
+from ..sources import SourceError, SourcePolicy, clone_repo, download_target, fetch_url, save_download
 from ..sources.detect import KIND_EXTENSIONS
 from ..sources.policy import MiB
 from ..state import AppState
@@ -74,15 +74,31 @@ def outcome_fields(outcome: IngestOutcome) -> dict[str, Any]:
     }
 
 
-async def index_saved(
-    docs: DocsContext, path: Path, data: bytes, metadata: dict[str, Any], progress: Progress
-) -> IngestOutcome:
-    """Index what was just saved, from the bytes in hand (the documents dir need not be an allowed root)."""
-    modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
-    return await docs.state.ingestor.ingest_bytes(
-        data, path.name, collection=docs.collection, source=str(path), last_modified=modified,
+async def index_then_save(
+    docs: DocsContext, target: Path, data: bytes, metadata: dict[str, Any], progress: Progress, overwrite: bool
+) -> tuple[Path, IngestOutcome]:
+    """Index the bytes under the path they will have, then save them there.
+
+    In this order a failed or cancelled ingest leaves no file behind (and an overwritten file intact);
+    a save that fails after the index committed takes the document out of the index again."""
+    modified = datetime.now(UTC).isoformat(timespec="seconds")
+    outcome = await docs.state.ingestor.ingest_bytes(
+        data, target.name, collection=docs.collection, key=str(target), last_modified=modified,
         metadata={"file_size": len(data), **metadata}, progress=progress,
     )  # fmt: skip
+    try:
+        path = await save(docs, data, target, overwrite)
+    except BaseException:
+        if outcome.status == "indexed":
+            await docs.state.backend.delete_document(docs.collection, outcome.doc_id)
+        raise
+    return path, outcome
+
+
+async def save(docs: DocsContext, data: bytes, target: Path, overwrite: bool) -> Path:
+    return await anyio.to_thread.run_sync(
+        lambda: save_download(data, target.parent, target.name, overwrite, roots=docs.roots)
+    )
 
 
 async def fetch_file_job(
@@ -92,16 +108,18 @@ async def fetch_file_job(
         await progress(0.0, "downloading")
         limit = int(min(options.maxFileSizeMB, docs.state.settings.max_file_mb) * MiB)
         fetched = await fetch_url(url, policy=docs.policy, max_bytes=limit)
-        await progress(0.3, "saving")
         name = with_extension(filename, fetched.kind)
-        path = await anyio.to_thread.run_sync(
-            lambda: save_download(fetched.data, folder, name, options.overwrite, roots=docs.roots)
-        )
+        target = download_target(folder, name, options.overwrite, roots=docs.roots)
+        if options.indexAfterSave:
+            meta, indexing = {"url": url}, stage(progress, 0.3, 0.95)
+            path, outcome = await index_then_save(docs, target, fetched.data, meta, indexing, options.overwrite)
+        else:
+            await progress(0.3, "saving")
+            path, outcome = await save(docs, fetched.data, target, options.overwrite), None
         result: dict[str, Any] = {
             "url": url, "filePath": str(path), "fileSize": fetched.size, "format": fetched.kind, "indexed": False,
         }  # fmt: skip
-        if options.indexAfterSave:
-            outcome = await index_saved(docs, path, fetched.data, {"url": url}, stage(progress, 0.35, 1.0))
+        if outcome is not None:
             result.update(outcome_fields(outcome))
         return result
     except SourceError as exc:
@@ -133,11 +151,10 @@ async def fetch_repo_job(
                                                    "rendering": "converting"}),
         )  # fmt: skip
         markdown = repo_markdown(snapshot.url, snapshot.commit, list(snapshot.documents)).encode()
-        await progress(0.4, "saving")
         folder, name = docs.state.settings.docs_repo_folder, repo_file_name(snapshot.url, branch)
-        path = await anyio.to_thread.run_sync(lambda: save_download(markdown, folder, name, True, roots=docs.roots))
+        target = download_target(folder, name, True, roots=docs.roots)
         extra = {"url": snapshot.url, "commit": snapshot.commit}
-        outcome = await index_saved(docs, path, markdown, extra, stage(progress, 0.45, 1.0))
+        path, outcome = await index_then_save(docs, target, markdown, extra, stage(progress, 0.45, 1.0), True)
     except SourceError as exc:
         raise as_failure(exc) from None
     warnings = ["removeComments is not supported; comments were kept."] if options.removeComments else []

@@ -61,7 +61,9 @@ def render_error(failure: ToolFailure) -> dict[str, Any]:
 # -- inputs -------------------------------------------------------------------------------
 class SearchOptions(BaseModel):
     limit: int = Field(default=10, ge=1, le=100, description="Most chunks to return (1-100).")
-    minScore: float = Field(default=0.7, ge=0.0, le=1.0, description="Smallest cosine similarity to keep (0-1).")
+    minScore: float = Field(
+        default=0.7, ge=0.0, le=1.0, description="Smallest relevance to keep (0-1; 0.7 or more: relevant)."
+    )
     includeMetadata: bool = Field(default=True, description="Add fileSize, lastModified, chunkOffset, tokenCount.")
 
 
@@ -101,7 +103,9 @@ class DocumentChunk(BaseModel):
     filePath: str
     chunkIndex: int
     content: str
-    score: float | None = Field(default=None, description="Cosine similarity to the query (0-1).")
+    score: float | None = Field(
+        default=None, description="Relevance to the query (0-1, one scale for every query; 0.7 or more: relevant)."
+    )
     metadata: ChunkMetadata | None = None
 
 
@@ -138,7 +142,7 @@ class RemoveFileOutput(BaseModel):
 class JobStarted(BaseModel):
     jobId: str | None = None
     type: JobType | None = None
-    status: Literal["running", "completed", "failed"] | None = None
+    status: Literal["running", "completed", "failed", "cancelled"] | None = None
     message: str | None = None
     error: ErrorDetail | None = None
 
@@ -146,7 +150,7 @@ class JobStarted(BaseModel):
 class JobView(BaseModel):
     id: str
     type: JobType
-    status: Literal["running", "completed", "failed"]
+    status: Literal["running", "completed", "failed", "cancelled"]
     progress: float = Field(description="0-100, never decreases.")
     currentStep: str = Field(description="downloading, converting, chunking, embedding, storing; done or failed.")
     startTime: str
@@ -161,7 +165,7 @@ class JobStatusOutput(BaseModel):
 
     id: str | None = None
     type: JobType | None = None
-    status: Literal["running", "completed", "failed"] | None = None
+    status: Literal["running", "completed", "failed", "cancelled"] | None = None
     progress: float | None = None
     currentStep: str | None = None
     startTime: str | None = None

@@ -30,6 +30,7 @@ from .primary import READ, search_item
 from .primary_models import CollectionArg, FormatArg, render_error
 
 DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+CANCEL = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 CREATE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
 NameArg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
@@ -57,7 +58,7 @@ def job_info(job: Job) -> JobInfo:
     if outcome is not None:
         summary = outcome if isinstance(outcome, dict) else {
             "status": outcome.status, "doc_id": outcome.doc_id, "collection": outcome.collection,
-            "source": outcome.source, "chunks": outcome.chunks,
+            "key": outcome.key, "source": outcome.source, "chunks": outcome.chunks,
         }  # fmt: skip
     return JobInfo(
         job_id=job.id, type=job.type, description=job.description, status=job.status, progress=job.progress,
@@ -192,7 +193,33 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
                 code="JOB_NOT_FOUND",
             )
         info = job_info(job)
+        if job.status in ("failed", "cancelled"):  # the work did not happen: say so as an error, with what to do
+            return result(JobOutput(
+                success=False, job=info, error=job.error, suggestion=job.suggestion,
+                message=f"Job {job.id} {job.status}.",
+            ), is_error=False)  # fmt: skip
         return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {job.status}, {job.progress:.0f}%."))
+
+    @server.tool(annotations=CANCEL)
+    @safe_tool(render_error)
+    async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
+        """Stop a background job (an ingest, batch or download). It stops at its next step, before anything
+        is written, and ends 'cancelled'; a job already storing its result finishes that atomic write."""
+        job = state.jobs.get(job_id)
+        if job is None:
+            raise ToolFailure(
+                f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
+                "Use list_active_jobs to see running jobs.",
+                code="JOB_NOT_FOUND",
+            )
+        if job.status != "running":
+            info = job_info(job)
+            return result(JobOutput(success=True, job=info, message=f"Job {job.id} already ended: {job.status}."))
+        state.jobs.cancel(job_id)
+        await job.wait(5.0)
+        info = job_info(job)
+        note = "cancelled; nothing was written" if job.status == "cancelled" else job.status
+        return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {note}."))
 
     @server.tool(annotations=READ)
     @safe_tool(render_error)

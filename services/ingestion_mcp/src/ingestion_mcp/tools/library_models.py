@@ -61,7 +61,7 @@ class JobInfo(BaseModel):
     job_id: str
     type: str
     description: str
-    status: Literal["running", "completed", "failed"]
+    status: Literal["running", "completed", "failed", "cancelled"]
     progress: float = Field(description="0-100, never decreases.")
     current_step: str
     start_time: str

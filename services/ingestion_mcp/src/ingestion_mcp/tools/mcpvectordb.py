@@ -15,6 +15,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from ..errors import ToolFailure, UpstreamError
+from ..pipeline import IngestOutcome
 from ..state import AppState
 from .common import result, safe_tool
 from .library import DELETE
@@ -114,7 +115,8 @@ class DocumentResult(BaseModel):
 
 def chunk_record(hit: SearchHit) -> ChunkRecord:
     return ChunkRecord(
-        doc_id=hit.doc_id, source=hit.source, title=hit.title, library=hit.collection, file_type=hit.file_type,
+        doc_id=hit.doc_id, source=hit.key or hit.source, title=hit.title, library=hit.collection,
+        file_type=hit.file_type,
         last_modified=hit.last_modified, page=hit.page or 0, content=hit.text, chunk_index=hit.chunk_index,
         metadata=hit.metadata,
     )  # fmt: skip
@@ -122,7 +124,7 @@ def chunk_record(hit: SearchHit) -> ChunkRecord:
 
 def document_record(doc: DocumentInfo) -> DocumentRecord:
     return DocumentRecord(
-        doc_id=doc.doc_id, source=doc.source, title=doc.title, library=doc.collection,
+        doc_id=doc.doc_id, source=doc.key or doc.source, title=doc.title, library=doc.collection,
         content_hash=doc.content_hash, created_at=doc.created_at, metadata=doc.metadata, chunk_count=doc.chunk_count,
     )  # fmt: skip
 
@@ -185,6 +187,15 @@ async def list_across(state: AppState, libraries: list[str] | None, *, offset: i
     return documents
 
 
+def ingest_result(outcome: IngestOutcome) -> IngestResult:
+    """The spec knows indexed/replaced/skipped: new metadata on unchanged content (updated) is a replace."""
+    status = "replaced" if outcome.status == "updated" else outcome.status
+    return IngestResult(
+        status=status, doc_id=outcome.doc_id, source=outcome.key, library=outcome.collection,
+        chunk_count=outcome.chunks,
+    )  # fmt: skip
+
+
 def register(server: MCPServer, state: AppState) -> None:
     _register_ingest(server, state)
     _register_read(server, state)
@@ -194,10 +205,7 @@ def register(server: MCPServer, state: AppState) -> None:
 def _register_ingest(server: MCPServer, state: AppState) -> None:
     async def ingest(path: str, library: str | None, metadata: dict[str, Any] | None) -> CallToolResult:
         outcome = await state.ingestor.ingest_file(path, collection=library or DEFAULT_LIBRARY, metadata=metadata)
-        return result(IngestResult(
-            status=outcome.status, doc_id=outcome.doc_id, source=outcome.source, library=outcome.collection,
-            chunk_count=outcome.chunks,
-        ))  # fmt: skip
+        return result(ingest_result(outcome))
 
     @server.tool(annotations=WRITE)
     @safe_tool(render_error)
@@ -218,10 +226,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
     ) -> Annotated[CallToolResult, IngestResult]:
         """Fetch an HTTP/HTTPS URL, convert its content, and index it."""
         outcome = await state.ingestor.ingest_url(url, policy=state.policy, collection=library, metadata=metadata)
-        return result(IngestResult(
-            status=outcome.status, doc_id=outcome.doc_id, source=outcome.source, library=outcome.collection,
-            chunk_count=outcome.chunks,
-        ))  # fmt: skip
+        return result(ingest_result(outcome))
 
 
 def _register_read(server: MCPServer, state: AppState) -> None:
@@ -268,7 +273,7 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         name = await find_library(state, doc_id)
         doc = await state.backend.get_document(name, doc_id)
         return result(DocumentResult(
-            doc_id=doc.doc_id, source=doc.source, title=doc.title, library=name, content=doc.content,
+            doc_id=doc.doc_id, source=doc.key or doc.source, title=doc.title, library=name, content=doc.content,
             chunk_count=doc.chunk_count, metadata=doc.metadata,
         ))  # fmt: skip
 

@@ -98,10 +98,10 @@ def folder_tags(note_path: str) -> list[str]:
 
 
 def note_summary(hit: SearchHit, total_chunks: int) -> dict[str, Any]:
-    path = PurePosixPath(hit.source)
+    path = PurePosixPath(hit.key)
     preview = hit.text if len(hit.text) <= PREVIEW_CHARS else hit.text[:PREVIEW_CHARS].rstrip() + "..."
     return {
-        "path": hit.source,
+        "path": hit.key,
         "title": path.stem,
         "folder": "" if str(path.parent) == "." else str(path.parent),
         "score": round(hit.score, 4),
@@ -136,7 +136,7 @@ class NoteIndex:
 
     async def chunk_totals(self, sources: list[str]) -> dict[str, int]:
         async def total(source: str) -> int:
-            listing = await self.backend.list_documents(self.collection, source=source, limit=1)
+            listing = await self.backend.find_document(self.collection, source)
             return listing.documents[0].chunk_count if listing.documents else 0
 
         counts = await asyncio.gather(*(total(s) for s in dict.fromkeys(sources)))
@@ -145,14 +145,14 @@ class NoteIndex:
     async def search(self, query: str, n_results: int, folder: str | None) -> dict[str, Any]:
         where = normalize_folder(folder) if folder else ""
         hits = await self._search(query, n_results, [folder_tag(where)] if where else None)
-        totals = await self.chunk_totals([hit.source for hit in hits])
-        results = [note_summary(hit, totals[hit.source]) for hit in hits]
+        totals = await self.chunk_totals([hit.key for hit in hits])
+        results = [note_summary(hit, totals[hit.key]) for hit in hits]
         return {"results": results, "total": len(results), "query": query}
 
     async def similar(self, path: str, n_results: int) -> dict[str, Any]:
         source = normalize_folder(path)
         try:
-            listing = await self.backend.list_documents(self.collection, source=source, limit=1)
+            listing = await self.backend.find_document(self.collection, source)
         except UpstreamError as exc:
             if exc.status == 404:
                 raise index_not_found() from None
@@ -168,12 +168,12 @@ class NoteIndex:
         top_k = min(MAX_TOP_K, n_results * 4 + doc.chunk_count)
         searches = await asyncio.gather(*(self._search(c.text, top_k) for c in probes.chunks if c.text.strip()))
         best: dict[str, SearchHit] = {}
-        for hit in (h for hits in searches for h in hits if h.source != source):
-            if hit.source not in best or hit.score > best[hit.source].score:
-                best[hit.source] = hit
+        for hit in (h for hits in searches for h in hits if h.key != source):
+            if hit.key not in best or hit.score > best[hit.key].score:
+                best[hit.key] = hit
         ranked = sorted(best.values(), key=lambda h: h.score, reverse=True)[:n_results]
-        totals = await self.chunk_totals([hit.source for hit in ranked])
-        similar = [note_summary(hit, totals[hit.source]) for hit in ranked]
+        totals = await self.chunk_totals([hit.key for hit in ranked])
+        similar = [note_summary(hit, totals[hit.key]) for hit in ranked]
         return {"source_note": source, "similar_notes": similar, "total": len(similar)}
 
     def data_path(self) -> str:

@@ -21,10 +21,12 @@ from .primary_models import (
     CollectionArg,
     CollectionsOutput,
     CollectionSummary,
+    ForceArg,
     FormatArg,
     IngestOutput,
     MetadataArg,
     QueryArg,
+    ScoreParts,
     SearchOutput,
     SearchResultItem,
     SourceArg,
@@ -42,18 +44,25 @@ CONCISE_TEXT_CHARS = 600
 def ingest_message(outcome: IngestOutcome, label: str) -> str:
     where = outcome.collection
     if outcome.status == "skipped":
-        return f"Skipped {label}: unchanged since it was ingested into {where} ({outcome.chunks} chunks)."
+        return (f"Skipped {label}: unchanged since it was ingested into {where} ({outcome.chunks} chunks). "
+                "Pass force=true to ingest it again anyway.")  # fmt: skip
+    if outcome.status == "updated":
+        return (
+            f"Updated the labels of {label} in {where} (same content, {outcome.chunks} chunks kept, not re-embedded)."
+        )
     verb = "Replaced the previous version of" if outcome.status == "replaced" else "Successfully ingested"
     return f"{verb} {label} into {where} ({outcome.chunks} chunks, ~{outcome.tokens} tokens)"
 
 
 def ingest_output(outcome: IngestOutcome, label: str, response_format: str, **names: str | None) -> IngestOutput:
+    created = outcome.chunks if outcome.status in ("indexed", "replaced") else 0
     out = IngestOutput(
         success=True, message=ingest_message(outcome, label), status=outcome.status,
-        collection=outcome.collection, chunks_created=0 if outcome.status == "skipped" else outcome.chunks, **names,
+        collection=outcome.collection, chunks_created=created, **names,
     )  # fmt: skip
     if response_format == "detailed":
         out.doc_id, out.source, out.estimated_tokens = outcome.doc_id, outcome.source, outcome.tokens
+        out.key = outcome.key
         out.page_count, out.pipeline = outcome.page_count, outcome.pipeline
         out.processing_time_ms = outcome.processing_ms
         out.stages = Stages(**outcome.stages)
@@ -70,6 +79,10 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
     )  # fmt: skip
     if detailed:
         item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type
+        item.why = ScoreParts(
+            dense=hit.dense_score, keyword=hit.keyword_score, dense_rank=hit.dense_rank,
+            keyword_rank=hit.keyword_rank, collection=hit.collection,
+        )  # fmt: skip
     return item
 
 
@@ -104,7 +117,7 @@ async def ingest_via_job(
             success=True,
             job_id=job.id,
             message=f"Still processing {label} ({job.progress:.0f}%, {job.current_step}). "
-            f"Call get_job_status with job_id '{job.id}' to follow it.",
+            f"Call get_job_status with job_id '{job.id}' to follow it, or cancel_job to stop it.",
         )
     )
 
@@ -127,19 +140,20 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         chunking: ChunkingArg = "default",
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
+        force: ForceArg = False,
     ) -> Annotated[CallToolResult, IngestOutput]:
-        """Ingest a document file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) into a collection.
+        """Ingest a document file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, images) into a collection.
 
-        The file must be readable by this server under its allowed folders. Re-ingesting an unchanged file
-        is skipped; a changed file replaces the old version. Use ingest_text for text you already have,
-        and ingest_from_url for documents on the web. Then call search to find passages.
+        A document is identified by its absolute path. Re-ingesting an unchanged file is skipped; new
+        tags/metadata/source update it without re-embedding; changed content or chunking replaces it.
+        Use ingest_text for text you already have, ingest_from_url for the web. Then call search.
         """
         name = Path(file_path).name
 
         async def work(progress: ProgressFn) -> IngestOutcome:
             return await state.ingestor.ingest_file(
                 file_path, collection=state.collection(collection), source=source, tags=tags,
-                chunking=chunking, metadata=metadata, progress=progress,
+                chunking=chunking, metadata=metadata, force=force, progress=progress,
             )  # fmt: skip
 
         return await ingest_via_job(
@@ -158,24 +172,28 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=256,
-                description="Identifier for this content; ingesting again under the same name replaces it.",
+                description="Identity of this content: ingesting again under the same name updates or replaces it.",
             ),
         ] = None,
-        source: Annotated[str | None, Field(default=None, max_length=2048, description="Origin of the text.")] = None,
+        source: Annotated[
+            str | None, Field(default=None, max_length=2048, description="Origin label of the text (e.g. 'slack').")
+        ] = None,
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
+        force: ForceArg = False,
     ) -> Annotated[CallToolResult, IngestOutput]:
         """Ingest text you already have (skips document parsing). At least 50 characters.
 
-        Markdown headings are kept as the section of each passage. Use ingest_document for files.
+        The text is identified by its name (or, without a name, by its content). Markdown headings are kept
+        as the section of each passage. Use ingest_document for files.
         """
 
         async def work(progress: ProgressFn) -> IngestOutcome:
             return await state.ingestor.ingest_text(
                 text, collection=state.collection(collection), name=name, source=source, tags=tags,
-                chunking=chunking, metadata=metadata, progress=progress,
+                chunking=chunking, metadata=metadata, force=force, progress=progress,
             )  # fmt: skip
 
         return await ingest_via_job(
@@ -214,13 +232,23 @@ def _register_search(server: MCPServer, state: AppState) -> None:
         ] = None,
         tags: TagsArg = None,
         min_score: Annotated[
-            float | None, Field(default=None, ge=0, le=1, description=("Drop passages scoring below this (0-1)."))
+            float | None,
+            Field(
+                default=None,
+                ge=0,
+                le=1,
+                description="Drop passages scoring below this (0-1). Scores mean the same for every query: "
+                "0.4 keeps what is relevant with the bundled model and drops off-topic matches.",
+            ),
         ] = None,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Find the passages most relevant to a query, with their document, page and section.
 
-        Searches every collection unless `collection` is given. Returns the best passages first.
+        Searches every collection unless `collection` is given, ranked as one list. Returns the best passages
+        first. score (0-1) means the same for every query and collection: 0.4 or more is relevant with the
+        bundled model; set min_score=0.4 to get nothing rather than off-topic passages. The detailed format
+        says why each passage ranked (meaning and keyword parts of its score).
         Use get_collections to see what is indexed.
         """
         detailed = response_format == "detailed"

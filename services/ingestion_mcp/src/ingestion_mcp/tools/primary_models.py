@@ -37,7 +37,16 @@ FormatArg = Annotated[
 ]
 SourceArg = Annotated[
     str | None,
-    Field(default=None, max_length=2048, description="Source identifier for tracking; defaults to the path."),
+    Field(
+        default=None,
+        max_length=2048,
+        description="Source label for tracking and filtering (e.g. 'sharepoint'); defaults to the path. "
+        "Not the document's identity: two files with one source stay two documents.",
+    ),
+]
+ForceArg = Annotated[
+    bool,
+    Field(default=False, description="Re-convert, re-chunk and re-embed even when nothing changed."),
 ]
 MetadataArg = Annotated[
     dict[str, Any] | None, Field(default=None, description="Optional key-value metadata stored with every chunk.")
@@ -64,8 +73,10 @@ class Stages(BaseModel):
 
 
 class IngestOutput(ToolOutput):
-    status: Literal["indexed", "replaced", "skipped"] | None = Field(
-        default=None, description="indexed = new; replaced = content changed, old version removed; skipped = unchanged."
+    status: Literal["indexed", "replaced", "updated", "skipped"] | None = Field(
+        default=None,
+        description="indexed = new; replaced = content or chunking changed (re-embedded); updated = same content, "
+        "new tags/metadata/source (no re-embedding); skipped = nothing changed.",
     )
     file_name: str | None = None
     name: str | None = None
@@ -76,6 +87,7 @@ class IngestOutput(ToolOutput):
     job_id: str | None = Field(default=None, description="Set when the work continues in the background.")
     # detailed only
     doc_id: str | None = None
+    key: str | None = Field(default=None, description="The document's identity: absolute path, URL or text name.")
     source: str | None = None
     estimated_tokens: int | None = None
     page_count: int | None = None
@@ -85,6 +97,16 @@ class IngestOutput(ToolOutput):
     warnings: list[str] | None = None
 
 
+class ScoreParts(BaseModel):
+    """Why a passage ranked: score = dense + keyword (each already weighted), and its place in each ranking."""
+
+    dense: float = Field(description="Meaning part: 0.5 x calibrated cosine of query and passage (hybrid).")
+    keyword: float = Field(description="Keyword part: 0.5 x calibrated BM25 of the query's words (hybrid).")
+    dense_rank: int | None = Field(default=None, description="Place in the meaning ranking (1 = first); none: absent.")
+    keyword_rank: int | None = Field(default=None, description="Place in the BM25 ranking; none: absent.")
+    collection: str
+
+
 class SearchResultItem(BaseModel):
     title: str
     source: str
@@ -92,13 +114,16 @@ class SearchResultItem(BaseModel):
     page: int | None = None
     section: str | None = Field(default=None, description="Heading path of the passage, 'A > B'.")
     text: str
-    score: float
+    score: float = Field(
+        description="0-1, the same scale for every query and collection; 0.4 or more: relevant (hybrid mode)."
+    )
     doc_id: str
     chunk_index: int
     # detailed only
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
     file_type: str | None = None
+    why: ScoreParts | None = Field(default=None, description="How the score was made (detailed format).")
 
 
 class SearchOutput(ToolOutput):

@@ -17,6 +17,7 @@ from .primary import ingest_output, ingest_via_job
 from .primary_models import (
     ChunkingArg,
     CollectionArg,
+    ForceArg,
     FormatArg,
     IngestOutput,
     MetadataArg,
@@ -42,30 +43,30 @@ def register(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=256,
-                description=("Label kept in metadata.origin; the document's source is the final URL."),
+                description="Source label for tracking and filtering; defaults to the URL's domain.",
             ),
         ] = None,
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
+        force: ForceArg = False,
     ) -> Annotated[CallToolResult, IngestOutput]:
         """Fetch a web page or a hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it.
 
         HTML is reduced to its main content (navigation, scripts and boilerplate removed). Private and
-        internal addresses are refused. Re-fetching unchanged content is skipped.
+        internal addresses are refused. The document is identified by its URL (after redirects);
+        re-fetching unchanged content is skipped.
         """
-        meta = {**(metadata or {}), **({"origin": source} if source else {})}
 
         async def work(progress: ProgressFn) -> IngestOutcome:
             return await state.ingestor.ingest_url(
-                url, policy=state.policy, collection=state.collection(collection), tags=tags, chunking=chunking,
-                metadata=meta or None, progress=progress,
+                url, policy=state.policy, collection=state.collection(collection), source=source, tags=tags,
+                chunking=chunking, metadata=metadata, default_source="domain", force=force, progress=progress,
             )  # fmt: skip
 
         def shape(outcome: IngestOutcome) -> IngestOutput:
-            label = outcome.source
             content_type = CONTENT_TYPES.get(outcome.file_type, outcome.file_type)
-            return ingest_output(outcome, label, response_format, url=outcome.source, content_type=content_type)
+            return ingest_output(outcome, outcome.key, response_format, url=outcome.key, content_type=content_type)
 
         return await ingest_via_job(state, ctx, "ingest_from_url", url, work, shape)

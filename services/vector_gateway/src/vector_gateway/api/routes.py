@@ -15,8 +15,10 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    EmbedPassagesRequest,
     EmbedRequest,
     EmbedResponse,
+    RelabelRequest,
     SearchRequest,
     SearchResponse,
     UpsertBatchRequest,
@@ -137,9 +139,25 @@ async def list_documents(
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
     source: Annotated[str | None, Query(min_length=1, max_length=2048, description="Exact source")] = None,
     order: Annotated[DocumentOrder, Query(description="updated = newest first; source = A→Z")] = "updated",
+    key: Annotated[
+        str | None, Query(min_length=1, max_length=2048, description="Exact identity: the document with this key")
+    ] = None,
 ) -> DocumentList:
-    """Page through a collection's documents."""
-    return await service.list_documents(collection, offset=offset, limit=limit, source=source, order=order)
+    """Page through a collection's documents, or find the one with a key."""
+    return await service.list_documents(collection, offset=offset, limit=limit, source=source, order=order, key=key)
+
+
+@router.post(
+    "/collections/{collection}/documents/{doc_id}/labels",
+    operation_id="relabel_document",
+    tags=["documents"],
+    responses=_errors(404, 422, 503),
+)
+async def relabel_document(
+    collection: CollectionPath, doc_id: DocIdPath, body: RelabelRequest, service: ServiceDep
+) -> UpsertDocumentResponse:
+    """New source, title, tags or metadata for a stored document, without re-embedding: updated or skipped."""
+    return await service.relabel(collection, doc_id, body)
 
 
 @router.get(
@@ -185,6 +203,12 @@ async def delete_document(collection: CollectionPath, doc_id: DocIdPath, service
 async def search(body: SearchRequest, service: ServiceDep) -> SearchResponse:
     """Hybrid (BM25 + dense, fused), semantic or keyword search over one, several or all collections."""
     return await service.search(body)
+
+
+@router.post("/embed/passages", operation_id="embed_passages", tags=["documents"], responses=_errors(422, 503))
+async def embed_passages(body: EmbedPassagesRequest, service: ServiceDep) -> EmbedResponse:
+    """Embed a document's chunks as an upsert would (title and headings in front); send the vectors with it."""
+    return await service.embed_passages(body)
 
 
 @router.post("/embed", operation_id="embed", tags=["search"], responses=_errors(422, 503))

@@ -1,0 +1,53 @@
+"""An index written by 0.2 (source = identity) keeps working after the upgrade to keys (issue 11).
+
+tests/fixtures/legacy-index was written by the 0.2 code itself (tests/fixtures/make_legacy_index.py):
+alpha.md ingested with source "sharepoint", plain.md with none, a text "note" with source "slack".
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from journeys import call, counts, make_docx, server_params
+from legacy import LEGACY_DOCS, write_legacy_docs
+from mcp import Client
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "legacy-index"
+NOTE = "Standup notes: the lagoon survey starts on Monday, as agreed in the planning meeting."
+
+
+async def test_a_0_2_index_is_searched_updated_and_deduplicated_after_the_upgrade(tmp_path: Path) -> None:
+    docs = write_legacy_docs()
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE, data)
+    (data / "milvus.db" / "LOCK").unlink(missing_ok=True)
+    async with Client(server_params(docs, data), read_timeout_seconds=300) as client:
+        assert (await counts(client, "rag_gateway"))[0] == 3
+        for query, source in (("harbour lantern inspected", "sharepoint"), ("lagoon survey Monday", "slack")):
+            top = (await call(client, "search", query=query, top_k=1))["results"][0]
+            assert top["source"] == source, top
+
+        # Re-ingesting each document under its new identity replaces its 0.2 copy: no duplicates.
+        alpha = await call(client, "ingest_document", file_path=str(LEGACY_DOCS / "alpha.md"), source="sharepoint")
+        plain = await call(client, "ingest_document", file_path=str(LEGACY_DOCS / "plain.md"))
+        note = await call(client, "ingest_text", text=NOTE, name="note", source="slack")
+        assert [alpha["status"], plain["status"], note["status"]] == ["replaced"] * 3, (alpha, plain, note)
+        assert (await counts(client, "rag_gateway"))[0] == 3
+        lanterns = await call(client, "search", query="harbour lantern", mode="keyword", top_k=10)
+        assert len([r for r in lanterns["results"] if "harbour lantern" in r["text"]]) == 1
+        again = await call(client, "ingest_document", file_path=str(LEGACY_DOCS / "alpha.md"), source="sharepoint")
+        assert again["status"] == "skipped"
+
+        # A second file from the same source is a second document now.
+        make_docx(docs / "gamma.docx", "Gamma memo", "The gamma memo explains how to tune copper violins.")
+        gamma = await call(client, "ingest_document", file_path=str(docs / "gamma.docx"), source="sharepoint")
+        assert gamma["status"] == "indexed"
+        assert (await counts(client, "rag_gateway"))[0] == 4
+        listing = await call(client, "list_documents", collection="rag_gateway")
+        doomed = next(d for d in listing["documents"] if d["name"] == "plain.md")
+        deleted = await call(client, "delete_document", doc_id=doomed["doc_id"], collection="rag_gateway")
+        assert deleted["success"], deleted
+        assert (await counts(client, "rag_gateway"))[0] == 3
