@@ -21,8 +21,10 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    EmbedPassagesRequest,
     EmbedRequest,
     EmbedResponse,
+    RelabelRequest,
     SearchRequest,
     SearchResponse,
     StageTimings,
@@ -36,10 +38,11 @@ from .embedder import Embedder, EmbedderHolder
 from .filters import COLLECTION_KEY, FilterError, build_filter, quote
 from .fusion import Fusion
 from .locks import KeyedLocks
+from .passages import passage_text
 from .schema import REGISTRY
 from .search import Query, chunk_total, search
 from .store import MilvusStore
-from .upsert import DocumentWriter, plan
+from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 
 log = logging.getLogger("vector_gateway")
 T = TypeVar("T")
@@ -154,12 +157,34 @@ class GatewayService:
             timings = await self._run(write)
         return [d.response for d in docs if d.response is not None], timings
 
+    async def relabel(self, collection: str, doc_id: str, labels: RelabelRequest) -> UpsertDocumentResponse:
+        key = registry_key(collection, doc_id)
+
+        def write() -> UpsertDocumentResponse:
+            row = self.documents.registry_row(collection, doc_id)
+            doc = PlannedDocument(request=None, doc_id=doc_id, key=key, existing=row)  # type: ignore[arg-type]
+            status = DocumentWriter(self.store, self.embedders.get(), self.observe).relabel(collection, doc, labels)
+            return UpsertDocumentResponse(
+                doc_id=doc_id, collection=collection, source=labels.source, status=status,  # type: ignore[arg-type]
+                chunk_count=int(row["chunk_count"]), warnings=doc.warnings,
+            )  # fmt: skip
+
+        async with self._locks.hold([key]):
+            return await self._run(self._with_collection(collection, write))
+
     async def list_documents(
-        self, collection: str, *, offset: int, limit: int, source: str | None, order: DocumentOrder
+        self,
+        collection: str,
+        *,
+        offset: int,
+        limit: int,
+        source: str | None,
+        order: DocumentOrder,
+        key: str | None = None,
     ) -> DocumentList:
         def run() -> DocumentList:
             self._require(collection)
-            return self.documents.list(collection, offset=offset, limit=limit, source=source, order=order)
+            return self.documents.list(collection, offset=offset, limit=limit, source=source, order=order, key=key)
 
         return await self._run(run)
 
@@ -283,6 +308,10 @@ class GatewayService:
             )
 
         return await self._run(run)
+
+    async def embed_passages(self, request: EmbedPassagesRequest) -> EmbedResponse:
+        texts = [passage_text(p.title, p.heading_path, p.text) for p in request.passages]
+        return await self.embed(EmbedRequest(texts=texts))
 
     async def readiness(self) -> dict[str, str]:
         checks = {"model": self.embedders.status()}
