@@ -123,6 +123,18 @@ def memo_pdf() -> bytes:
     return bytes(pdf.output())
 
 
+def mixed_pdf(scan: Image.Image) -> bytes:
+    """Three pages: text, a scanned page (an image only), text: OCR must keep the page numbers right."""
+    pdf = _pdf()
+    _heading(pdf, "Harbour Office Bulletin")
+    pdf.multi_cell(0, 15, "Page one: the bulletin lists the changes to parking and access this spring.")
+    pdf.add_page()
+    pdf.image(scan, x=0, y=0, w=pdf.w, h=pdf.h)
+    pdf.add_page()
+    pdf.multi_cell(0, 15, "Page three: the visitor car park reopens on 29 March with new barriers.")
+    return bytes(pdf.output())
+
+
 def scan_image(pdf_bytes: bytes, *, dpi: int = 150, angle: int = 0, seed: int = 7) -> Image.Image:
     """Page 1 as a scanner sees it: grey, slightly blurred, speckled, optionally turned by ``angle`` degrees."""
     document = pdfium.PdfDocument(pdf_bytes)
@@ -163,6 +175,10 @@ def fixtures() -> list[Fixture]:
         Fixture("rotated_scan.pdf", image_pdf(scan_image(memo, angle=90)), "scan", 1, MEMO),
         Fixture("memo.png", image_bytes(scan_image(memo), "PNG"), "scan", 1, MEMO),
     ]
+
+
+def mixed() -> bytes:
+    return mixed_pdf(scan_image(memo_pdf()))
 
 
 def write(out: Path) -> list[Path]:

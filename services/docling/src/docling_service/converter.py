@@ -51,6 +51,7 @@ class ConverterOptions:
     do_ocr: bool = True
     timeout_s: float = 300.0
     ocr_threads: int = 1
+    tables: bool = True  # native pipeline: tables by rule (off only for the benchmark's text-only baseline)
 
 
 @dataclass
@@ -217,7 +218,7 @@ class Converter:
         document = result.document
         paged = file_type in PAGED_TYPES
         if file_type == "pdf" and self.pdf_pipeline == "native":
-            segments, scanned = native_segments(document, data, self._ocr)
+            segments, scanned = native_segments(document, data, self._ocr, tables=self.options.tables)
             ocr_pages.extend(scanned)
         else:
             segments = document_segments(document, paged=paged)

@@ -12,13 +12,21 @@ from .scans import ocr_pdf_pages, scanned_pages
 from .segments import document_lines
 
 
-def native_segments(document: DoclingDocument, data: bytes, ocr: OcrEngine | None) -> tuple[list[Segment], list[int]]:
+def native_segments(
+    document: DoclingDocument, data: bytes, ocr: OcrEngine | None, *, tables: bool = True
+) -> tuple[list[Segment], list[int]]:
     """Segments of a natively parsed PDF and the pages read by OCR (none when ``ocr`` is None)."""
     lines = document_lines(document)
     scanned = scanned_pages(data) if ocr is not None else []
+    ocr_segments: list[Segment] = []
     if scanned and ocr is not None:
         skip = set(scanned)
-        lines = [line for line in lines if line.page not in skip] + ocr_pdf_pages(data, scanned, ocr)
-        lines.sort(key=lambda line: line.page)  # stable: keeps the reading order within each page
-    ruled = ruled_tables(data, candidate_pages(lines) - set(scanned))
-    return merge_lines(with_tables(lines, ruled)), scanned
+        lines = [line for line in lines if line.page not in skip]
+        # Merged on their own: OCR boxes are taller than printed lines, and would skew the heading sizes.
+        ocr_segments = merge_lines(list(ocr_pdf_pages(data, scanned, ocr)))
+    if tables:
+        segments = merge_lines(with_tables(lines, ruled_tables(data, candidate_pages(lines))))
+    else:  # the text-only reading, kept as the benchmark's baseline
+        segments = merge_lines(list(lines))
+    merged = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
+    return merged, scanned

@@ -1,0 +1,195 @@
+"""PDF fidelity: table-cell recall, OCR character accuracy and pages/s for each PDF pipeline.
+
+    python -m bench.pdf_fidelity [--repeats 3]        (also a section of `make bench`)
+
+The documents are generated (bench/pdf_fixtures.py) with their expected text. Pipelines, measured in the
+same run on the same files:
+- ``text-only``: the model-free native pipeline as it was before issue 16 (no OCR, no table finder);
+  the baseline.
+- ``embedded``: the default without models: native text, RapidOCR on pages without text, tables by rule.
+- ``standard``: docling's layout + TableFormer models, when DOCLING_ARTIFACTS_PATH holds them (the
+  container image); reported as unavailable otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .pdf_fixtures import Fixture, fixtures
+
+if TYPE_CHECKING:  # docling loads only when the section runs, not when the report is written
+    from docling_service.converter import Converter, ConverterOptions
+
+_SPACES = re.compile(r"\s+")
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions), two rows at a time."""
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, start=1):
+        current = [i]
+        for j, char_b in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b)))
+        previous = current
+    return previous[-1]
+
+
+def _norm(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def char_accuracy(expected: str, got: str) -> float:
+    """1 - character error rate, floored at 0 (whitespace runs count as one space, case ignored)."""
+    expected, got = _norm(expected), _norm(got)
+    return max(0.0, 1 - edit_distance(expected, got) / max(1, len(expected)))
+
+
+def markdown_rows(markdown: str) -> list[list[str]]:
+    """The cells of every Markdown table row (delimiter rows left out)."""
+    rows = []
+    for line in markdown.splitlines():
+        line = line.strip()
+        if line.startswith("|") and line.endswith("|") and not set(line) <= set("|-: "):
+            rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line[1:-1])])
+    return rows
+
+
+def cell_recall(expected: tuple[tuple[str, ...], ...], markdown: str) -> tuple[int, int]:
+    """(cells found, cells expected): a cell counts when a table row with its row's first cell holds it there."""
+    rows = markdown_rows(markdown)
+    found = 0
+    for row in expected:
+        match = next((got for got in rows if got and got[0] == row[0]), None)
+        found += sum(
+            1 for index, cell in enumerate(row) if match is not None and index < len(match) and match[index] == cell
+        )
+    return found, sum(len(row) for row in expected)
+
+
+def _text(markdown: str) -> str:
+    return "\n".join(line for line in markdown.splitlines() if not line.startswith("#") or line.lstrip("# "))
+
+
+def _convert(converter: Converter, fixture: Fixture) -> tuple[str, list[int], float]:
+    from servicekit import ServiceError
+
+    started = time.perf_counter()
+    try:
+        result = converter.convert(fixture.data, fixture.name)
+        markdown, ocr_pages = result.markdown, result.ocr_pages
+    except ServiceError:  # e.g. NO_TEXT: a scan without OCR
+        markdown, ocr_pages = "", []
+    return markdown, ocr_pages, time.perf_counter() - started
+
+
+def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
+    cells = [0, 0]
+    accuracy: dict[str, float] = {}
+    text_recall: dict[str, float] = {}
+    seconds: dict[str, list[float]] = {"born-digital": [], "scan": []}
+    pages = {"born-digital": 0, "scan": 0}
+    for fixture in fixtures():
+        runs = [_convert(converter, fixture) for _ in range(repeats)]
+        markdown = runs[0][0]
+        seconds[fixture.kind].append(statistics.median(run[2] for run in runs))
+        pages[fixture.kind] += fixture.pages
+        for table in fixture.tables:
+            found, total = cell_recall(table, markdown)
+            cells[0] += found
+            cells[1] += total
+        if fixture.kind == "scan":
+            accuracy[fixture.name] = round(char_accuracy("\n".join(fixture.lines), _text(markdown)), 4)
+        elif fixture.lines:
+            flat = _norm(markdown)
+            text_recall[fixture.name] = sum(_norm(line) in flat for line in fixture.lines) / len(fixture.lines)
+    return {
+        "table_cell_recall": round(cells[0] / cells[1], 4) if cells[1] else None,
+        "table_cells": {"found": cells[0], "expected": cells[1]},
+        "ocr_char_accuracy": accuracy,
+        "ocr_char_accuracy_mean": round(statistics.fmean(accuracy.values()), 4) if accuracy else None,
+        "text_line_recall": text_recall,
+        "pages_per_s": {kind: round(pages[kind] / sum(seconds[kind]), 2) for kind in seconds if sum(seconds[kind])},
+        "median_s_per_file": {kind: round(statistics.median(values), 3) for kind, values in seconds.items()},
+    }
+
+
+def _pipelines() -> dict[str, ConverterOptions | str]:
+    from docling_service.converter import ConverterOptions
+
+    artifacts = os.environ.get("DOCLING_ARTIFACTS_PATH")
+    threads = os.cpu_count() or 1
+    return {
+        "text-only": ConverterOptions(do_ocr=False, tables=False),
+        "embedded": ConverterOptions(ocr_threads=threads),
+        "standard": ConverterOptions(artifacts_path=Path(artifacts), ocr_threads=threads)
+        if artifacts
+        else "unavailable: set DOCLING_ARTIFACTS_PATH to docling's layout/TableFormer models (the container path)",
+    }
+
+
+def measure(repeats: int = 3) -> dict[str, Any]:
+    """Every pipeline on the generated fixtures; one warm-up conversion each (model loading is not timed)."""
+    out: dict[str, Any] = {
+        "fixtures": [{"name": f.name, "kind": f.kind, "pages": f.pages} for f in fixtures()],
+        "repeats": repeats,
+        "pipelines": {},
+    }
+    for name, options in _pipelines().items():
+        if isinstance(options, str):
+            out["pipelines"][name] = {"unavailable": options}
+            continue
+        from docling_service.converter import Converter
+
+        converter = Converter(options)
+        converter.start()
+        if name == "standard" and converter.pdf_pipeline != "standard":
+            out["pipelines"][name] = {"unavailable": "; ".join(converter.startup_warnings)}
+            continue
+        for fixture in fixtures()[-1:]:
+            _convert(converter, fixture)  # warm-up: loads the OCR models
+        out["pipelines"][name] = measure_pipeline(converter, repeats)
+    return out
+
+
+def report_lines(pdf: dict[str, Any]) -> list[str]:
+    """The PDF fidelity section of the benchmark report (Markdown)."""
+    names = ", ".join(f"`{f['name']}`" for f in pdf["fixtures"])
+    lines = ["", f"**PDF fidelity** (generated fixtures: {names}; median of {pdf['repeats']} conversion(s)):", ""]
+    lines += ["| pipeline | table-cell recall | OCR char accuracy | born-digital pages/s | scanned pages/s |"]
+    lines += ["|---|---|---|---|---|"]
+    for name, row in pdf["pipelines"].items():
+        if "unavailable" in row:
+            lines.append(f"| {name} | n/a | n/a | n/a | n/a ({row['unavailable'][:90]}) |")
+            continue
+        speed = row["pages_per_s"]
+        lines.append(
+            f"| {name} | {_pct(row['table_cell_recall'])} | {_pct(row['ocr_char_accuracy_mean'])} | "
+            f"{speed.get('born-digital', 0):.1f} | {speed.get('scan', 0):.2f} |"
+        )
+    return lines
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="conversions per file (the median is timed)")
+    parser.add_argument("--out", type=Path, help="write the JSON here as well")
+    args = parser.parse_args(argv)
+    result = measure(args.repeats)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print("\n".join(report_lines(result)))
+
+
+if __name__ == "__main__":
+    main()

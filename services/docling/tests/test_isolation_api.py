@@ -1,0 +1,74 @@
+"""No file stalls the service: conversions run in worker processes, killed at their deadline, recycled."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+# 60,000 nested <div>s (660 KB): docling's HTML backend spends minutes on it (issue 16).
+DEEP_HTML = b"<html><body>" + b"<div>" * 60_000 + b"deep" + b"</div>" * 60_000 + b"</body></html>"
+SMALL_TEXT = b"Meeting notes. The ferry to the island leaves at nine; bring the signed permits.\n" * 3
+
+
+async def _post(http: httpx.AsyncClient, name: str, data: bytes) -> tuple[httpx.Response, float]:
+    started = time.perf_counter()
+    response = await http.post("/v1/convert", files={"file": (name, data)}, timeout=120)
+    return response, time.perf_counter() - started
+
+
+def _pids(http: httpx.AsyncClient) -> list[int]:
+    app = http._transport.app  # type: ignore[attr-defined]
+    return sorted(worker._process.pid for worker in app.state.conversion.pool._idle)
+
+
+def _sender(http: httpx.AsyncClient, results: dict[str, tuple[httpx.Response, float]]):
+    async def send(name: str, data: bytes) -> None:
+        results[name] = await _post(http, name, data)
+
+    return send
+
+
+@pytest.mark.slow
+async def test_a_stalling_document_is_stopped_while_a_small_one_answers_at_once(make_client) -> None:
+    async for http in make_client(workers=2, convert_timeout_s=6):
+        results: dict[str, tuple[httpx.Response, float]] = {}
+        send = _sender(http, results)
+        async with anyio.create_task_group() as group:
+            group.start_soon(send, "deep.html", DEEP_HTML)
+            await anyio.sleep(0.5)  # the deep one is being converted when the small one arrives
+            group.start_soon(send, "good.txt", SMALL_TEXT)
+        small, small_s = results["good.txt"]
+        assert small.status_code == 200 and "ferry to the island" in small.json()["markdown"]
+        assert small_s < 2.0, f"the small file waited {small_s:.1f} s behind the stalled one"
+        deep, deep_s = results["deep.html"]
+        assert deep.status_code == 504 and deep.json()["code"] == "CONVERSION_TIMEOUT"
+        assert "was stopped" in deep.json()["error"] and "DOCLING_CONVERT_TIMEOUT_S" in deep.json()["suggestion"]
+        assert deep_s < 30  # killed at its deadline, not left to run
+        # The killed worker was replaced: the pool still has two, and both convert.
+        async with anyio.create_task_group() as group:
+            for index in range(2):
+                group.start_soon(send, f"again{index}.txt", SMALL_TEXT)
+        assert all(results[f"again{index}.txt"][0].status_code == 200 for index in range(2))
+
+
+async def test_a_worker_is_replaced_after_its_quota_of_conversions(make_client) -> None:
+    async for http in make_client(workers=1, worker_max_tasks=2):
+        first = _pids(http)
+        for _ in range(2):
+            assert (await _post(http, "notes.txt", SMALL_TEXT))[0].status_code == 200
+        second = _pids(http)
+        assert second != first
+        assert (await _post(http, "notes.txt", SMALL_TEXT))[0].status_code == 200
+        assert _pids(http) == second  # one conversion into the new worker's quota: kept
+
+
+async def test_worker_memory_is_capped(make_client) -> None:
+    async for http in make_client(workers=1, worker_memory_mb=5000):
+        (pid,) = _pids(http)
+        limits = Path(f"/proc/{pid}/limits").read_text()
+        line = next(line for line in limits.splitlines() if line.startswith("Max address space"))
+        assert line.split()[3] == str(5000 * 1024 * 1024)
