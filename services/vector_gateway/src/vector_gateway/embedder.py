@@ -1,4 +1,8 @@
-"""Text → vectors. One small interface; sentence-transformers is imported only when a model loads."""
+"""Text → vectors. One small interface; sentence-transformers is imported only when a model loads.
+
+Two engines run the same model: ONNX Runtime on a CPU (onnx_embedder.py, the default there) and torch
+(sentence-transformers' ``encode``) on a GPU, or when asked, or when the model cannot be exported.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,14 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from servicekit import DependencyUnavailable
 
 from .settings import BUNDLED_MODEL_ALIASES, BUNDLED_MODEL_NAME, GatewaySettings
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger("vector_gateway.embedder")
 
@@ -63,22 +70,34 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
+def load_sentence_transformer(path: Path, device: str) -> SentenceTransformer:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device=device)
+
+
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model, loaded once; encode() is thread-safe for inference."""
+    """A sentence-transformers model run by torch; encode() is thread-safe for inference."""
 
-    def __init__(self, model_name: str, path: Path, *, device: str = "auto", batch_size: int = 64) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
+    engine = "torch"
 
-        self._device = resolve_device(device)
-        self._model = SentenceTransformer(str(path), device=self._device)
+    def __init__(self, model_name: str, model: SentenceTransformer, *, batch_size: int = 64) -> None:
+        self._model = model
+        self._device = str(model.device)
         self._name = model_name
         self._batch_size = batch_size
         get_dimension = getattr(self._model, "get_embedding_dimension", None)
         dimension = get_dimension() if get_dimension else self._model.get_sentence_embedding_dimension()
         if not dimension:
-            raise RuntimeError(f"Model {model_name!r} at {path} does not report an embedding dimension.")
+            raise RuntimeError(f"Model {model_name!r} does not report an embedding dimension.")
         self._dimension = int(dimension)
+
+    @classmethod
+    def load(
+        cls, model_name: str, path: Path, *, device: str = "auto", batch_size: int = 64
+    ) -> SentenceTransformerEmbedder:
+        return cls(model_name, load_sentence_transformer(path, resolve_device(device)), batch_size=batch_size)
 
     @property
     def dimension(self) -> int:
@@ -110,11 +129,39 @@ class SentenceTransformerEmbedder:
         return self.embed_documents([text])[0]
 
 
+Engine = Literal["onnx", "torch"]
+
+
+def choose_engine(settings: GatewaySettings) -> tuple[Engine, str]:
+    """(engine, device): ONNX Runtime on a CPU, torch on a GPU (auto), or what the settings force."""
+    device = resolve_device(settings.embedding_device)
+    if settings.embedding_engine == "torch" or (settings.embedding_engine == "auto" and device != "cpu"):
+        return "torch", device
+    return "onnx", "cpu"
+
+
 def create_embedder(settings: GatewaySettings) -> Embedder:
     name, path = resolve_model(settings.embedding_model)
-    return SentenceTransformerEmbedder(
-        name, path, device=settings.embedding_device, batch_size=settings.embedding_batch_size
-    )
+    engine, device = choose_engine(settings)
+    model = load_sentence_transformer(path, device)
+    if engine == "onnx":
+        try:
+            return onnx_embedder(name, model, path, settings)
+        except Exception as exc:  # noqa: BLE001 - any export or session failure: the torch engine still works
+            log.warning(
+                "embedding model %s cannot run on ONNX Runtime (%s: %s); embedding with torch on the CPU instead",
+                name, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
+            )  # fmt: skip
+    return SentenceTransformerEmbedder(name, model, batch_size=settings.embedding_batch_size)
+
+
+def onnx_embedder(name: str, model: SentenceTransformer, path: Path, settings: GatewaySettings) -> Embedder:
+    from .onnx_embedder import OnnxEmbedder
+    from .onnx_export import ensure_onnx
+
+    onnx_path = ensure_onnx(model, path, settings.embedding_cache_dir)
+    return OnnxEmbedder(name, model, onnx_path, batch_size=settings.embedding_batch_size,
+                        threads=settings.embedding_threads)  # fmt: skip
 
 
 class EmbedderHolder:
@@ -145,8 +192,9 @@ class EmbedderHolder:
                 log.error("embedding model failed to load: %s", self._error)
                 return
             log.info(
-                "embedding model %s loaded on %s in %.1f s",
+                "embedding model %s loaded (%s on %s) in %.1f s",
                 self._embedder.model_name,
+                getattr(self._embedder, "engine", "custom"),
                 self._embedder.device,
                 time.perf_counter() - started,
             )

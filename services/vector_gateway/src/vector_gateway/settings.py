@@ -18,6 +18,7 @@ BUNDLED_MODEL_ALIASES = frozenset({"", "all-MiniLM-L6-v2", BUNDLED_MODEL_NAME})
 
 DenseIndex = Literal["HNSW", "FLAT", "IVF_FLAT", "AUTOINDEX"]
 FlushPolicy = Literal["auto", "always", "never"]
+EmbeddingEngine = Literal["auto", "onnx", "torch"]
 
 
 def is_server_uri(uri: str) -> bool:
@@ -44,6 +45,19 @@ class GatewaySettings(ServiceSettings):
     )
     embedding_device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$")
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
+    # embedder.py / docs/embeddings.md: ONNX Runtime on CPU (same vectors, ~2x torch), torch on a GPU.
+    embedding_engine: EmbeddingEngine = Field(
+        default="auto",
+        description="auto = ONNX Runtime on CPU, torch when the device is a GPU; onnx / torch force one engine.",
+    )
+    embedding_threads: int = Field(
+        default=0, ge=0, le=256, description="ONNX Runtime intra-op threads; 0 = the CPUs this process may use."
+    )
+    embedding_cache_dir: Path | None = Field(
+        default=None,
+        description="Where the ONNX export of the model is kept (made once, offline, from the model folder); "
+        "default $XDG_CACHE_HOME/vector-gateway/onnx.",
+    )
     # Hybrid search (fusion.py; measured in bench/TUNING.md): how the dense and BM25 rankings combine.
     fusion: FusionMethod = "calibrated"
     hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1).")
@@ -85,6 +99,11 @@ class GatewaySettings(ServiceSettings):
             raise ValueError(
                 "VECTOR_GATEWAY_MILVUS_TOKEN is set but VECTOR_GATEWAY_MILVUS_URI is a Milvus Lite file: "
                 "Lite has no authentication. Unset the token or point the URI at a Milvus server."
+            )
+        if self.embedding_engine == "onnx" and self.embedding_device not in ("auto", "cpu"):
+            raise ValueError(
+                f"VECTOR_GATEWAY_EMBEDDING_ENGINE=onnx runs on the CPU, but VECTOR_GATEWAY_EMBEDDING_DEVICE="
+                f"{self.embedding_device}: use ENGINE=torch (or auto) for a GPU, or DEVICE=cpu."
             )
         model = self.embedding_model.strip()
         if model not in BUNDLED_MODEL_ALIASES and not Path(model).expanduser().is_dir():
