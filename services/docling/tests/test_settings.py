@@ -57,6 +57,7 @@ def test_missing_models_fall_back_to_the_native_pipeline_and_say_why(
     # docling reads DOCLING_ARTIFACTS_PATH into its own global settings too (at import time); a missing
     # folder there must not stop the model-free pipelines.
     monkeypatch.setattr(docling_settings, "artifacts_path", tmp_path / "absent")
+    (tmp_path / "README.txt").write_text("models go here\n")
     empty = Converter(ConverterOptions(artifacts_path=tmp_path))  # exists, but holds no model
     empty.start()
     assert empty.pdf_pipeline == "native" and empty.ready

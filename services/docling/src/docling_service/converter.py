@@ -75,7 +75,10 @@ class Converter:
         docling_settings.artifacts_path = None
         self._ocr = OcrEngine(threads=self.options.ocr_threads) if self.options.do_ocr else None
         artifacts = self.options.artifacts_path
-        if artifacts is not None and artifacts.is_dir():
+        if artifacts is not None and artifacts.is_dir() and not any(artifacts.iterdir()):
+            # The slim image's empty /models/docling: no models were baked in or mounted.
+            self.startup_warnings.append(f"DOCLING_ARTIFACTS_PATH={artifacts} is empty; using the native PDF pipeline.")
+        elif artifacts is not None and artifacts.is_dir():
             try:
                 self._docling = self._build(self._standard_pdf_option(artifacts))
                 self.pdf_pipeline = "standard"
