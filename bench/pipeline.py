@@ -65,7 +65,7 @@ def service_logs(path: Path, level: str) -> Iterator[None]:
 
 
 def batch_items(docs: list[Doc]) -> list[BatchItem]:
-    return [BatchItem(text=doc.text, name=doc.title, source=doc.source) for doc in docs]
+    return [BatchItem(text=doc.text, name=doc.title, source=doc.source, key=doc.source) for doc in docs]
 
 
 async def ingest(

@@ -419,17 +419,19 @@ class Ingestor:
 
 def text_item(
     text: str, *, name: str | None, source: str | None = None, tags: list[str] | None = None,
-    metadata: dict[str, Any] | None = None, file_type: str | None = None,
+    metadata: dict[str, Any] | None = None, file_type: str | None = None, key: str | None = None,
 ) -> IngestItem:  # fmt: skip
     async def acquired() -> Acquired:
-        return acquire.from_text(text, name=name, file_type=file_type)
+        return acquire.from_text(text, name=name, file_type=file_type, key=key)
 
     return IngestItem(acquired, label=name or "text", source=source, tags=tags, metadata=metadata)
 
 
 def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -> IngestItem:
     if item.text is not None:
-        return text_item(item.text, name=item.name, source=item.source, tags=tags, metadata=item.metadata)
+        return text_item(
+            item.text, name=item.name, source=item.source, tags=tags, metadata=item.metadata, key=item.key
+        )
     path = item.file_path or ""
 
     async def acquired() -> Acquired:

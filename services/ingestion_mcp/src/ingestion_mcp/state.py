@@ -104,4 +104,4 @@ class AppState:
 
     async def file_names(self, collection: str, *, limit: int) -> list[str]:
         listing = await self.backend.list_documents(collection, limit=limit)
-        return [PurePosixPath(doc.source).name or doc.source for doc in listing.documents]
+        return [PurePosixPath(doc.key or doc.source).name or doc.key for doc in listing.documents]

@@ -43,12 +43,14 @@ def doc_name(source: str) -> str:
 
 def document_item(doc: DocumentInfo, detailed: bool) -> DocumentItem:
     item = DocumentItem(
-        doc_id=doc.doc_id, name=doc_name(doc.source), source=doc.source, collection=doc.collection,
+        doc_id=doc.doc_id, name=doc_name(doc.key or doc.source), key=doc.key, source=doc.source,
+        collection=doc.collection,
         chunk_count=doc.chunk_count, updated_at=doc.updated_at,
     )  # fmt: skip
     if detailed:
         item.title, item.file_type, item.content_hash = doc.title, doc.file_type, doc.content_hash
         item.tags, item.metadata, item.token_count = doc.tags, doc.metadata, doc.token_count
+        item.last_modified = doc.last_modified
     return item
 
 
@@ -126,12 +128,13 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
         content = doc.content[start_char : start_char + budget_chars]
         truncated = start_char + budget_chars < len(doc.content)
         message = (
-            f"'{doc_name(doc.source)}': characters {start_char}-{start_char + len(content)} of {len(doc.content)}."
+            f"'{doc_name(doc.key or doc.source)}': characters {start_char}-{start_char + len(content)} "
+            f"of {len(doc.content)}."
         )
         if truncated:
             message += f" Call again with start_char={start_char + budget_chars} for the rest."
         return result(DocumentOutput(
-            success=True, doc_id=doc.doc_id, name=doc_name(doc.source), source=doc.source, collection=name,
+            success=True, doc_id=doc.doc_id, name=doc_name(doc.key or doc.source), source=doc.source, collection=name,
             title=doc.title, content=content, chunk_count=doc.chunk_count, truncated=truncated or None,
             metadata=doc.metadata or None, message=message,
         ))  # fmt: skip
@@ -175,8 +178,8 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
                 best[hit.doc_id] = hit
         similar = [search_item(hit, False) for hit in list(best.values())[:top_k]]  # type: ignore[arg-type]
         return result(SimilarOutput(
-            success=True, doc_id=doc_id, name=doc_name(doc.source), similar=similar,
-            message=f"{len(similar)} documents similar to '{doc_name(doc.source)}'.",
+            success=True, doc_id=doc_id, name=doc_name(doc.key or doc.source), similar=similar,
+            message=f"{len(similar)} documents similar to '{doc_name(doc.key or doc.source)}'.",
         ))  # fmt: skip
 
 

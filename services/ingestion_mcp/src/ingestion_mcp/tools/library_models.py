@@ -12,7 +12,8 @@ from .primary_models import SearchResultItem, ToolOutput
 class DocumentItem(BaseModel):
     doc_id: str
     name: str = Field(description="File name or title, for people.")
-    source: str
+    key: str = Field(default="", description="The document's identity: absolute path, URL or text name.")
+    source: str = Field(description="Source label given at ingest (defaults to the path).")
     collection: str
     chunk_count: int
     updated_at: str
@@ -23,6 +24,7 @@ class DocumentItem(BaseModel):
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
     token_count: int | None = None
+    last_modified: str | None = None
 
 
 class DocumentListOutput(ToolOutput):

@@ -73,9 +73,9 @@ def ingest_output(outcome: IngestOutcome, label: str, response_format: str, **na
 def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
     text = hit.text if detailed or len(hit.text) <= CONCISE_TEXT_CHARS else hit.text[:CONCISE_TEXT_CHARS] + "…"
     item = SearchResultItem(
-        title=hit.title or Path(hit.source).name, source=hit.source, collection=hit.collection, page=hit.page,
-        section=" > ".join(hit.heading_path) or None, text=text, score=round(hit.score, 4), doc_id=hit.doc_id,
-        chunk_index=hit.chunk_index,
+        title=hit.title or Path(hit.key or hit.source).name, source=hit.source, collection=hit.collection,
+        page=hit.page, section=" > ".join(hit.heading_path) or None, text=text, score=round(hit.score, 4),
+        doc_id=hit.doc_id, chunk_index=hit.chunk_index,
     )  # fmt: skip
     if detailed:
         item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type
