@@ -43,7 +43,7 @@ def _check(counter: TokenCounter, text: str, result: ChunkedText, window: int, o
         assert 0 <= chunk.start < chunk.end <= len(text)
         assert body.strip(), f"whitespace-only chunk at {chunk.start}"
         assert not body[0].isspace() and not body[-1].isspace(), "chunks are trimmed"
-        assert counter.count(body) == chunk.token_count <= window
+        assert counter.count(chunk.prefix + body) == chunk.token_count <= window  # prefix: a table's header
         assert len(body) <= window * MAX_CHARS_PER_TOKEN
         if previous is not None:
             assert chunk.start >= previous.start, "chunks in order of start"

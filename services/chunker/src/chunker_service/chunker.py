@@ -26,6 +26,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from .headings import attach_headings
 from .markdown import Section, split_sections
+from .tables import header_reserve, with_table_headers
 from .tokens import MAX_CHARS_PER_TOKEN, TokenCounter
 
 ENCODE_BATCH = 4096
@@ -46,6 +47,7 @@ class ChunkSpan:
     end: int
     token_count: int
     heading_path: tuple[str, ...]
+    prefix: str = ""  # text put before text[start:end]: the header of a table the chunk continues (tables.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,8 @@ class TextChunker:
         if not 0 <= overlap < window:
             raise ValueError(f"overlap ({overlap}) must be at least 0 and smaller than the window ({window})")
         sections = split_sections(text, markdown=markdown)
-        budget = window - overlap
+        # Room for a table's header in front of the rows that continue it (tables.py), if wider than the overlap.
+        budget = window - max(overlap, header_reserve(text, self.counter, window) if markdown else 0)
         pieces = self._split_sections(text, sections, budget)
         bases: list[_Base] = []
         total_tokens = 0
@@ -108,6 +111,8 @@ class TextChunker:
         bases = _merge_neighbours(text, bases, budget, keep=max(overlap, 1))
         bases = attach_headings(text, bases, window)  # no chunk of headings or markup alone (headings.py)
         chunks = self._add_overlap(text, sections, bases, window, overlap)
+        if markdown:  # a chunk starts at a table row and carries the table's header row (tables.py)
+            chunks = with_table_headers(text, chunks, self.counter, window)
         return ChunkedText(chunks=chunks, total_tokens=total_tokens)
 
     # -- 2. langchain's recursive split, as exact offsets -------------------------------------

@@ -125,7 +125,7 @@ def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
     return [
         Chunk(
             index=i,
-            text=text[span.start : span.end],
+            text=span.prefix + text[span.start : span.end],
             start=span.start,
             end=span.end,
             token_count=span.token_count,
