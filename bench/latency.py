@@ -1,8 +1,9 @@
 """Search latency: the MCP `search` tool, the gateway's /v1/search, and the raw path, on one collection.
 
-The raw path is what a hand-written client would do: embed the query with the same model, then one
-pymilvus ``hybrid_search`` (dense + BM25, RRF k=60) on the same Milvus Lite collection. The three are
-interleaved query by query, so load on the machine hits them alike.
+The raw path is what a hand-written client would do: embed the query with the same model in
+sentence-transformers (torch), then one pymilvus ``hybrid_search`` (dense + BM25, RRF k=60) on the same Milvus
+Lite collection. One query embedded alone is timed on both engines too (the gateway's, ONNX Runtime on a CPU,
+and torch). All are interleaved query by query, so load on the machine hits them alike.
 """
 
 from __future__ import annotations
@@ -67,9 +68,13 @@ async def _timed(fn: Callable[[str], Awaitable[Any]], query: str) -> float:
 
 
 async def measure(stack: Stack, milvus_uri: str, collection: str, queries: list[str]) -> dict[str, Any]:
-    raw = RawPath(milvus_uri, collection, create_embedder(GatewaySettings()))
+    torch_embedder, engine = (
+        create_embedder(GatewaySettings(embedding_engine="torch")),
+        create_embedder(GatewaySettings()),
+    )
+    raw = RawPath(milvus_uri, collection, torch_embedder)
     state = AppState.create(stack.settings, stack.backend)
-    samples: dict[str, list[float]] = {"mcp": [], "gateway_api": [], "raw": []}
+    samples: dict[str, list[float]] = {"mcp": [], "gateway_api": [], "raw": [], "embed_engine": [], "embed_torch": []}
     stages: dict[str, list[float]] = {"embedding": [], "search": []}  # as the gateway reports them
     async with Client(build_server(state)) as client:
 
@@ -86,14 +91,24 @@ async def measure(stack: Stack, milvus_uri: str, collection: str, queries: list[
         async def via_raw(query: str) -> None:
             raw.search(query)
 
-        paths = {"mcp": via_mcp, "gateway_api": via_gateway, "raw": via_raw}
+        async def embed_engine(query: str) -> None:
+            engine.embed_query(query)
+
+        async def embed_torch(query: str) -> None:
+            torch_embedder.embed_query(query)
+
+        paths = {"mcp": via_mcp, "gateway_api": via_gateway, "raw": via_raw, "embed_engine": embed_engine,
+                 "embed_torch": embed_torch}  # fmt: skip
         for query in queries[:5]:  # warm-up, not measured
             for fn in paths.values():
                 await fn(query)
         for query in queries:
             for name, fn in paths.items():
                 samples[name].append(await _timed(fn, query))
-    results = {name: summary(values) for name, values in samples.items()}
+    results = {name: summary(values) for name, values in samples.items() if not name.startswith("embed_")}
+    results["query_embedding"] = {"engine": getattr(engine, "engine", "custom"),
+                                  "gateway_engine": summary(samples["embed_engine"]),
+                                  "torch": summary(samples["embed_torch"])}  # fmt: skip
     results["mcp_over_raw_p50"] = round(results["mcp"]["p50_ms"] / results["raw"]["p50_ms"], 3)
     results["gateway_over_raw_p50"] = round(results["gateway_api"]["p50_ms"] / results["raw"]["p50_ms"], 3)
     # Warm-up answers are not timed: keep the stages of the timed calls only.

@@ -56,6 +56,7 @@ def markdown(result: dict[str, Any]) -> str:
         lines += ["", f"**Ingest throughput** ({throughput['documents']} documents, {p['chunks']} chunks, "
                   f"chunk -> embed -> store): pipeline {p['chunks_per_s']:.1f} chunks/s vs raw `encode` "
                   f"{r['chunks_per_s']:.1f} chunks/s = **{throughput['ratio']:.2f}x** of the raw rate."]  # fmt: skip
+        lines += engine_lines(throughput)
         if files := throughput.get("files"):
             lines.append(f"With docling converting Markdown files first: {files['chunks_per_s']:.1f} chunks/s "
                          f"({files['ratio']:.2f}x of raw encode).")  # fmt: skip
@@ -77,6 +78,7 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append("")  # a line right under a table would join it
             lines.append(f"Inside the gateway (p50): query embedding {stages['embedding']:.1f} ms, rankings + fusion + "
                          f"liveness + fetch {stages['search']:.1f} ms.")  # fmt: skip
+        lines += query_embedding_lines(latency)
     if scale := result.get("scale"):
         lines += ["", "**Scale** (gateway process over loopback HTTP, hybrid top_k=10):", "",
                   "| chunks | p50 ms | p95 ms | gateway RSS MB |", "|---|---|---|---|"]  # fmt: skip
@@ -89,6 +91,31 @@ def markdown(result: dict[str, Any]) -> str:
     if pdf := result.get("pdf_fidelity"):
         lines += pdf_fidelity.report_lines(pdf)
     return "\n".join(lines) + "\n"
+
+
+def engine_lines(throughput: dict[str, Any]) -> list[str]:
+    """The embedding engine, its ONNX Runtime settings and the CPU, with its rate beside torch's (throughput.py)."""
+    engine, alone, torch = throughput.get("engine"), throughput.get("raw_engine"), throughput["raw_encode"]
+    if not engine:
+        return []
+    cpu = engine.get("cpu", {})
+    settings = (f", ONNX Runtime {engine['onnxruntime']}: {engine['intra_op_threads']} intra-op threads, "
+                f"{engine['inter_op_threads']} inter-op, spinning {'on' if engine['spinning'] else 'off'}, "
+                f"graph optimisation {engine['graph_optimization']}" if "onnxruntime" in engine else "")  # fmt: skip
+    lines = [f"Embedding engine: {engine['engine']} on {engine['device']}{settings}; CPU {cpu.get('Model name', '?')}, "
+             f"{cpu.get('CPU(s)', '?')} CPUs ({cpu.get('simd', '')})."]  # fmt: skip
+    if alone:
+        lines.append(f"The engine alone on the same chunks: {alone['chunks_per_s']:.1f} chunks/s "
+                     f"({alone['chunks_per_s'] / torch['chunks_per_s']:.2f}x torch `encode`).")  # fmt: skip
+    return lines
+
+
+def query_embedding_lines(latency: dict[str, Any]) -> list[str]:
+    if not (embedding := latency.get("query_embedding")):
+        return []
+    engine, torch = embedding["gateway_engine"], embedding["torch"]
+    return [f"One query embedded alone (p50 / p95): {embedding['engine']} {engine['p50_ms']:.1f} / "
+            f"{engine['p95_ms']:.1f} ms, torch {torch['p50_ms']:.1f} / {torch['p95_ms']:.1f} ms."]  # fmt: skip
 
 
 def chart(result: dict[str, Any], path: Path) -> None:

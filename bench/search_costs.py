@@ -4,8 +4,9 @@
 
 Times the calls the gateway makes for one search (the two rankings at several depths, the registry lookup for
 the returned documents or for every candidate, the fetch of the winners' fields) beside the raw path's single
-``hybrid_search``, interleaved query by query so load on the machine hits them alike. The figures behind the
-latency section of bench/TUNING.md.
+``hybrid_search``, interleaved query by query so load on the machine hits them alike; then what embedding one
+query costs on each engine (the gateway's, ONNX Runtime on a CPU, and sentence-transformers' torch, which the
+raw path of bench/latency.py uses). The figures behind the latency section of bench/TUNING.md.
 """
 
 from __future__ import annotations
@@ -82,6 +83,21 @@ def measure(work_dir: Path, queries: int) -> dict[str, float]:
     return {label: round(statistics.median(values), 2) for label, values in samples.items()}
 
 
+def embedding_costs(queries: int) -> dict[str, float]:
+    """p50 ms of one query embedded, per engine, interleaved."""
+    gateway, torch = create_embedder(GatewaySettings()), create_embedder(GatewaySettings(embedding_engine="torch"))
+    engines = {f"embed one query: the gateway's engine ({getattr(gateway, 'engine', 'custom')})": gateway,
+               "embed one query: sentence-transformers (torch)": torch}  # fmt: skip
+    texts = list(load().queries.values())[:queries]
+    samples: dict[str, list[float]] = {label: [] for label in engines}
+    for text in [*texts[:3], *texts]:  # the first three warm up
+        for label, embedder in engines.items():
+            started = time.perf_counter()
+            embedder.embed_query(text)
+            samples[label].append((time.perf_counter() - started) * 1000)
+    return {label: round(statistics.median(values[3:]), 2) for label, values in samples.items()}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.search_costs", description=__doc__)
     parser.add_argument("--work-dir", type=Path, default=Path(__file__).resolve().parent / "results" / "tmp" / "run")
@@ -89,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     print("| call | p50 ms |\n|---|---|")
-    for label, p50 in measure(args.work_dir, args.queries).items():
+    for label, p50 in {**measure(args.work_dir, args.queries), **embedding_costs(args.queries)}.items():
         print(f"| {label} | {p50:.2f} |")
 
 
