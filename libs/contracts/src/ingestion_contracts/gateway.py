@@ -275,6 +275,10 @@ class DocumentList(WireModel):
     limit: int
 
 
+class FindDocumentsRequest(WireModel):
+    keys: list[DocumentKey] = Field(min_length=1, max_length=1000, description="Document identities to look up.")
+
+
 class DocumentContent(DocumentInfo):
     content: str = Field(description="Markdown rebuilt from the chunks, overlaps removed.")
 

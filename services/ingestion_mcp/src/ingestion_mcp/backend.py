@@ -17,6 +17,7 @@ from ingestion_contracts.gateway import (
     DocumentList,
     EmbedPassagesRequest,
     EmbedResponse,
+    FindDocumentsRequest,
     PassageIn,
     RelabelRequest,
     SearchRequest,
@@ -84,6 +85,11 @@ class Backend:
         """The document whose identity is `key` (0 or 1 documents)."""
         path = f"/v1/collections/{collection}/documents"
         return await self.gateway.json("GET", path, DocumentList, params={"key": key})
+
+    async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
+        """The stored documents with these keys (missing keys are absent from the answer)."""
+        path = f"/v1/collections/{collection}/documents/find"
+        return await self.gateway.json("POST", path, DocumentList, json=_body(FindDocumentsRequest(keys=keys)))
 
     async def relabel(self, collection: str, doc_id: str, request: RelabelRequest) -> UpsertDocumentResponse:
         path = f"/v1/collections/{collection}/documents/{doc_id}/labels"

@@ -38,6 +38,7 @@ from .sources import SourcePolicy
 Progress = Callable[[float, str], Awaitable[None]]
 Status = Literal["indexed", "replaced", "updated", "skipped"]
 Acquire = Callable[[], Awaitable[Acquired]]
+FIND_BATCH = 1000  # keys per dedup look-up
 EMBED_BATCH = 32  # chunks per embedding call: the unit of progress and of cancellation
 __all__ = ["BatchItem", "IngestItem", "IngestOutcome", "Ingestor", "file_type_of", "sha256", "supported_types_text"]
 
@@ -177,22 +178,33 @@ class Ingestor:
             started = time.perf_counter()
             try:
                 work.doc = await work.item.acquire()
-                work.existing = await self.find(collection, work.doc.key)
-                if not force and await self._unchanged(work, collection, chunking):
-                    continue
-                if work.existing is None and work.source != work.doc.key:
-                    work.legacy = await self._legacy_copy(collection, work)
             except Exception as exc:  # noqa: BLE001 - reported per item
                 work.fail(exc)
             finally:
                 work.add_stage("reading_ms", started)
+        acquired = [w for w in works if w.pending]
+        stored = await self.find_many(collection, [w.doc.key for w in acquired])  # type: ignore[union-attr]
+        for work in acquired:
+            work.existing = stored.get(work.doc.key)  # type: ignore[union-attr]
+            try:
+                if not force:
+                    await self._unchanged(work, collection, chunking)
+            except Exception as exc:  # noqa: BLE001 - reported per item
+                work.fail(exc)
+        # Before 0.3 a given `source` was the identity: a copy of this same content stored that way is replaced.
+        movers = [w for w in works if w.pending and w.existing is None and w.source != w.doc.key]  # type: ignore[union-attr]
+        legacy = await self.find_many(collection, [w.source for w in movers]) if movers else {}
+        for work in movers:
+            found = legacy.get(work.source)
+            if found and found.chunking == "" and found.content_hash == work.doc.content_hash:  # type: ignore[union-attr]
+                work.legacy = found
 
-    async def _unchanged(self, work: Work, collection: str, chunking: str) -> bool:
-        """Skip or relabel when the stored document has this content and chunking; True when done."""
+    async def _unchanged(self, work: Work, collection: str, chunking: str) -> None:
+        """Skip or relabel when the stored document has this content and chunking (the work is then done)."""
         doc, existing = work.doc, work.existing
         assert doc is not None
         if existing is None or existing.content_hash != doc.content_hash or existing.chunking != chunking:
-            return False
+            return
         title = work.item.title or doc.title or existing.title
         labels = RelabelRequest(
             content_hash=doc.content_hash, source=work.source, title=title, tags=work.tags,
@@ -209,15 +221,6 @@ class Ingestor:
             title=labels.title or existing.title, file_type=existing.file_type, chunks=existing.chunk_count,
             tokens=existing.token_count, stages=work.stages,
         )  # fmt: skip
-        return True
-
-    async def _legacy_copy(self, collection: str, work: Work) -> DocumentInfo | None:
-        """Before 0.3 a given `source` was the identity: that copy of this same content is replaced by this one."""
-        found = await self.find(collection, work.source)
-        doc = work.doc
-        if found and found.chunking == "" and doc is not None and found.content_hash == doc.content_hash:
-            return found
-        return None
 
     async def _convert(self, works: list[Work], progress: Progress) -> None:
         todo = [w for w in works if w.pending]
@@ -309,15 +312,19 @@ class Ingestor:
             work.warnings.append(f"The copy stored under the old identity could not be removed: {exc.message}")
 
     # -- helpers -----------------------------------------------------------------------------
-    async def find(self, collection: str, key: str) -> DocumentInfo | None:
-        """The stored document with this key, or None (also when the collection does not exist yet)."""
-        try:
-            listing = await self.backend.find_document(collection, key)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return listing.documents[0] if listing.documents else None
+    async def find_many(self, collection: str, keys: list[str]) -> dict[str, DocumentInfo]:
+        """The stored documents with these keys ({} also when the collection does not exist yet)."""
+        found: dict[str, DocumentInfo] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), FIND_BATCH):
+            try:
+                listing = await self.backend.find_documents(collection, unique[start : start + FIND_BATCH])
+            except UpstreamError as exc:
+                if exc.status == 404:
+                    return {}
+                raise
+            found.update({doc.key: doc for doc in listing.documents})
+        return found
 
     def upsert_request(self, work: Work, chunking: str, force: bool) -> UpsertDocumentRequest:
         doc, chunked = work.doc, work.chunks
@@ -429,9 +436,7 @@ def text_item(
 
 def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -> IngestItem:
     if item.text is not None:
-        return text_item(
-            item.text, name=item.name, source=item.source, tags=tags, metadata=item.metadata, key=item.key
-        )
+        return text_item(item.text, name=item.name, source=item.source, tags=tags, metadata=item.metadata, key=item.key)
     path = item.file_path or ""
 
     async def acquired() -> Acquired:

@@ -102,8 +102,14 @@ async def test_ingest_file_indexed_skipped_replaced_by_content_hash(vectordb, wr
         first = await ok(client, "ingest_file", path=str(path), library=name, metadata={"team": "blue"})
         assert set(first) == INGEST_KEYS and first["status"] == "indexed"
         assert (first["source"], first["library"]) == (str(path.resolve()), name) and first["chunk_count"] >= 1
-        relative = await ok(client, "ingest_file", path=path.name, library=name)  # relative to the allowed root
+        # relative to the allowed root: the same (path, library), the same content and metadata
+        relative = await ok(client, "ingest_file", path=path.name, library=name, metadata={"team": "blue"})
         assert (relative["status"], relative["doc_id"]) == ("skipped", first["doc_id"])
+        # New metadata on the same content: the spec knows no "updated", so it is a replace (not re-embedded).
+        retagged = await ok(client, "ingest_file", path=str(path), library=name, metadata={"team": "red"})
+        assert (retagged["status"], retagged["doc_id"]) == ("replaced", first["doc_id"])
+        listed = await ok(client, "list_documents", library=name)
+        assert listed["documents"][0]["metadata"] == {"team": "red"}
         path.write_text(KITES + "\nA box kite has no tail and is stable in strong wind.\n")
         changed = await ok(client, "ingest_file", path=str(path), library=name)
         assert (changed["status"], changed["doc_id"]) == ("replaced", first["doc_id"])

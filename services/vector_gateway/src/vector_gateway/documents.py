@@ -84,11 +84,15 @@ class DocumentReader:
         return DocumentList(documents=documents, total=len(keys), offset=offset, limit=limit)
 
     def _by_key(self, collection: str, key: str, source: str | None) -> DocumentList:
-        """The document with this identity (0 or 1): its id derives from (collection, key)."""
-        row = self.store.registry_get([registry_key(collection, derive_doc_id(collection, key))])
-        found = [document_info(r) for r in row.values()]
-        found = [d for d in found if d.key == key and (source is None or d.source == source)]
+        """The document with this identity (0 or 1)."""
+        found = [d for d in self.find(collection, [key]) if source is None or d.source == source]
         return DocumentList(documents=found, total=len(found), offset=0, limit=1)
+
+    def find(self, collection: str, keys: list[str]) -> list[DocumentInfo]:
+        """The stored documents with these identities (ids derive from (collection, key)), in no order."""
+        wanted = {registry_key(collection, derive_doc_id(collection, key)): key for key in keys}
+        rows = self.store.registry_get(list(wanted))
+        return [info for k, row in rows.items() if (info := document_info(row)).key == wanted[k]]
 
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)

@@ -18,6 +18,7 @@ from ingestion_contracts.gateway import (
     EmbedPassagesRequest,
     EmbedRequest,
     EmbedResponse,
+    FindDocumentsRequest,
     RelabelRequest,
     SearchRequest,
     SearchResponse,
@@ -145,6 +146,17 @@ async def list_documents(
 ) -> DocumentList:
     """Page through a collection's documents, or find the one with a key."""
     return await service.list_documents(collection, offset=offset, limit=limit, source=source, order=order, key=key)
+
+
+@router.post(
+    "/collections/{collection}/documents/find",
+    operation_id="find_documents",
+    tags=["documents"],
+    responses=_errors(404, 422, 503),
+)
+async def find_documents(collection: CollectionPath, body: FindDocumentsRequest, service: ServiceDep) -> DocumentList:
+    """The stored documents with these keys (identities), for dedup before any work; missing keys are absent."""
+    return await service.find_documents(collection, body.keys)
 
 
 @router.post(
