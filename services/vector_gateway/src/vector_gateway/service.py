@@ -188,6 +188,14 @@ class GatewayService:
 
         return await self._run(run)
 
+    async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
+        def run() -> DocumentList:
+            self._require(collection)
+            found = self.documents.find(collection, keys)
+            return DocumentList(documents=found, total=len(found), offset=0, limit=len(keys))
+
+        return await self._run(run)
+
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
         return await self._run(self._with_collection(collection, self.documents.content), collection, doc_id)
 
