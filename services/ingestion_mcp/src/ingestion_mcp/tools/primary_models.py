@@ -66,6 +66,7 @@ class ToolOutput(BaseModel):
 
 
 class Stages(BaseModel):
+    reading_ms: float | None = Field(default=None, description="Reading the file or downloading the URL.")
     parsing_ms: float | None = None
     chunking_ms: float | None = None
     embedding_ms: float | None = None
