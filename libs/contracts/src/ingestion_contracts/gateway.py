@@ -21,6 +21,9 @@ MAX_TOP_K = 100
 # min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
 # measured in bench/TUNING.md "Calibrated scores").
 RELEVANT_SCORE = {"hybrid": 0.40, "semantic": 0.40, "keyword": 0.40}
+# min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
+# measured in bench/TUNING.md "Calibrated scores").
+RELEVANT_SCORE = {"hybrid": 0.40, "semantic": 0.40, "keyword": 0.40}
 MAX_QUERY_CHARS = 4000
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4

@@ -1,0 +1,98 @@
+"""Search you can trust, through a real MCP client (issue 12): one ranking over every collection, scores
+with a meaning (an off-topic query returns nothing at the documented threshold), and why each hit ranked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from ingestion_contracts.gateway import RELEVANT_SCORE
+
+LEGAL = {
+    "Term": "This Agreement starts on the Effective Date and runs for twenty four months. Either party may end "
+    "it at the close of the term by giving the other party ninety days written notice before expiry.",
+    "Termination": "Either party may terminate this Agreement for material breach if the breach is not cured "
+    "within thirty days of written notice describing it. Termination does not affect accrued rights.",
+    "Payment": "The Customer pays each invoice within forty five days of receipt; late amounts bear interest "
+    "at one percent per month until paid in full.",
+}
+ASTRONOMY = {
+    "Great Red Spot": "Jupiter's Great Red Spot is an anticyclonic storm larger than Earth that has been "
+    "observed since at least the nineteenth century; its winds reach four hundred kilometres an hour.",
+    "Saturn's rings": "Saturn's rings are made of countless particles of water ice and rock, from grains of "
+    "dust to chunks as large as houses, orbiting in a thin plane above the planet's equator.",
+}
+BAKING = {
+    "Sourdough Baking": "A sourdough loaf rises with a starter of wild yeast and lactic acid bacteria. Feed the "
+    "starter, mix the dough, let it ferment slowly and bake it in a very hot covered pot.",
+    "Croissants": "Croissant dough is laminated: butter is folded into the dough and rolled out again and "
+    "again, so that thin layers of butter and dough puff apart in the oven.",
+}
+CORPORA = {"trust_legal": ("Services agreement", LEGAL), "trust_astronomy": ("Planets", ASTRONOMY),
+           "trust_baking": ("Baking notes", BAKING)}  # fmt: skip
+OFF_TOPIC = ["purple elephant umbrella saxophone", "final score of the basketball game yesterday"]
+
+
+def markdown(title: str, sections: dict[str, str]) -> str:
+    return f"# {title}\n\n" + "\n\n".join(f"## {name}\n\n{text}" for name, text in sections.items()) + "\n"
+
+
+@pytest.fixture(scope="module")
+async def three_collections(app_state: Any) -> None:
+    from ingestion_mcp.server import build_server
+    from mcp import Client
+
+    async with Client(build_server(app_state)) as client:
+        for collection, (title, sections) in CORPORA.items():
+            for name, text in sections.items():  # one document per section: each its own chunk
+                body = markdown(title, {name: text})
+                arguments = {"text": body, "name": f"{title}: {name}", "collection": collection}
+                for _ in range(240):  # the model loads in the background at start-up
+                    out = (await client.call_tool("ingest_text", arguments)).structured_content
+                    if "still loading" not in str(out.get("error")):
+                        break
+                    await anyio.sleep(0.5)
+                assert out["success"], out
+
+
+def _ours(results: list[dict]) -> list[dict]:
+    return [r for r in results if r["collection"] in CORPORA]
+
+
+async def test_search_without_collection_ranks_every_collection_as_one(connect, call_tool, three_collections) -> None:
+    async with connect() as client:
+        out = await call_tool(client, "search", query="termination notice period", top_k=10)
+    results = _ours(out["results"])
+    assert [r["collection"] for r in results[:2]] == ["trust_legal", "trust_legal"], results
+    assert {r["section"].split(" > ")[-1] for r in results[:2]} == {"Term", "Termination"}
+    # Other collections' best passages are not lifted to the top of a scale of their own.
+    legal = [r["score"] for r in results if r["collection"] == "trust_legal"]
+    others = [r["score"] for r in results if r["collection"] != "trust_legal"]
+    assert not others or (max(others) < min(legal[:2]) and max(others) < RELEVANT_SCORE["hybrid"]), results
+
+
+async def test_off_topic_queries_return_nothing_at_the_documented_threshold(connect, call_tool, three_collections):
+    async with connect() as client:
+        for query in OFF_TOPIC:
+            out = await call_tool(client, "search", query=query, min_score=RELEVANT_SCORE["hybrid"])
+            assert _ours(out["results"]) == [], (query, out["results"])
+        relevant = await call_tool(client, "search", query="how does a sourdough loaf rise",
+                                   min_score=RELEVANT_SCORE["hybrid"])  # fmt: skip
+        assert relevant["results"] and relevant["results"][0]["section"].endswith("Sourdough Baking")
+
+
+async def test_detailed_results_say_why_they_ranked(connect, call_tool, three_collections) -> None:
+    async with connect() as client:
+        out = await call_tool(client, "search", query="storm on Jupiter", response_format="detailed", top_k=5)
+        semantic = await call_tool(client, "search", query="storm on Jupiter", response_format="detailed",
+                                   mode="semantic", top_k=3)  # fmt: skip
+    assert out["results"][0]["section"].endswith("Great Red Spot")
+    for result in out["results"] + semantic["results"]:
+        why = result["why"]
+        assert result["score"] == pytest.approx(why["dense"] + why["keyword"], abs=1e-4)
+        assert why["collection"] == result["collection"]
+        assert why["dense_rank"] is not None or why["keyword_rank"] is not None
+    top = out["results"][0]["why"]
+    assert top["dense_rank"] == 1 and top["keyword"] > 0  # "Jupiter" matches its words too
+    assert all(r["why"]["keyword"] == 0 for r in semantic["results"])
