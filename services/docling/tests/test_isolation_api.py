@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -64,6 +66,19 @@ async def test_a_worker_is_replaced_after_its_quota_of_conversions(make_client) 
         assert second != first
         assert (await _post(http, "notes.txt", SMALL_TEXT))[0].status_code == 200
         assert _pids(http) == second  # one conversion into the new worker's quota: kept
+
+
+async def test_a_worker_killed_while_idle_is_replaced_for_the_next_upload(make_client) -> None:
+    async for http in make_client(workers=1):
+        (pid,) = _pids(http)
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):  # until it has ended (the fork server, its parent, reaps it)
+            if not Path(f"/proc/{pid}").exists():
+                break
+            await anyio.sleep(0.05)
+        response, _ = await _post(http, "notes.txt", SMALL_TEXT)
+        assert response.status_code == 200 and "ferry" in response.json()["markdown"]
+        assert _pids(http) != [pid]
 
 
 async def test_worker_memory_is_capped(make_client) -> None:

@@ -24,7 +24,7 @@ from .metadata import metadata_title
 from .native_pdf import native_segments
 from .ocr import ENGINE_NAME, OcrEngine
 from .pdf_lines import merge_lines
-from .scans import ocr_image
+from .scans import ocr_image, scanned_pages
 from .segments import document_segments
 
 log = logging.getLogger("docling_service.converter")
@@ -170,8 +170,8 @@ class Converter:
         pipeline = self._pipeline_for(file_type)
         if pipeline == "native":
             warnings[:0] = [NATIVE_FALLBACK_WARNING, *self.startup_warnings]
-        if ocr_pages and pipeline != "standard":
-            warnings.append(_ocr_warning(ocr_pages))
+        if ocr_pages:
+            warnings.append(_ocr_warning(ocr_pages, pipeline))
         return ConvertResponse(
             file_name=file_name,
             file_type=file_type,
@@ -225,6 +225,8 @@ class Converter:
             ocr_pages.extend(scanned)
         else:
             segments = document_segments(document, paged=paged)
+            if file_type == "pdf" and self._ocr is not None:  # docling OCRs what has no text layer
+                ocr_pages.extend(scanned_pages(data))
         return render(segments), (len(document.pages) if paged else None)
 
 
@@ -250,9 +252,10 @@ def _title(rendered: Rendered, file_name: str, metadata: str | None) -> str:
     return metadata or PurePosixPath(file_name).stem or file_name
 
 
-def _ocr_warning(pages: list[int]) -> str:
+def _ocr_warning(pages: list[int], pipeline: str) -> str:
     shown = ", ".join(map(str, pages[:20])) + (", ..." if len(pages) > 20 else "")
-    return f"OCR used on page(s) {shown} (no text layer), with {ENGINE_NAME}: check names and numbers."
+    engine = f"docling's OCR stage with {ENGINE_NAME}" if pipeline == "standard" else ENGINE_NAME
+    return f"OCR used on page(s) {shown} (no text layer), with {engine}: check names and numbers."
 
 
 def _no_text(file_name: str, file_type: str, ocr: bool) -> Unprocessable:

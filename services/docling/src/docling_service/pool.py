@@ -72,7 +72,11 @@ class Worker:
 
     def call(self, data: bytes, file_name: str, timeout_s: float) -> ConvertResponse:
         self.tasks += 1
-        self._conn.send((data, file_name))
+        try:
+            self._conn.send((data, file_name))
+        except OSError as exc:  # the worker died while idle (killed from outside, out of memory)
+            self.kill()
+            raise _crashed() from exc
         if not self._conn.poll(timeout_s):
             self.kill()
             raise ConversionTimeout(
@@ -89,14 +93,18 @@ class Worker:
         self._conn.close()
 
 
+def _crashed() -> WorkerCrashed:
+    return WorkerCrashed(
+        "The conversion stopped: its worker process ended (out of memory, or a crash in the parser).",
+        suggestion="Send a smaller or simpler document, or ask the operator to raise DOCLING_WORKER_MEMORY_MB.",
+    )
+
+
 def _receive(conn: Connection) -> Any:
     try:
         kind, payload = conn.recv()
     except (EOFError, OSError) as exc:
-        raise WorkerCrashed(
-            "The conversion stopped: its worker process ended (out of memory, or a crash in the parser).",
-            suggestion="Send a smaller or simpler document, or ask the operator to raise DOCLING_WORKER_MEMORY_MB.",
-        ) from exc
+        raise _crashed() from exc
     if kind == "error":
         raise ServiceError(**payload)
     return payload
@@ -149,6 +157,10 @@ class WorkerPool:
         async with self._limiter:
             with self._lock:
                 worker = self._idle.popleft()
+            if not worker.alive:  # died while idle (killed from outside): this request gets a fresh one
+                log.warning("a docling worker had ended while idle; starting another")
+                worker.kill()
+                worker = self._spawn()
             try:
                 return await anyio.to_thread.run_sync(self._run, worker, data, file_name, abandon_on_cancel=False)
             finally:
