@@ -70,6 +70,19 @@ def test_long_text_is_cut_where_sentence_transformers_cuts_it(embedder, torch_em
     assert cosines([embedder.embed_query(half)], [embedder.embed_query(half + " more words at the end")])[0] < 0.9999
 
 
+def test_concurrent_calls_give_the_sequential_vectors(embedder: Embedder) -> None:
+    # The gateway embeds queries and upserts from worker threads at the same time.
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"passage {i} " + "about something " * (i * 7 % 90) for i in range(24)]
+    alone = embedder.embed_documents(texts)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(pool.map(lambda i: embedder.embed_documents(texts[i : i + 4]), range(0, 24, 4)))
+        queries = list(pool.map(embedder.embed_query, texts))
+    assert cosines([v for batch in together for v in batch], alone).min() >= 0.99999
+    assert cosines(queries, alone).min() >= 0.9999
+
+
 @pytest.mark.parametrize(
     ("engine", "device", "gpu", "expected"),
     [
