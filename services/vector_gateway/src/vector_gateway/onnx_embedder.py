@@ -29,7 +29,8 @@ def available_cpus() -> int:
 
 
 class OnnxEmbedder:
-    """Thread-safe: ONNX Runtime sessions may run concurrently, preprocessing keeps no state."""
+    """Thread-safe: ONNX Runtime sessions run concurrently, preprocessing keeps no state between calls
+    (test_onnx_embedder's concurrency test)."""
 
     engine = "onnx"
 
