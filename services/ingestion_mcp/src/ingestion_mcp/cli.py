@@ -156,9 +156,11 @@ async def _wait_ready(backend: Backend) -> None:
 
 @contextlib.asynccontextmanager
 async def services(settings: McpSettings) -> AsyncIterator[Backend]:
-    from .embedded import open_backend
+    from .embedded import hosted_elsewhere, open_backend
 
-    if _lite_in_use(settings):
+    # A running ingestion-mcp hosts the folder: attach to it. Only a process that holds Milvus Lite without
+    # hosting (an ingestion-mcp before 0.3) makes the folder unusable.
+    if not hosted_elsewhere(settings) and _lite_in_use(settings):
         raise _locked(settings)
     async with contextlib.AsyncExitStack() as stack:
         try:

@@ -116,9 +116,12 @@ def test_unreachable_services_exit_3(env: dict[str, str]) -> None:
     assert down.returncode == 3 and "unreachable" in down.stderr
 
 
-def test_data_folder_in_use_exits_2(env: dict[str, str], app_state: object) -> None:
-    """This test session's embedded backend holds its data folder; the CLI must refuse it clearly."""
+async def test_a_hosted_data_folder_is_shared_not_refused(env: dict[str, str], app_state: object) -> None:
+    """This test session's embedded backend hosts its data folder: the CLI attaches to it and works."""
+    import anyio
+
     held = str(app_state.settings.data_dir)  # type: ignore[attr-defined]
-    busy = run({**env, "INGESTION_MCP_DATA_DIR": held}, "status")
-    assert busy.returncode == 2 and "in use by another process" in busy.stderr
-    assert "Traceback" not in busy.stderr
+    shared = await anyio.run_process([*command(), "status", "--json"], env={**env, "INGESTION_MCP_DATA_DIR": held},
+                                     check=False)  # fmt: skip
+    assert shared.returncode in (0, 1), shared.stderr  # 1: this vault has no index yet, which status reports
+    assert "in use by another process" not in shared.stderr.decode() and b"Traceback" not in shared.stderr
