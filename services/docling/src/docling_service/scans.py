@@ -18,6 +18,10 @@ MIN_TEXT_CHARS = 16
 MAX_IMAGE_SIDE = 4000
 MAX_IMAGE_PIXELS = 120_000_000
 MAX_IMAGE_FRAMES = 500
+# Smaller images are enlarged to this long side first: RapidOCR reads ~2000 px pages best (a 150 dpi
+# scan of a memo: character accuracy 0.86 as is, 0.96 enlarged; bench.pdf_fidelity).
+OCR_SIDE = 2000
+MAX_UPSCALE = 2.0
 
 
 def scanned_pages(data: bytes) -> list[int]:
@@ -68,6 +72,15 @@ def _bad_image(name: str) -> Unprocessable:
     )
 
 
+def _sized(page: Image.Image) -> Image.Image:
+    longest = max(page.size)
+    if longest < OCR_SIDE:
+        factor = min(OCR_SIDE / longest, MAX_UPSCALE)
+        return page.resize((round(page.width * factor), round(page.height * factor)), Image.Resampling.LANCZOS)
+    page.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
+    return page
+
+
 def ocr_image(name: str, data: bytes, engine: OcrEngine) -> tuple[list[Line], int]:
     """OCR lines of a PNG/JPEG/TIFF (one page per TIFF frame) and the number of pages."""
     Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # beyond: DecompressionBombError, refused below
@@ -78,8 +91,7 @@ def ocr_image(name: str, data: bytes, engine: OcrEngine) -> tuple[list[Line], in
             for count, frame in enumerate(ImageSequence.Iterator(image), start=1):
                 if count > MAX_IMAGE_FRAMES:
                     raise _bad_image(name)
-                page = frame.convert("L")
-                page.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
+                page = _sized(frame.convert("L"))
                 lines.extend(engine.page_lines(page, count, scale=1.0))
             return lines, count
     except (OSError, ValueError, Image.DecompressionBombError, SyntaxError) as exc:
