@@ -175,7 +175,7 @@ async def serve_on_socket(apps: dict[str, Any], sock: Path) -> AsyncIterator[Non
     finally:
         os.umask(old_umask)
         server.should_exit = True
-        with contextlib.suppress(BaseException):
+        with contextlib.suppress(Exception, SystemExit):  # uvicorn exits when it cannot bind
             await asyncio.wait_for(asyncio.shield(task), timeout=10)
         sock.unlink(missing_ok=True)
 
