@@ -183,18 +183,23 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
         ))  # fmt: skip
 
 
+def find_job(state: AppState, job_id: str) -> Job:
+    job = state.jobs.get(job_id)
+    if job is None:
+        raise ToolFailure(
+            f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
+            "Use list_active_jobs to see running jobs.",
+            code="JOB_NOT_FOUND",
+        )
+    return job
+
+
 def _register_jobs(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=READ)
     @safe_tool(render_error)
     async def get_job_status(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Status of a background job: progress 0-100, current step, timings, and its result or error."""
-        job = state.jobs.get(job_id)
-        if job is None:
-            raise ToolFailure(
-                f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
-                "Use list_active_jobs to see running jobs.",
-                code="JOB_NOT_FOUND",
-            )
+        job = find_job(state, job_id)
         info = job_info(job)
         if job.status in ("failed", "cancelled"):  # the work did not happen: say so as an error, with what to do
             return result(JobOutput(
@@ -208,13 +213,7 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Stop a background job (an ingest, batch or download). It stops at its next step, before anything
         is written, and ends 'cancelled'; a job already storing its result finishes that atomic write."""
-        job = state.jobs.get(job_id)
-        if job is None:
-            raise ToolFailure(
-                f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
-                "Use list_active_jobs to see running jobs.",
-                code="JOB_NOT_FOUND",
-            )
+        job = find_job(state, job_id)
         if job.status != "running":
             info = job_info(job)
             return result(JobOutput(success=True, job=info, message=f"Job {job.id} already ended: {job.status}."))
