@@ -44,6 +44,8 @@ def _lines(text: str) -> list[tuple[int, int]]:
 
 def find_tables(text: str) -> list[Table]:
     """GitHub-style pipe tables: a header row, a delimiter row, then rows; each row one line."""
+    if "|" not in text:  # most texts: no line-by-line scan
+        return []
     lines = _lines(text)
     tables, index = [], 0
     while index + 1 < len(lines):
