@@ -30,8 +30,8 @@ from .backend import Backend
 from .cli_index import VaultIndexer
 from .cli_output import Reporter, status_table
 from .errors import ToolFailure, UpstreamError
+from .notes import NoteIndex
 from .settings import McpSettings
-from .tools.obsidian import NoteIndex
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_API = 0, 1, 2, 3
 READY_TIMEOUT_S = 300.0

@@ -1,7 +1,7 @@
 """What `ingestion-index` does to a folder of notes: scan it, sync it into the index, clear, report.
 
 Notes are indexed exactly as the obsidian profile expects them: source = the vault-relative path, one
-`folder:` tag per ancestor folder (tools.obsidian.folder_tags). Unchanged files are recognised by the
+`folder:` tag per ancestor folder (notes.folder_tags). Unchanged files are recognised by the
 sha256 of their bytes, the same hash the ingest pipeline stores.
 """
 
@@ -17,9 +17,9 @@ from ingestion_contracts.docling import EXTENSIONS
 
 from .backend import Backend
 from .errors import ToolFailure, UpstreamError
+from .notes import folder_tags
 from .pipeline import BatchItem, Ingestor, IngestOutcome
 from .settings import McpSettings
-from .tools.obsidian import folder_tags
 
 # Failures that mean "this file has nothing to index", not "something went wrong".
 NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from ingestion_mcp.notes import folder_tag, folder_tags
 from ingestion_mcp.server import build_server
-from ingestion_mcp.tools.obsidian import folder_tag, folder_tags
 from mcp import Client
 
 from .conftest import NOTES, profile_state

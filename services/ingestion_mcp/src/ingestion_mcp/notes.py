@@ -1,0 +1,184 @@
+"""The notes collection that `ingestion-index` maintains and the obsidian profile searches.
+
+Notes are keyed by their vault-relative path ("Projects/MyProject.md") and carry one tag per ancestor
+folder ("folder:Projects", "folder:Projects/Sub"), so a folder filter is an exact tag match that
+includes subfolders. No MCP here: the CLI imports this without the MCP SDK (it starts in well under 2 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import PurePosixPath
+from typing import Any
+
+from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
+from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K, SearchHit, SearchRequest
+
+from .backend import Backend
+from .errors import UpstreamError, failure_from
+from .settings import McpSettings
+
+INDEX_COMMAND = "ingestion-index"
+PREVIEW_CHARS = 200
+PROBE_CHUNKS = 8  # find_similar_notes searches with up to this many chunks of the source note
+EMBEDDING_PROVIDER = "default"
+
+
+class ObsidianError(Exception):
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+
+def index_not_found() -> ObsidianError:
+    return ObsidianError("IndexNotFoundError", f"Vector index not found. Run '{INDEX_COMMAND} full' to create index.")
+
+
+def error_json(error: ObsidianError) -> str:
+    return json.dumps({"error": True, "error_type": error.error_type, "message": error.message}, ensure_ascii=False)
+
+
+def as_obsidian_error(exc: BaseException) -> ObsidianError:
+    if isinstance(exc, ObsidianError):
+        return exc
+    failure = failure_from(exc)
+    if isinstance(exc, UpstreamError) or failure.code in ("INTERNAL_ERROR", "SERVICE_UNAVAILABLE"):
+        return ObsidianError("DatabaseError", f"Vector database error: {failure.message}")
+    return ObsidianError("ConfigurationError", failure.message)
+
+
+# -- note paths and folder tags (shared with the ingestion-index CLI) ---------------------
+def normalize_folder(folder: str) -> str:
+    """'Projects/', '/Projects', 'Projects\\Sub' -> 'Projects', 'Projects/Sub'; '' is the vault root."""
+    parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ObsidianError("ConfigurationError", f"Invalid folder {folder!r}: '..' is not allowed.")
+    return "/".join(parts)
+
+
+def folder_tag(folder: str) -> str:
+    """The tag a note carries for one ancestor folder; long paths are hashed to fit the tag limit."""
+    tag = f"folder:{folder}"
+    if len(tag) <= MAX_TAG_LENGTH:
+        return tag
+    return f"folder#{hashlib.sha256(folder.encode()).hexdigest()[:40]}"
+
+
+def folder_tags(note_path: str) -> list[str]:
+    """One tag per ancestor folder of a vault-relative note path (none for notes at the root)."""
+    parents = PurePosixPath(note_path).parts[:-1]
+    return [folder_tag("/".join(parents[: depth + 1])) for depth in range(min(len(parents), MAX_TAGS))]
+
+
+def note_summary(hit: SearchHit, total_chunks: int) -> dict[str, Any]:
+    path = PurePosixPath(hit.key)
+    preview = hit.text if len(hit.text) <= PREVIEW_CHARS else hit.text[:PREVIEW_CHARS].rstrip() + "..."
+    return {
+        "path": hit.key,
+        "title": path.stem,
+        "folder": "" if str(path.parent) == "." else str(path.parent),
+        "score": round(hit.score, 4),
+        "content_preview": preview,
+        "chunk_index": hit.chunk_index,
+        "total_chunks": total_chunks,
+    }
+
+
+class NoteIndex:
+    """The notes collection: search, similarity and status (the tools and the CLI both use it)."""
+
+    def __init__(self, backend: Backend, settings: McpSettings) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.collection = settings.obsidian_collection
+
+    async def _search(self, query: str, top_k: int, tags: list[str] | None = None) -> list[SearchHit]:
+        request = SearchRequest(
+            query=query[:MAX_QUERY_CHARS], collections=[self.collection], mode="semantic", top_k=top_k,
+            tags=tags or [],
+        )  # fmt: skip
+        try:
+            found = await self.backend.search(request)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                raise index_not_found() from None
+            raise
+        if found.total_searched == 0:
+            raise index_not_found()
+        return found.hits
+
+    async def chunk_totals(self, sources: list[str]) -> dict[str, int]:
+        async def total(source: str) -> int:
+            listing = await self.backend.find_document(self.collection, source)
+            return listing.documents[0].chunk_count if listing.documents else 0
+
+        counts = await asyncio.gather(*(total(s) for s in dict.fromkeys(sources)))
+        return dict(zip(dict.fromkeys(sources), counts, strict=True))
+
+    async def search(self, query: str, n_results: int, folder: str | None) -> dict[str, Any]:
+        where = normalize_folder(folder) if folder else ""
+        hits = await self._search(query, n_results, [folder_tag(where)] if where else None)
+        totals = await self.chunk_totals([hit.key for hit in hits])
+        results = [note_summary(hit, totals[hit.key]) for hit in hits]
+        return {"results": results, "total": len(results), "query": query}
+
+    async def similar(self, path: str, n_results: int) -> dict[str, Any]:
+        source = normalize_folder(path)
+        try:
+            listing = await self.backend.find_document(self.collection, source)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                raise index_not_found() from None
+            raise
+        if not listing.documents:
+            raise ObsidianError(
+                "NoteNotFoundError",
+                f"Note not found in index: {path}. Give the vault-relative path (e.g. 'Projects/MyProject.md'), "
+                f"or run '{INDEX_COMMAND} update' if the note is new.",
+            )
+        doc = listing.documents[0]
+        probes = await self.backend.get_chunks(self.collection, doc.doc_id, 0, min(doc.chunk_count, PROBE_CHUNKS) - 1)
+        top_k = min(MAX_TOP_K, n_results * 4 + doc.chunk_count)
+        searches = await asyncio.gather(*(self._search(c.text, top_k) for c in probes.chunks if c.text.strip()))
+        best: dict[str, SearchHit] = {}
+        for hit in (h for hits in searches for h in hits if h.key != source):
+            if hit.key not in best or hit.score > best[hit.key].score:
+                best[hit.key] = hit
+        ranked = sorted(best.values(), key=lambda h: h.score, reverse=True)[:n_results]
+        totals = await self.chunk_totals([hit.key for hit in ranked])
+        similar = [note_summary(hit, totals[hit.key]) for hit in ranked]
+        return {"source_note": source, "similar_notes": similar, "total": len(similar)}
+
+    def data_path(self) -> str:
+        if not self.settings.embedded:
+            return str(self.settings.vector_gateway_url)
+        return str(self.settings.data_dir.expanduser().resolve())
+
+    async def status(self) -> dict[str, Any]:
+        try:
+            info = await self.backend.get_collection(self.collection)
+            chunks, notes = info.chunk_count, info.document_count
+            model, dimension = info.embedding_model, info.dimension
+        except UpstreamError as exc:
+            if exc.status not in (404, 422):
+                raise
+            probe = await self.backend.embed(["dimension probe"])
+            chunks, notes, model, dimension = 0, 0, probe.model, probe.dimension
+        updated = None
+        if notes:
+            newest = await self.backend.list_documents(self.collection, limit=1)
+            updated = newest.documents[0].updated_at if newest.documents else None
+        return {
+            "status": "ready" if chunks else "empty",
+            "collection_name": self.collection,
+            "total_documents": chunks,
+            "total_notes": notes,
+            "embedding_provider": EMBEDDING_PROVIDER,
+            "embedding_model": model,
+            "embedding_dimension": dimension,
+            "last_updated": updated,
+            "chroma_path": self.data_path(),
+        }
