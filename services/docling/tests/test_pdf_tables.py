@@ -1,0 +1,67 @@
+"""Tables from native PDF lines (geometry only): rows of side-by-side cells in the same columns."""
+
+from __future__ import annotations
+
+from docling_service.markdown import Segment
+from docling_service.pdf_lines import Line, merge_lines
+from docling_service.pdf_tables import RuledTable, candidate_pages, with_tables
+
+
+def cell(text: str, left: float, top: float, page: int = 1, width: float = 40) -> Line:
+    return Line(text=text, page=page, left=left, top=top, right=left + width, bottom=top + 10)
+
+
+def grid(rows: list[list[str]], top: float = 100, page: int = 1) -> list[Line]:
+    return [
+        cell(text, 30 + 100 * col, top + 18 * row, page)
+        for row, cells in enumerate(rows)
+        for col, text in enumerate(cells)
+    ]
+
+
+REVENUE = [["Region", "Q1", "Q2"], ["Asia", "310", "298"], ["Europe", "120", "135"]]
+
+
+def test_aligned_rows_become_one_table_with_the_first_row_as_header() -> None:
+    before = cell("The figures below are in thousands of euros.", 30, 60, width=300)
+    after = cell("Figures for the fourth quarter follow.", 30, 170, width=300)
+    items = with_tables([before, *grid(REVENUE), after], [])
+    assert [type(item).__name__ for item in items] == ["Line", "Segment", "Line"]
+    table = items[1]
+    assert isinstance(table, Segment) and table.rows == tuple(map(tuple, REVENUE)) and table.page == 1
+    assert [s.kind for s in merge_lines(items)] == ["paragraph", "table", "paragraph"]
+
+
+def test_a_missing_cell_keeps_its_column() -> None:
+    lines = [*grid(REVENUE[:2]), cell("Europe", 30, 136), cell("135", 230, 136)]
+    (table,) = with_tables(lines, [])
+    assert isinstance(table, Segment) and table.rows[2] == ("Europe", "", "135")
+
+
+def test_prose_columns_and_single_rows_stay_text() -> None:
+    left = [
+        cell(f"Left column line {n} of running prose, long enough to be prose.", 30, 60 + 15 * n, width=250)
+        for n in range(4)
+    ]
+    right = [
+        cell(f"Right column line {n} of running prose, as long as the left.", 310, 60 + 15 * n, width=250)
+        for n in range(4)
+    ]
+    assert all(isinstance(item, Line) for item in with_tables(left + right, []))
+    one_row = grid(REVENUE[:1])
+    assert all(isinstance(item, Line) for item in with_tables(one_row, []))
+    long_cells = grid([["a sentence that runs on and on as prose does " * 2] * 2] * 3)
+    assert all(isinstance(item, Line) for item in with_tables(long_cells, []))
+
+
+def test_rows_on_different_pages_are_different_tables_and_pages_are_candidates() -> None:
+    lines = grid(REVENUE) + grid(REVENUE, top=40, page=2)
+    tables = [item for item in with_tables(lines, []) if isinstance(item, Segment)]
+    assert [t.page for t in tables] == [1, 2]
+    assert candidate_pages([*lines, cell("prose", 30, 500, page=3)]) == {1, 2}
+
+
+def test_a_ruled_table_replaces_the_lines_inside_its_box() -> None:
+    ruled = RuledTable(page=1, box=(20, 95, 400, 160), rows=(("Region", "Q1"), ("Asia", "310 (revised)")))
+    items = with_tables([cell("Intro", 30, 60), *grid(REVENUE), cell("Outro", 30, 200)], [ruled])
+    assert [item.text if isinstance(item, Line) else item.rows for item in items] == ["Intro", ruled.rows, "Outro"]
