@@ -43,10 +43,13 @@ def evaluate(runs: Mapping[str, Sequence[str]], qrels: Mapping[str, Relevance]) 
     queries = sorted(qrels)
     if not queries:
         return {"ndcg@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0, "queries": 0}
-    totals = {"ndcg@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    graded = any(grade > 1 for q in queries for grade in _grades(qrels[q]).values())
+    totals = {"ndcg@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0} | ({"ndcg@10_binary": 0.0} if graded else {})
     for query in queries:
         ranked, relevant = runs.get(query, []), qrels[query]
         totals["ndcg@10"] += ndcg_at_k(ranked, relevant)
         totals["recall@100"] += recall_at_k(ranked, relevant)
         totals["mrr@10"] += mrr_at_k(ranked, relevant)
+        if graded:  # the same run with every grade >= 1 counted as 1, as SciFact's and published figures are
+            totals["ndcg@10_binary"] += ndcg_at_k(ranked, set(relevant))
     return {**{name: round(value / len(queries), 4) for name, value in totals.items()}, "queries": len(queries)}

@@ -52,7 +52,8 @@ async def build(dataset: str) -> Path:
     async with open_stack(work) as stack:
         names = {c.name for c in (await stack.backend.list_collections()).collections}
         if collection_name(dataset) not in names:
-            corpus = await ingest(stack, data.docs, collection=collection_name(dataset), on_batch=lambda d, t: print(d, t, flush=True))
+            progress = lambda done, total: print(done, total, flush=True)  # noqa: E731
+            corpus = await ingest(stack, data.docs, collection=collection_name(dataset), on_batch=progress)
             print({k: v for k, v in corpus.items() if k != "skipped"}, len(corpus["skipped"]), "skipped", flush=True)
     return work
 

@@ -44,13 +44,9 @@ def markdown(result: dict[str, Any]) -> str:
     lines.append(f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, "
                  f"embedding on {result.get('device', 'cpu')}; {m['date']}.")  # fmt: skip
     if quality := result.get("quality"):
-        corpus = quality["corpus"]
-        lines += ["", f"**Retrieval quality**: SciFact, {corpus['documents']} documents ({corpus['chunks']} chunks, "
-                  f"preset `{corpus['chunking']}`), {quality['hybrid']['queries']} queries; chunk hits folded to "
-                  "documents.", "", "| mode | nDCG@10 | Recall@100 | MRR@10 |", "|---|---|---|---|"]  # fmt: skip
-        lines += [f"| {mode} | {quality[mode]['ndcg@10']:.3f} | {quality[mode]['recall@100']:.3f} | "
-                  f"{quality[mode]['mrr@10']:.3f} |" for mode in MODES]  # fmt: skip
-        lines += [f"| *{name}* (published) | {value:.3f} | | |" for name, value in ANCHORS.items()]
+        lines += quality_table(quality, ANCHORS)
+    for other in (result.get("quality_sets") or {}).values():
+        lines += quality_table(other, {})
     if throughput := result.get("throughput"):
         p, r = throughput["pipeline"], throughput["raw_encode"]
         lines += ["", f"**Ingest throughput** ({throughput['documents']} documents, {p['chunks']} chunks, "
@@ -93,6 +89,29 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+DATASET_NAMES = {"scifact": "BEIR SciFact (test)", "dbpedia-5k": "DBpedia-Entity, 5,000-document sample"}
+
+
+def quality_table(quality: dict[str, Any], anchors: dict[str, float]) -> list[str]:
+    """One benchmark's table, named, with its relevance judgments and the documents it had to skip."""
+    corpus, name = quality["corpus"], quality.get("dataset", "scifact")
+    skipped = corpus.get("skipped") or []
+    lines = ["", f"**Retrieval quality, {DATASET_NAMES.get(name, name)}**: {corpus['documents']} documents "
+             f"({corpus['chunks']} chunks, preset `{corpus['chunking']}`), {quality['hybrid']['queries']} queries, "
+             f"relevance {quality.get('relevance', 'binary')}; chunk hits folded to documents."]  # fmt: skip
+    if skipped:
+        lines[-1] += (f" {len(skipped)} documents skipped (e.g. `{skipped[0]['id']}`: {skipped[0]['reason']}); "
+                      "their judgments count as misses.")  # fmt: skip
+    binary = "ndcg@10_binary" in quality["hybrid"]
+    lines += ["", "| mode | nDCG@10 | Recall@100 | MRR@10 |" + (" nDCG@10 binary |" if binary else ""),
+              "|---|---|---|---|" + ("---|" if binary else "")]  # fmt: skip
+    lines += [f"| {mode} | {quality[mode]['ndcg@10']:.3f} | {quality[mode]['recall@100']:.3f} | "
+              f"{quality[mode]['mrr@10']:.3f} |" + (f" {quality[mode]['ndcg@10_binary']:.3f} |" if binary else "")
+              for mode in MODES]  # fmt: skip
+    lines += [f"| *{label}* (published) | {value:.3f} | | |" for label, value in anchors.items()]
+    return lines
+
+
 def engine_lines(throughput: dict[str, Any]) -> list[str]:
     """The embedding engine, its ONNX Runtime settings and the CPU, with its rate beside torch's (throughput.py)."""
     engine, alone, torch = throughput.get("engine"), throughput.get("raw_engine"), throughput["raw_encode"]
@@ -125,7 +144,7 @@ def chart(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    if quality := result.get("quality"):
+    if quality := result.get("quality"):  # SciFact, beside its published anchors
         values = [quality[mode]["ndcg@10"] for mode in MODES]
         axes[0].bar(MODES, values, color=["#8da0cb", "#66c2a5", "#fc8d62"])
         for name, value in ANCHORS.items():

@@ -1,7 +1,8 @@
 """`make bench` / `python -m bench.run`: quality, throughput, latency and scale through the real services.
 
-    python -m bench.run                    # the full run (SciFact: 5,183 docs, 300 queries; ~40 min on 2 cores)
-    python -m bench.run --quick            # 50 queries, their documents + 250 others, no scale (~3 min)
+    python -m bench.run                    # the full run (SciFact 5,183 docs + dbpedia-5k 5,000; ~60 min on 2 cores)
+    python -m bench.run --quick            # 50 queries of each set, their documents + 250 others, no scale
+    python -m bench.run --dataset scifact  # quality on one set only (repeat --dataset for several)
 
 Writes <out>/<stem>.json, .md and .png (default bench/results/latest.*).
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import latency, pdf_fidelity, report, scale, throughput
-from .data import DEFAULT_DIR, load
+from .data import DATASETS, DEFAULT_DIR, load
 from .metrics import evaluate
 from .pipeline import Stack, ingest, open_stack, ranked_documents
 
@@ -30,6 +31,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a small subset, no scale run (what CI's smoke test uses)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DIR, help="SciFact folder (BEIR format)")
+    parser.add_argument("--dataset", action="append", choices=sorted(DATASETS),
+                        help="quality on these sets (default: both); throughput etc. use SciFact")  # fmt: skip
     parser.add_argument("--queries", type=int, help="evaluate the first N test queries (default: all 300)")
     parser.add_argument("--extra-docs", type=int, help="with --queries: this many distractor documents")
     parser.add_argument("--chunking", default="default", choices=["default", "dense", "sparse"])
@@ -62,18 +65,34 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-async def quality(stack: Stack, args: argparse.Namespace, data: Any) -> dict[str, Any]:
-    log(f"ingesting {len(data.docs)} documents (preset {args.chunking})")
-    corpus = await ingest(stack, data.docs, collection=QUALITY_COLLECTION, chunking=args.chunking,
+async def quality(stack: Stack, args: argparse.Namespace, data: Any, collection: str) -> dict[str, Any]:
+    """One benchmark's retrieval figures per mode. Documents the pipeline refuses (text under 50 characters)
+    are skipped and listed under corpus.skipped; their judgments stay, as a missed document."""
+    log(f"{data.name}: ingesting {len(data.docs)} documents (preset {args.chunking})")
+    corpus = await ingest(stack, data.docs, collection=collection, chunking=args.chunking,
                           on_batch=lambda done, total: log(f"  {done}/{total} documents"))  # fmt: skip
-    out: dict[str, Any] = {"corpus": {**corpus, "chunking": args.chunking}}
+    if corpus["skipped"]:
+        log(f"  skipped {len(corpus['skipped'])} documents, e.g. {corpus['skipped'][0]}")
+    relevance = "graded (0/1/2 as nDCG gain; grade >= 1 relevant for Recall, MRR)" if data.graded else "binary"
+    out: dict[str, Any] = {"dataset": data.name, "relevance": relevance}
+    out["corpus"] = {**corpus, "chunking": args.chunking}
     for mode in report.MODES:
         started = time.perf_counter()
-        runs = {qid: await ranked_documents(stack, text, collection=QUALITY_COLLECTION, mode=mode)
+        runs = {qid: await ranked_documents(stack, text, collection=collection, mode=mode)
                 for qid, text in data.queries.items()}  # fmt: skip
         out[mode] = evaluate(runs, data.qrels)
         log(f"  {mode}: {out[mode]} ({time.perf_counter() - started:.0f} s)")
     return out
+
+
+async def all_quality(stack: Stack, args: argparse.Namespace, data: Any) -> dict[str, Any]:
+    """SciFact under "quality" (what latency and scale reuse), every other set under "quality_sets"."""
+    sets: dict[str, Any] = {}
+    for name in args.dataset or ["scifact", "dbpedia-5k"]:
+        chosen = data if name == "scifact" else load(DATASETS[name]).subset(args.queries, args.extra_docs)
+        collection = QUALITY_COLLECTION if name == "scifact" else name.replace("-", "_")
+        sets[name] = {**await quality(stack, args, chosen, collection), "measured_at": stamp()}
+    return sets
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -83,7 +102,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"machine": report.machine(), "device": throughput.encode_device()}
     async with open_stack(args.work_dir) as stack:
         if "quality" not in args.skip:
-            result["quality"] = {**await quality(stack, args, data), "measured_at": stamp()}
+            sets = await all_quality(stack, args, data)
+            result["quality"] = sets.pop("scifact", None) or {}
+            result["quality_sets"] = sets
         if "throughput" not in args.skip:
             log(f"throughput on {args.throughput_docs} documents")
             docs, warmup = data.docs[: args.throughput_docs], data.docs[args.throughput_docs :][:4]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 from vector_gateway.fusion import Fusion
 
@@ -38,11 +37,49 @@ def single(name: str) -> Ranker:
     return lambda lists: fold_to_documents(d for d, _, _ in lists[name])
 
 
+def calibrated(alpha: float = 0.5, floor: float = 0.10, ceiling: float = 0.80, half: float = 20.0, depth: int = 100,
+               adapt: Callable[[list, list], float] | None = None) -> Ranker:  # fmt: skip
+    """alpha x clip((cos - floor) / (ceiling - floor)) + (1 - alpha) x bm25 / (bm25 + half); ``adapt`` may set
+    alpha per query from the two calibrated lists (the query-adaptive variants)."""
+
+    def rank(lists: Lists) -> list[str]:
+        dense = {c: min(max((v - floor) / (ceiling - floor), 0.0), 1.0) for _, c, v in lists["dense"][:depth]}
+        sparse = {c: v / (v + half) if v > 0 else 0.0 for _, c, v in lists["bm25"][:depth]}
+        doc_of = {c: d for name in ("dense", "bm25") for d, c, _ in lists[name][:depth]}
+        a = adapt(sorted(dense.values(), reverse=True), sorted(sparse.values(), reverse=True)) if adapt else alpha
+        scores = {c: a * dense.get(c, 0.0) + (1 - a) * sparse.get(c, 0.0) for c in doc_of}
+        return fold_to_documents(doc_of[c] for c in sorted(scores, key=scores.__getitem__, reverse=True))
+
+    return rank
+
+
+def peakedness(dense: list[float], sparse: list[float]) -> float:
+    """alpha from how far each list's first hit stands above its tenth (half fixed 0.5, half adaptive)."""
+    gap = [(v[0] - v[min(9, len(v) - 1)]) if v else 0.0 for v in (dense, sparse)]
+    return 0.25 + 0.5 * (gap[0] / (gap[0] + gap[1])) if sum(gap) else 0.5
+
+
+def confidence(dense: list[float], sparse: list[float]) -> float:
+    """alpha from each list's best calibrated score: trust the list that is surer of its first hit."""
+    best = [v[0] if v else 0.0 for v in (dense, sparse)]
+    return 0.25 + 0.5 * (best[0] / (best[0] + best[1])) if sum(best) else 0.5
+
+
 def variants() -> dict[str, Ranker]:
     out: dict[str, Ranker] = {"bm25 (stemmed)": single("bm25"), "dense": single("dense")}
-    out["before: convex min-max alpha=0.5"] = fused(Fusion("convex", 0.5))
-    out["rrf k=60"] = fused(Fusion("rrf", 0.5, 60))
-    out["default (calibrated)"] = fused(Fusion())
+    out["C0 before: convex min-max alpha=0.5"] = fused(Fusion("convex", 0.5))
+    out["C0 rrf k=60"] = fused(Fusion("rrf", 0.5, 60))
+    for half in (5, 10, 20, 40, 80):
+        for alpha in (0.4, 0.5, 0.6, 0.7):
+            out[f"C1 calibrated alpha={alpha} half={half}"] = calibrated(alpha, half=half)
+    for floor, ceiling in ((0.0, 1.0), (0.2, 0.8), (0.1, 0.6)):
+        out[f"C2 calibrated cosine {floor}..{ceiling}, alpha=0.5 half=40"] = calibrated(0.5, floor, ceiling, 40)
+    for half in (20, 40):
+        out[f"C3 adaptive: peakedness, half={half}"] = calibrated(half=half, adapt=peakedness)
+        out[f"C3 adaptive: confidence, half={half}"] = calibrated(half=half, adapt=confidence)
+    for depth in (20, 50):
+        out[f"C4 calibrated alpha=0.5 half=40, {depth} candidates"] = calibrated(0.5, half=40, depth=depth)
+    out["default (gateway Fusion())"] = fused(Fusion())
     return out
 
 
@@ -61,7 +98,8 @@ def table(chosen: dict[str, Ranker], datasets: list[str]) -> str:
         cells = []
         for lists, qrels in inputs.values():
             s = evaluate({q: rank(per_query) for q, per_query in lists.items()}, qrels)
-            cells += [f"{s['ndcg@10']:.4f}", f"{s['recall@100']:.4f}", f"{s['mrr@10']:.4f}"]
+            binary = f" ({s['ndcg@10_binary']:.4f} binary)" if "ndcg@10_binary" in s else ""
+            cells += [f"{s['ndcg@10']:.4f}{binary}", f"{s['recall@100']:.4f}", f"{s['mrr@10']:.4f}"]
         lines.append(f"| {name} | {' | '.join(cells)} |")
     return "\n".join(lines)
 

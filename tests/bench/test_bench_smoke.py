@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import run, search_costs
-from bench.data import DEFAULT_DIR, load
+from bench import report, run, search_costs
+from bench.data import BENCH_DIR, DEFAULT_DIR, load
+from bench.pipeline import open_stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -17,10 +18,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 @pytest.mark.skipif(not (DEFAULT_DIR / "corpus.jsonl").is_file(), reason="shared/bench/scifact is not beside the repo")
 def test_quick_benchmark_reports_every_figure(tmp_path: Path) -> None:
     out, work = str(tmp_path / "out"), str(tmp_path / "work")
-    run.main(["--quick", "--queries", "20", "--extra-docs", "60", "--throughput-docs", "20",
+    run.main(["--quick", "--queries", "20", "--extra-docs", "60", "--throughput-docs", "20", "--dataset", "scifact",
               "--latency-queries", "10", "--out", out, "--work-dir", work])  # fmt: skip
     result = json.loads((tmp_path / "out" / "latest.json").read_text())
     quality = result["quality"]
+    assert quality["dataset"] == "scifact" and quality["relevance"] == "binary"
     expected = load().subset(20, 60)  # the 20 queries' relevant documents and 60 others
     assert quality["corpus"]["documents"] == len(expected.docs)
     assert quality["corpus"]["chunks"] >= quality["corpus"]["documents"]
@@ -39,3 +41,20 @@ def test_quick_benchmark_reports_every_figure(tmp_path: Path) -> None:
     assert len(costs) == 11 and all(ms > 0 for ms in costs.values())
     assert "| hybrid |" in (tmp_path / "out" / "latest.md").read_text()
     assert (tmp_path / "out" / "latest.png").stat().st_size > 10_000
+
+
+@pytest.mark.skipif(not (BENCH_DIR / "dbpedia-5k" / "corpus.jsonl").is_file(), reason="no shared/bench/dbpedia-5k")
+async def test_dbpedia_is_named_graded_and_short_documents_are_skipped_not_fatal(tmp_path: Path) -> None:
+    full = load(BENCH_DIR / "dbpedia-5k")
+    short = [d for d in full.docs if len(d.text) < 50]
+    data = full.subset(3, 30)
+    data.docs += [d for d in short[:2] if d not in data.docs]
+    args = run.parse_args(["--chunking", "default"])
+    async with open_stack(tmp_path / "work") as stack:
+        quality = await run.quality(stack, args, data, "dbpedia_5k")
+    assert quality["dataset"] == "dbpedia-5k" and quality["relevance"].startswith("graded")
+    skipped = {s["id"] for s in quality["corpus"]["skipped"]}
+    assert {d.doc_id for d in short[:2]} <= skipped and quality["corpus"]["documents"] == len(data.docs) - len(skipped)
+    assert quality["hybrid"]["queries"] == 3 and quality["semantic"]["ndcg@10"] > 0.3
+    table = "\n".join(report.quality_table(quality, {}))
+    assert "DBpedia-Entity" in table and "skipped" in table and "| hybrid |" in table
