@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from ingestion_contracts.chunker import ChunkBatchRequest, ChunkBatchResponse, ChunkRequest, ChunkResponse
 from ingestion_contracts.docling import ConvertResponse
@@ -37,6 +38,19 @@ from ingestion_contracts.vectors import (
 )
 
 from .clients import ServiceClient
+from .errors import ToolFailure
+
+
+def seg(value: str) -> str:
+    """One URL path segment. Names come from callers: '?', '#' and '%' are encoded, and a '/' or a dot
+    segment is refused (servers decode %2F before routing, so no encoding keeps it inside one segment)."""
+    if "/" in value or "\\" in value or value in ("", ".", ".."):
+        raise ToolFailure(
+            f"Invalid name {value!r}: a collection, store or document name is one name, not a path.",
+            "Use letters, digits, '-', '_' or '.' (get_collections lists the existing collections).",
+            code="INVALID_INPUT",
+        )
+    return quote(value, safe="")
 
 
 def _body(model: Any) -> dict[str, Any]:
@@ -64,11 +78,11 @@ class Backend:
 
     # gateway: documents ------------------------------------------------------------------
     async def upsert(self, collection: str, request: UpsertDocumentRequest) -> UpsertDocumentResponse:
-        path = f"/v1/collections/{collection}/documents"
+        path = f"/v1/collections/{seg(collection)}/documents"
         return await self.gateway.json("POST", path, UpsertDocumentResponse, json=_body(request))
 
     async def upsert_batch(self, collection: str, documents: list[UpsertDocumentRequest]) -> UpsertBatchResponse:
-        path = f"/v1/collections/{collection}/documents/batch"
+        path = f"/v1/collections/{seg(collection)}/documents/batch"
         body = _body(UpsertBatchRequest(documents=documents))
         return await self.gateway.json("POST", path, UpsertBatchResponse, json=body)
 
@@ -78,21 +92,21 @@ class Backend:
         params: dict[str, Any] = {"offset": offset, "limit": limit}
         if source is not None:
             params["source"] = source
-        path = f"/v1/collections/{collection}/documents"
+        path = f"/v1/collections/{seg(collection)}/documents"
         return await self.gateway.json("GET", path, DocumentList, params=params)
 
     async def find_document(self, collection: str, key: str) -> DocumentList:
         """The document whose identity is `key` (0 or 1 documents)."""
-        path = f"/v1/collections/{collection}/documents"
+        path = f"/v1/collections/{seg(collection)}/documents"
         return await self.gateway.json("GET", path, DocumentList, params={"key": key})
 
     async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
         """The stored documents with these keys (missing keys are absent from the answer)."""
-        path = f"/v1/collections/{collection}/documents/find"
+        path = f"/v1/collections/{seg(collection)}/documents/find"
         return await self.gateway.json("POST", path, DocumentList, json=_body(FindDocumentsRequest(keys=keys)))
 
     async def relabel(self, collection: str, doc_id: str, request: RelabelRequest) -> UpsertDocumentResponse:
-        path = f"/v1/collections/{collection}/documents/{doc_id}/labels"
+        path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}/labels"
         return await self.gateway.json("POST", path, UpsertDocumentResponse, json=_body(request))
 
     async def embed_passages(self, passages: list[PassageIn]) -> EmbedResponse:
@@ -100,14 +114,15 @@ class Backend:
         return await self.gateway.json("POST", "/v1/embed/passages", EmbedResponse, json=body)
 
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
-        return await self.gateway.json("GET", f"/v1/collections/{collection}/documents/{doc_id}", DocumentContent)
+        path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}"
+        return await self.gateway.json("GET", path, DocumentContent)
 
     async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
-        path = f"/v1/collections/{collection}/documents/{doc_id}/chunks"
+        path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}/chunks"
         return await self.gateway.json("GET", path, DocumentChunks, params={"start": start, "end": end})
 
     async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
-        path = f"/v1/collections/{collection}/documents/{doc_id}"
+        path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}"
         return await self.gateway.json("DELETE", path, DeleteDocumentResponse)
 
     # gateway: search and collections -------------------------------------------------------
@@ -121,31 +136,31 @@ class Backend:
         return await self.gateway.json("GET", "/v1/collections", CollectionList)
 
     async def get_collection(self, name: str) -> CollectionInfo:
-        return await self.gateway.json("GET", f"/v1/collections/{name}", CollectionInfo)
+        return await self.gateway.json("GET", f"/v1/collections/{seg(name)}", CollectionInfo)
 
     async def create_collection(self, name: str) -> CollectionInfo:
         return await self.gateway.json("POST", "/v1/collections", CollectionInfo, json={"name": name})
 
     async def delete_collection(self, name: str) -> DeleteCollectionResponse:
-        return await self.gateway.json("DELETE", f"/v1/collections/{name}", DeleteCollectionResponse)
+        return await self.gateway.json("DELETE", f"/v1/collections/{seg(name)}", DeleteCollectionResponse)
 
     # gateway: raw vector stores ------------------------------------------------------------
     async def vector_add(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
-        path = f"/v1/vector-stores/{store}/vectors"
+        path = f"/v1/vector-stores/{seg(store)}/vectors"
         return await self.gateway.json("POST", path, VectorAddResponse, json=_body(request))
 
     async def vector_search(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
-        path = f"/v1/vector-stores/{store}/search"
+        path = f"/v1/vector-stores/{seg(store)}/search"
         return await self.gateway.json("POST", path, VectorSearchResponse, json=_body(request))
 
     async def vector_delete(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
         params = {"id": vector_id} | ({"namespace": namespace} if namespace is not None else {})
-        path = f"/v1/vector-stores/{store}/vectors"
+        path = f"/v1/vector-stores/{seg(store)}/vectors"
         return await self.gateway.json("DELETE", path, VectorDeleteResponse, params=params)
 
     async def vector_store(self, store: str, namespace: str | None) -> VectorStoreInfo:
         params = {"namespace": namespace} if namespace is not None else {}
-        return await self.gateway.json("GET", f"/v1/vector-stores/{store}", VectorStoreInfo, params=params)
+        return await self.gateway.json("GET", f"/v1/vector-stores/{seg(store)}", VectorStoreInfo, params=params)
 
     async def readiness(self) -> dict[str, str]:
         """Each service's /readyz, for the MCP endpoint's own /readyz."""

@@ -238,9 +238,16 @@ async def test_fetch_repo_failures(docs_mcp: Any) -> None:
     async with docs_mcp() as docs_client:
         bad_ref = await error_of(docs_client, "fetch_repo", repoUrl="https://github.com/o/r", branch="--upload-pack=x")
         assert bad_ref["code"] == "INVALID_REPO_URL"
-        started = await docs_client.call_tool("fetch_repo", {"repoUrl": "git@github.com:owner/repo.git"})
-        job, _ = await run_job(docs_client, started.structured_content["jobId"])
-        assert job["status"] == "failed" and job["errorCode"] == "INVALID_REPO_URL"
+        # What can never be a repository is refused at once, not as a job that fails later.
+        for url in ("git@github.com:owner/repo.git", "not a url", "ftp://example.com/repo", "https://"):
+            assert (await error_of(docs_client, "fetch_repo", repoUrl=url))["code"] == "INVALID_REPO_URL", url
+
+
+async def test_hostile_file_paths_get_clean_errors(docs_mcp: Any) -> None:
+    async with docs_mcp() as docs_client:
+        nul = await error_of(docs_client, "get_file_details", filePath="/tmp/a\x00b.md")
+        assert nul["code"] == "INVALID_PATH" and "Internal" not in nul["message"]
+        assert (await error_of(docs_client, "remove_file", filePath="/tmp/\x07bell.md"))["code"] == "INVALID_PATH"
 
 
 async def test_unknown_job_and_empty_index(docs_mcp: Any, app_state: Any) -> None:
@@ -252,4 +259,5 @@ async def test_unknown_job_and_empty_index(docs_mcp: Any, app_state: Any) -> Non
 
         empty = profile_state(app_state, profiles=["docs_server"], docs_collection="docs_never_indexed")
         async with Client(build_server(empty)) as client:
-            assert (await error_of(client, "search_documents", query="anything"))["code"] == "INDEX_NOT_FOUND"
+            empty_index = await error_of(client, "search_documents", query="anything")
+            assert empty_index["code"] == "INDEX_NOT_FOUND" and empty_index["message"] == "Nothing is indexed yet."

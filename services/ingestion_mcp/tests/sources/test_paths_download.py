@@ -54,7 +54,8 @@ def test_symlink_escaping_the_root_is_refused(roots: tuple[Path, Path, Path]) ->
         with pytest.raises(SourceError) as caught:
             resolve_allowed(path, [docs])
         assert caught.value.code == "INVALID_PATH"
-        assert "link to" in caught.value.message
+        assert "link that leads outside" in caught.value.message
+        assert str(outside) not in caught.value.message  # an error never shows where the link leads
 
 
 def test_symlink_inside_the_root_is_fine(roots: tuple[Path, Path, Path]) -> None:

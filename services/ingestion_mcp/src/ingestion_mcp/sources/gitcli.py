@@ -30,13 +30,22 @@ class RepoTarget:
     resolve_pin: str | None = None  # curl's HOST:PORT:ADDRESS, so git connects to the vetted address
 
 
-async def validate_repo_url(url: str, policy: SourcePolicy) -> RepoTarget:
-    """Only https (and http/file where the policy allows) URLs; no ssh, ext::, options or credentials."""
+def check_repo_url(url: str, policy: SourcePolicy) -> str:
+    """The URL's form alone (no network): refuse what can never be a repository before any job starts."""
     text = _normalise(url)
     scheme = urlsplit(text).scheme.lower()
     if scheme not in policy.repo_schemes:
         allowed = ", ".join(sorted(policy.repo_schemes))
         raise _invalid(f"Repository URL scheme {scheme!r} is not allowed (allowed: {allowed}).", _HTTPS_HINT)
+    if scheme != "file" and not urlsplit(text).hostname:
+        raise _invalid(f"{url!r} is not a repository URL.", _HTTPS_HINT)
+    return text
+
+
+async def validate_repo_url(url: str, policy: SourcePolicy) -> RepoTarget:
+    """Only https (and http/file where the policy allows) URLs; no ssh, ext::, options or credentials."""
+    text = check_repo_url(url, policy)
+    scheme = urlsplit(text).scheme.lower()
     if scheme == "file":
         path = Path(unquote(urlsplit(text).path))
         if not path.is_dir():

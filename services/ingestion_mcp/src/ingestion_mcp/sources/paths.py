@@ -26,7 +26,7 @@ def resolve_allowed(path: str | os.PathLike[str], roots: Sequence[str | os.PathL
             INVALID_PATH, f"Cannot read {candidate}: {exc}.", "Check the path and its permissions."
         ) from exc
     if not _inside_any(resolved, real_roots):
-        raise _outside(str(path), real_roots, f"it is a link to {resolved}")
+        raise _outside(str(path), real_roots, "it is a link that leads outside them")
     if not resolved.is_file():
         raise SourceError(
             INVALID_PATH,
@@ -45,7 +45,7 @@ def ensure_inside(path: str | os.PathLike[str], roots: Sequence[str | os.PathLik
         existing = existing.parent
     resolved = existing.resolve(strict=True) / candidate.relative_to(existing)
     if not _inside_any(resolved, real_roots):
-        raise _outside(str(path), real_roots, f"it resolves to {resolved}")
+        raise _outside(str(path), real_roots, "it resolves outside them")
     return resolved
 
 

@@ -25,7 +25,7 @@ from pydantic import Field
 from ..errors import ToolFailure, UpstreamError
 from ..jobs import Job, ProgressFn
 from ..sources import SourceError, SourcePolicy, ensure_inside, sanitize_filename
-from ..sources.gitcli import validate_ref
+from ..sources.gitcli import check_repo_url, validate_ref
 from ..sources.netguard import check_url_shape, parse_url
 from ..state import AppState
 from .common import estimate_tokens, result, safe_tool
@@ -69,6 +69,14 @@ def docs_tool(fn: Any) -> Any:
     return safe_tool(render_error)(wrapper)
 
 
+def index_empty() -> ToolFailure:
+    return ToolFailure(
+        "Nothing is indexed yet.",
+        "Index documents with fetch_file or fetch_repo first, then search.",
+        code="INDEX_NOT_FOUND",
+    )
+
+
 def not_indexed(what: str) -> ToolFailure:
     return ToolFailure(
         f"{what} is not indexed.",
@@ -86,6 +94,12 @@ class DocsServer:
         self.collection = docs.collection
 
     async def find(self, file_path: str) -> DocumentInfo:
+        if any(ord(ch) < 32 for ch in file_path):
+            raise ToolFailure(
+                "filePath contains a NUL or control character.",
+                "Pass the filePath exactly as search_documents returned it.",
+                code="INVALID_PATH",
+            )
         if not Path(file_path).is_absolute():
             raise ToolFailure(
                 f"filePath must be an absolute path, got {file_path!r}.",
@@ -97,7 +111,7 @@ class DocsServer:
                 listing = await self.state.backend.find_document(self.collection, candidate)
             except UpstreamError as exc:
                 if exc.status == 404:
-                    raise not_indexed("Nothing") from None
+                    raise index_empty() from None
                 raise
             if listing.documents:
                 return listing.documents[0]
@@ -166,10 +180,10 @@ def _register_search(server: MCPServer, docs: DocsServer) -> None:
             found = await docs.state.backend.search(request)
         except UpstreamError as exc:
             if exc.status == 404:
-                raise not_indexed("Nothing") from None
+                raise index_empty() from None
             raise
         if found.total_searched == 0:
-            raise not_indexed("Nothing")
+            raise index_empty()
         chunks = [docs.chunk(hit, score=True, with_metadata=options.includeMetadata) for hit in found.hits]
         message = None
         if not chunks:
@@ -253,6 +267,7 @@ def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
         Returns a jobId at once; poll get_job_status(jobId) until status is completed or failed.
         """
         validate_ref(branch)
+        check_repo_url(repoUrl, docs.docs.policy)
 
         async def body(progress: ProgressFn) -> dict[str, Any]:
             return await fetch_repo_job(docs.docs, repoUrl, branch, options, progress)
