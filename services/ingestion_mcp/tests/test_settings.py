@@ -54,3 +54,13 @@ def test_vector_store_metric_is_checked_at_start_up(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("INGESTION_MCP_VECTOR_STORE_METRIC", "l2")
     with pytest.raises(ValidationError, match="'cosine', 'dot' or 'euclidean'"):
         McpSettings()
+
+
+def test_downloads_go_to_the_data_folder_not_the_working_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = McpSettings(data_dir=tmp_path / "data")
+    assert settings.documents_folder == (tmp_path / "data" / "documents").resolve()
+    chosen = McpSettings(data_dir=tmp_path / "data", documents_dir=tmp_path / "elsewhere")
+    assert chosen.documents_folder == (tmp_path / "elsewhere").resolve()

@@ -54,8 +54,8 @@ class McpSettings(BaseSettings):
     source_max_redirects: int = Field(default=5, ge=0, le=20)
     repo_max_files: int = Field(default=1000, ge=1)
     repo_timeout_s: float = Field(default=300.0, gt=0)
-    # fetch_file saves downloads here (never outside it).
-    documents_dir: Path = Path("./data/documents")
+    # fetch_file saves downloads here (never outside it); default: <data_dir>/documents.
+    documents_dir: Path | None = None
 
     docling_service_url: str | None = Field(default=None, validation_alias=AliasChoices("DOCLING_SERVICE_URL"))
     chunker_service_url: str | None = Field(default=None, validation_alias=AliasChoices("CHUNKER_SERVICE_URL"))
@@ -104,6 +104,12 @@ class McpSettings(BaseSettings):
         return [root.expanduser().resolve() for root in roots]
 
     @model_validator(mode="after")
+    def _documents_in_the_data_folder(self) -> McpSettings:
+        if self.documents_dir is None:
+            self.documents_dir = self.data_dir / "documents"
+        return self
+
+    @model_validator(mode="after")
     def _urls_all_or_none(self) -> McpSettings:
         urls = {
             "DOCLING_SERVICE_URL": self.docling_service_url,
@@ -133,6 +139,11 @@ class McpSettings(BaseSettings):
     @property
     def embedded(self) -> bool:
         return not self.vector_gateway_url
+
+    @property
+    def documents_folder(self) -> Path:
+        """Where fetch_file saves downloads: documents_dir, by default in the data folder."""
+        return (self.documents_dir or self.data_dir / "documents").expanduser().resolve()
 
     def token_value(self) -> str | None:
         return self.auth_token.get_secret_value() if self.auth_token else None

@@ -189,7 +189,7 @@ async def test_fetch_file_job_progress_rises_to_completed(docs_mcp: Any, docs_st
         assert seen == sorted(seen) and seen[0] < 100 and job["progress"] == 100
         assert job["status"] == "completed" and job["endTime"] and job["currentStep"] == "done"
         saved = Path(job["result"]["filePath"])
-        assert saved == docs_state.settings.documents_dir.resolve() / "sub" / "short.md" and saved.is_file()
+        assert saved == docs_state.settings.documents_folder / "sub" / "short.md" and saved.is_file()
         assert job["result"]["indexed"] is True and job["result"]["status"] in ("indexed", "skipped")
         active = (await docs_client.call_tool("list_active_jobs", {})).structured_content
         assert job_id not in [j["id"] for j in active["jobs"]]

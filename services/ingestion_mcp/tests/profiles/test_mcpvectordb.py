@@ -162,7 +162,11 @@ async def test_search_fields_filters_and_library(vectordb, write, library) -> No
         assert none == {"results": []}
         hostile = await ok(client, "search", query="apple", filter={"library": second, "title": 'x" or title != "'})
         assert hostile == {"results": []}
-        assert "'colour'" in await error(client, "search", query="kite", filter={"colour": "red"})
+        # Any other key is a metadata key, as users put them there; a malformed key is refused.
+        by_meta = await ok(client, "search", query="kite wind", filter={"topic": "kites"})
+        assert by_meta["results"] and all(r["metadata"] == {"topic": "kites"} for r in by_meta["results"])
+        assert await ok(client, "search", query="kite", filter={"colour": "red"}) == {"results": []}
+        assert "'bad key!'" in await error(client, "search", query="kite", filter={"bad key!": "red"})
         assert "contradicts" in await error(client, "search", query="kite", library=first, filter={"library": second})
         unknown = await error(client, "search", query="kite", library="no_such_library")
         assert "Library 'no_such_library' not found" in unknown and first in unknown

@@ -39,7 +39,7 @@ class DocsContext:
     @property
     def roots(self) -> list[Path]:
         """Where fetched files are saved: relative folders start at the documents dir."""
-        return [self.state.settings.documents_dir.expanduser().resolve()]
+        return [self.state.settings.documents_folder]
 
 
 def stage(progress: ProgressFn, low: float, high: float, names: dict[str, str] | None = None) -> Progress:

@@ -27,6 +27,7 @@ SERVER_VERSION = "0.2.0"
 LibraryArg = Annotated[str | None, Field(default=None, pattern=COLLECTION_NAME_PATTERN)]
 DEFAULT_LIBRARY = "default"
 # The ChunkRecord fields a filter compares for equality (content and metadata are not comparable).
+_METADATA_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 FILTER_FIELDS = ("chunk_index", "doc_id", "file_type", "last_modified", "library", "page", "source", "title")
 _LIBRARY_RE = re.compile(COLLECTION_NAME_PATTERN)
 
@@ -130,15 +131,21 @@ def document_record(doc: DocumentInfo) -> DocumentRecord:
 
 
 def split_filter(filter_: dict[str, Any] | None, library: str | None) -> tuple[dict[str, Any], str | None]:
-    """Check the keys against ChunkRecord's comparable fields; `library` selects the library, not a field."""
-    filters = dict(filter_ or {})
-    unknown = sorted(key[:64] for key in filters if key not in FILTER_FIELDS)
-    if unknown:
-        raise ToolFailure(
-            f"Invalid filter key(s): {', '.join(map(repr, unknown))}.",
-            f"Filter on these fields only: {', '.join(FILTER_FIELDS)}.",
-            code="INVALID_INPUT",
-        )
+    """ChunkRecord's comparable fields as they are; any other key is a key of the chunk's `metadata` (what
+    users put there, e.g. {"team": "legal"}); `library` selects the library, not a field."""
+    filters: dict[str, Any] = {}
+    for key, value in (filter_ or {}).items():
+        if key in FILTER_FIELDS:
+            filters[key] = value
+            continue
+        name = key.removeprefix("metadata.")
+        if not _METADATA_KEY_RE.fullmatch(name):
+            raise ToolFailure(
+                f"Invalid filter key {key[:64]!r}.",
+                f"Use a field ({', '.join(FILTER_FIELDS)}) or a metadata key (letters, digits, underscore).",
+                code="INVALID_INPUT",
+            )
+        filters[f"metadata.{name}"] = value
     in_filter = filters.pop("library", None)
     if in_filter is not None and not (isinstance(in_filter, str) and _LIBRARY_RE.fullmatch(in_filter)):
         raise ToolFailure(
@@ -238,7 +245,9 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         library: LibraryArg = None,
         filter: Annotated[
             dict[str, str | int] | None,
-            Field(description=f"Field equality filters, AND-ed; keys: {', '.join(FILTER_FIELDS)}"),
+            Field(
+                description=f"Field equality filters, AND-ed; keys: {', '.join(FILTER_FIELDS)}, or any metadata key"
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Semantic search over indexed document chunks (hybrid: BM25 and vector scores fused)."""
