@@ -23,6 +23,7 @@ from ingestion_contracts.docling import EXTENSIONS, SUPPORTED_FILE_TYPES
 from .errors import ToolFailure
 from .settings import McpSettings
 from .sources import FetchedResource, SourcePolicy, fetch_url, html_to_markdown
+from .sources.detect import KIND_EXTENSIONS, image_extension
 from .sources.paths import resolve_allowed
 
 # Types read as text here: docling's Markdown -> Markdown round trip adds nothing to them.
@@ -181,9 +182,10 @@ def from_fetched(fetched: FetchedResource, *, default_source: str = "") -> Acqui
             title=(markdown_title(text) if fetched.kind == "md" else None) or name,
             default_source=default_source, content_hash=sha256(fetched.data),
         )  # fmt: skip
-    name = fetched.filename or f"download.{fetched.kind}"
-    if not name.lower().endswith(f".{fetched.kind}"):
-        name = f"{name}.{fetched.kind}"
+    extension = image_extension(fetched.data) if fetched.kind == "image" else f".{fetched.kind}"
+    name = fetched.filename or f"download{extension}"
+    if not name.lower().endswith(KIND_EXTENSIONS[fetched.kind]):
+        name = f"{name}{extension}"
     return Acquired(key=key, name=name, file_type=fetched.kind, last_modified=modified, data=fetched.data,
                     default_source=default_source)  # fmt: skip
 

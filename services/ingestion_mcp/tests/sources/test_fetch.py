@@ -45,7 +45,12 @@ async def test_text_body_and_file_name(http_server: LiveServer, policy: SourcePo
     assert markdown.text() == MARKDOWN
 
 
-@pytest.mark.parametrize("path", ["/files/image.png", "/files/archive.zip"])
+async def test_images_are_fetched_for_ocr(http_server: LiveServer, policy: SourcePolicy) -> None:
+    image = await fetch_url(http_server.url("/files/image.png"), policy=policy)
+    assert image.kind == "image"
+
+
+@pytest.mark.parametrize("path", ["/files/archive.zip"])
 async def test_unsupported_content_is_refused(http_server: LiveServer, policy: SourcePolicy, path: str) -> None:
     with pytest.raises(SourceError) as caught:
         await fetch_url(http_server.url(path), policy=policy)

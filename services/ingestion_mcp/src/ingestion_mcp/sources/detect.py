@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from .errors import UNSUPPORTED_FORMAT, SourceError
 
-Kind = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt"]
+Kind = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"]
 
 KIND_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "pdf": (".pdf",),
@@ -22,12 +22,13 @@ KIND_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "html": (".html", ".htm"),
     "md": (".md", ".markdown"),
     "txt": (".txt",),
+    "image": (".png", ".jpg", ".jpeg", ".tif", ".tiff"),
 }
-SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text"
+SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text, PNG/JPEG/TIFF images"
+# Images docling reads with OCR, by magic bytes, and the extension that tells docling what they are.
+IMAGE_MAGIC = {b"\x89PNG": ".png", b"\xff\xd8\xff": ".jpg", b"II*\x00": ".tiff", b"MM\x00*": ".tiff"}
 _OOXML_MEMBERS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
 _BINARY_MAGIC = {
-    b"\x89PNG": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
     b"GIF8": "a GIF image",
     b"\x1f\x8b": "a gzip archive",
     b"\x7fELF": "an executable",
@@ -41,6 +42,11 @@ _MD_MARKERS = re.compile(r"^(#{1,6} \S|```|\s*[-*] \[[ x]\] |\|.*\|\s*$)|\[[^\]]
 _SNIFF_BYTES = 4096
 
 
+def image_extension(data: bytes) -> str | None:
+    """'.png', '.jpg' or '.tiff' for the images docling reads, by their magic bytes; else None."""
+    return next((ext for magic, ext in IMAGE_MAGIC.items() if data.startswith(magic)), None)
+
+
 def detect_kind(data: bytes, content_type: str | None = None, filename: str | None = None) -> Kind:
     """The document kind of `data`; headers and the name only pick between text kinds."""
     head = data[:_SNIFF_BYTES]
@@ -48,6 +54,8 @@ def detect_kind(data: bytes, content_type: str | None = None, filename: str | No
         return "pdf"
     if head.startswith(b"PK\x03\x04"):
         return _ooxml_kind(data)
+    if image_extension(head):
+        return "image"
     for magic, label in _BINARY_MAGIC.items():
         if head.startswith(magic):
             raise _unsupported(f"The content is {label}")

@@ -245,9 +245,7 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         library: LibraryArg = None,
         filter: Annotated[
             dict[str, str | int] | None,
-            Field(
-                description=f"Field equality filters, AND-ed; keys: {', '.join(FILTER_FIELDS)}, or any metadata key"
-            ),
+            Field(description=f"Field equality filters, AND-ed; keys: {', '.join(FILTER_FIELDS)}, or any metadata key"),
         ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Semantic search over indexed document chunks (hybrid: BM25 and vector scores fused)."""

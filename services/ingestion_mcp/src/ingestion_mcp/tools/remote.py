@@ -28,7 +28,7 @@ from .primary_models import (
 # Reaches out to the web: open world. Idempotent: the same content is skipped by hash.
 FETCH = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 CONTENT_TYPES = {"pdf": "PDF", "docx": "DOCX", "pptx": "PPTX", "xlsx": "XLSX", "html": "HTML", "md": "Markdown",
-                 "txt": "Text"}  # fmt: skip
+                 "txt": "Text", "image": "Image"}  # fmt: skip
 
 
 def register(server: MCPServer, state: AppState) -> None:
