@@ -62,3 +62,16 @@ def test_search_text_fits_milvus_varchar() -> None:
 def test_truncate_never_splits_a_character() -> None:
     assert truncate_utf8("aé", 2) == "a"
     assert truncate_utf8("abc", 10) == "abc"
+
+
+def test_table_chunks_that_repeat_their_header_rebuild_the_table_once() -> None:
+    from vector_gateway.passages import ChunkSpan, rebuild_text
+
+    source = "| Region | Q1 |\n| --- | --- |\n| Asia | 5 |\n| Europe | 4 |\n| Africa | 3 |"
+    header = "| Region | Q1 |\n| --- | --- |\n"
+    first_end = source.index("| Europe")
+    chunks = [
+        ChunkSpan(0, source[:first_end].rstrip("\n"), 0, first_end - 1),
+        ChunkSpan(1, header + source[first_end:], first_end, len(source)),  # the header again, in front
+    ]
+    assert rebuild_text(chunks) == source

@@ -54,10 +54,16 @@ def _offsets_usable(chunks: Sequence[ChunkSpan]) -> bool:
         return False
     previous_start = -1
     for chunk in chunks:
-        if chunk.end - chunk.start != len(chunk.text) or chunk.start < previous_start:
+        # A chunk may carry more than its span in front (a table chunk repeats its table's header rows).
+        if chunk.end - chunk.start > len(chunk.text) or chunk.start < previous_start:
             return False
         previous_start = chunk.start
     return True
+
+
+def _span(chunk: ChunkSpan) -> str:
+    """The part of a chunk's text that lies at its offsets: its last end - start characters."""
+    return chunk.text[len(chunk.text) - (chunk.end - chunk.start) :]
 
 
 def _gap(length: int) -> str:
@@ -69,9 +75,10 @@ def _gap(length: int) -> str:
 def rebuild_text(chunks: Sequence[ChunkSpan]) -> str:
     """The document text from its chunks, ordered by index, overlaps removed by offsets.
 
-    When every chunk's ``end - start`` equals its text length the chunks are laid out at their
-    offsets (equal to the source text where they cover it; trimmed whitespace between chunks
-    comes back as newlines). Without usable offsets the chunk texts are joined by blank lines.
+    When every chunk's text ends with its ``end - start`` characters of source (a table chunk carries its
+    header rows in front), the chunks are laid out at their offsets: equal to the source text where they
+    cover it; trimmed whitespace between chunks comes back as newlines. Without usable offsets the chunk
+    texts are joined by blank lines.
     """
     ordered = sorted(chunks, key=lambda c: c.index)
     if not _offsets_usable(ordered):
@@ -83,8 +90,8 @@ def rebuild_text(chunks: Sequence[ChunkSpan]) -> str:
             continue  # entirely inside text already written
         if chunk.start >= cursor:
             pieces.append(_gap(chunk.start - cursor))
-            pieces.append(chunk.text)
+            pieces.append(_span(chunk))
         else:
-            pieces.append(chunk.text[cursor - chunk.start :])
+            pieces.append(_span(chunk)[cursor - chunk.start :])
         cursor = chunk.end
     return "".join(pieces)
