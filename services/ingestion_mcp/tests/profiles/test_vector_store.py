@@ -121,13 +121,29 @@ async def test_default_store_and_namespaces_are_isolated(app_state: AppState) ->
         one = await ok(client, "vector_search", query=[0.0, 1.0, 0.0], namespace="chapter-1")
         assert [h["id"] for h in one["results"]] == ["shared-id"] and one["total_searched"] == 1
         assert one["results"][0]["score"] == pytest.approx(0.0, abs=1e-6)  # the chapter-2 vector is not visible
-        missing = await ok(client, "vector_delete", id="shared-id")  # the default namespace has no such id
-        assert missing == {"deleted": False, "id": "shared-id"}
+        # Without a namespace a search sees both; each result says which namespace it is from.
+        both = await ok(client, "vector_search", query=[0.0, 1.0, 0.0], k=100)
+        mine = {(h["id"], h.get("namespace")) for h in both["results"] if h["id"] == "shared-id"}
+        assert mine == {("shared-id", "chapter-1"), ("shared-id", "chapter-2")}
         deleted = await ok(client, "vector_delete", id="shared-id", namespace="chapter-1")
         assert deleted == {"deleted": True, "id": "shared-id"}
         assert (await ok(client, "vector_count", namespace="chapter-1"))["count"] == 0
         assert (await ok(client, "vector_count", namespace="chapter-2"))["count"] == 1
-        await ok(client, "vector_delete", id="shared-id", namespace="chapter-2")
+        # Without a namespace a delete removes the id wherever a search without one finds it.
+        await ok(client, "vector_add", id="shared-id", embedding=[1.0, 0.0, 0.0], namespace="chapter-1")
+        everywhere = await ok(client, "vector_delete", id="shared-id")
+        assert everywhere == {"deleted": True, "id": "shared-id"}
+        assert (await ok(client, "vector_count"))["count"] == before
+        assert (await ok(client, "vector_delete", id="shared-id")) == {"deleted": False, "id": "shared-id"}
+
+
+async def test_a_refused_first_vector_creates_no_store(app_state: AppState) -> None:
+    name = store()
+    async with session(app_state) as client:
+        assert "all zeros" in await error(client, "vector_add", id="z", embedding=[0.0, 0.0], store_name=name)
+        # No store of dimension 2 was left behind: the first good vector fixes the dimension, here 3.
+        added = await ok(client, "vector_add", id="a", embedding=[1.0, 0.0, 0.0], store_name=name)
+        assert (added["status"], added["dimension"]) == ("added", 3)
 
 
 async def test_metadata_filter_and_hostile_values(app_state: AppState) -> None:

@@ -138,8 +138,10 @@ class VectorStores:
     # -- operations (blocking) ---------------------------------------------------------------------
     def _add(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
         name = collection_name(store)
-        shape = self._shape(name) or self._create(name, len(request.embedding), request.metric)
-        self._check(store, shape, request.embedding, "embedding")
+        shape = self._shape(name)
+        # Checked before a new store exists: a refused first vector must not leave an empty store behind.
+        self._check(store, shape or StoreShape(len(request.embedding), request.metric), request.embedding, "embedding")
+        shape = shape or self._create(name, len(request.embedding), request.metric)
         key = vector_key(request.namespace, request.id)
         existed = self._exists(name, key)
         row = {
@@ -183,13 +185,17 @@ class VectorStores:
                          namespace=entity.get("namespace") or None)  # fmt: skip
 
     def _delete(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
+        """Delete the id in its namespace, or (no namespace given) wherever a search without one finds it."""
         name = collection_name(store)
-        key = vector_key(namespace, vector_id)
         try:
-            expr = f"pk == {quote(key, what='id')}"
+            expr = (
+                f"id == {quote(vector_id, what='id')}"
+                if namespace is None
+                else f"pk == {quote(vector_key(namespace, vector_id), what='id')}"
+            )
         except FilterError as exc:
             raise errors.invalid(str(exc), "Give the id exactly as it was added.") from exc
-        if self._shape(name) is None or not self._exists(name, key):
+        if self._shape(name) is None or not self.store.query(name, expr, ["pk"], limit=1):
             return VectorDeleteResponse(deleted=False, id=vector_id)
         self.store.delete(name, expr)
         self.store.flush(name)

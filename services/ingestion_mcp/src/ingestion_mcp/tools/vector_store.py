@@ -56,6 +56,7 @@ class VectorMatch(BaseModel):
     id: str
     score: float
     metadata: dict[str, Any]
+    namespace: str | None = Field(default=None, description="The namespace the vector was added to (none: omitted).")
 
 
 class SearchResult(BaseModel):
@@ -129,7 +130,7 @@ def _register_write(server: MCPServer, state: AppState) -> None:
         store_name: StoreArg = DEFAULT_VECTOR_STORE,
         namespace: NamespaceArg = None,
     ) -> Annotated[CallToolResult, DeleteResult]:
-        """Remove a vector from the store by its id (give the namespace it was added to, if any).
+        """Remove a vector from the store by its id: in that namespace, or in every namespace when omitted.
 
         Returns deleted=true, or deleted=false when no such id exists there (not an error). Permanent.
         """
@@ -162,7 +163,10 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         check_scope(store_name, namespace)
         request = VectorSearchRequest(query=query, k=k, namespace=namespace, metadata_filter=metadata_filter or {})
         found = await state.backend.vector_search(store_name, request)
-        matches = [VectorMatch(id=hit.id, score=hit.score, metadata=hit.metadata) for hit in found.results]
+        matches = [
+            VectorMatch(id=hit.id, score=hit.score, metadata=hit.metadata, namespace=hit.namespace)
+            for hit in found.results
+        ]
         return result(SearchResult(results=matches, total_searched=found.total_searched))
 
     @server.tool(annotations=READ)
