@@ -64,3 +64,15 @@ def test_downloads_go_to_the_data_folder_not_the_working_directory(
     assert settings.documents_folder == (tmp_path / "data" / "documents").resolve()
     chosen = McpSettings(data_dir=tmp_path / "data", documents_dir=tmp_path / "elsewhere")
     assert chosen.documents_folder == (tmp_path / "elsewhere").resolve()
+
+
+def test_a_profile_clash_is_a_configuration_error_not_a_traceback(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "INGESTION_MCP_PROFILES": "obsidian,vector_store", "INGESTION_MCP_DATA_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "ingestion_mcp.main"], env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "both define the tool 'vector_search'" in done.stderr and "Traceback" not in done.stderr

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from .backend import Backend
 from .embedded import open_backend
 from .observability import REGISTRY
-from .server import build_server
+from .server import ProfileClash, build_server
 from .settings import McpSettings
 from .state import AppState
 
@@ -140,6 +140,12 @@ def main(argv: list[str] | None = None) -> None:
     from servicekit import configure_logging
 
     configure_logging(settings.log_level)
+    try:
+        # The tool set is checked before any service starts: a clash is a configuration error, said at once.
+        build_server(AppState.create(settings, backend=None))  # type: ignore[arg-type]
+    except ProfileClash as exc:
+        print(f"ingestion-mcp: invalid configuration: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     anyio.run(serve, settings)
 
 
