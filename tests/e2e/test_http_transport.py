@@ -51,6 +51,9 @@ def server(tmp_path: Path) -> Iterator[str]:
             time.sleep(0.5)
         else:
             pytest.fail("server never became ready:\n" + (tmp_path / "server.log").read_text())
+        # Whoever started it is told where it serves and how to connect.
+        announced = (tmp_path / "server.log").read_text()
+        assert f"ingestion-mcp is ready: MCP over streamable HTTP at {base}/mcp" in announced, announced
         yield base
     finally:
         process.terminate()

@@ -116,7 +116,26 @@ async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> N
         loopback=settings.host in LOOPBACK,
     )
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
-    await uvicorn.Server(config).serve()
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                print(ready_message(settings), file=sys.stderr, flush=True)
+
+    await AnnouncingServer(config).serve()
+
+
+def ready_message(settings: McpSettings) -> str:
+    """What a person who ran `make run` needs once the server is up: where it is and how to connect."""
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    url = f"http://{host}:{settings.port}/mcp"
+    auth = " (send 'Authorization: Bearer <AUTH_TOKEN>')" if settings.token_value() else ""
+    return (
+        f"ingestion-mcp is ready: MCP over streamable HTTP at {url}{auth}; tools: {', '.join(settings.profiles)}.\n"
+        f'  Connect a client with {{"mcpServers": {{"ingestion": {{"url": "{url}"}}}}}}, or try it with\n'
+        f"  npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list"
+    )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
