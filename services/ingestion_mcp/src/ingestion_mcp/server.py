@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -85,6 +86,17 @@ class ProfileServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tool_profiles: dict[str, str] = {}
+
+    def tool(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        """Tools are described by their docstring without the source's indentation (every space is a token)."""
+        register = super().tool(*args, **kwargs)
+
+        def decorate(fn: Any) -> Any:
+            if fn.__doc__:
+                fn.__doc__ = inspect.cleandoc(fn.__doc__)
+            return register(fn)
+
+        return decorate
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:

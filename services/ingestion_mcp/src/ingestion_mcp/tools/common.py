@@ -29,7 +29,7 @@ def estimate_tokens(text: str) -> int:
 
 def result(payload: BaseModel | dict[str, Any], *, is_error: bool = False) -> CallToolResult:
     data = payload.model_dump(mode="json", exclude_none=True) if isinstance(payload, BaseModel) else payload
-    text = json.dumps(data, ensure_ascii=False, indent=1)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # compact: the agent pays per token
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
 
 
