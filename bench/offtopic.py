@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from vector_gateway.calibration import RELEVANT
+from ingestion_contracts.gateway import RELEVANT_SCORE
+from vector_gateway.calibration import dense_score, keyword_score
 from vector_gateway.fusion import Fusion
 
 from .data import DATASETS, load
@@ -86,6 +87,22 @@ def rates(threshold: float, fusion: Fusion, relevant_lists: dict, qrels: dict, o
             "relevant_in_top10": found}  # fmt: skip
 
 
+def single_rates(threshold: float, kind: str, relevant_lists: dict, qrels: dict, off_lists: dict) -> dict[str, float]:
+    """The same two shares for one ranking alone (semantic: "dense", keyword: "bm25"), calibrated."""
+    transform = dense_score if kind == "dense" else keyword_score
+    silent = sum(max((transform(v) for _, _, v in lists[kind][:10]), default=0.0) < threshold
+                 for lists in off_lists.values())  # fmt: skip
+    kept = found = 0
+    for qid, lists in relevant_lists.items():
+        best: dict[str, float] = {}
+        for doc, _, raw in lists[kind]:
+            best.setdefault(doc, transform(raw))
+        for doc in list(best)[:10]:
+            if doc in qrels.get(qid, {}):
+                found, kept = found + 1, kept + (best[doc] >= threshold)
+    return {"off_topic_silent": round(silent / len(off_lists), 3), "relevant_kept": round(kept / max(found, 1), 3)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.offtopic", description=__doc__)
     parser.add_argument("--dataset", default="scifact", choices=sorted(DATASETS))
@@ -98,8 +115,13 @@ def main(argv: list[str] | None = None) -> None:
     off = json.loads(off_path.read_text())
     lists = json.loads((TMP / f"lists-{args.dataset}.json").read_text())
     qrels = load(DATASETS[args.dataset]).qrels
-    for threshold in (0.3, 0.35, RELEVANT, 0.45, 0.5):
-        print(threshold, rates(threshold, Fusion(), lists, qrels, off))
+    for threshold in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
+        print(
+            f"min_score {threshold}: hybrid {rates(threshold, Fusion(), lists, qrels, off)}, "
+            f"semantic {single_rates(threshold, 'dense', lists, qrels, off)}, "
+            f"keyword {single_rates(threshold, 'bm25', lists, qrels, off)}"
+        )
+    print(f"documented (ingestion_contracts.gateway.RELEVANT_SCORE): {RELEVANT_SCORE}")
 
 
 if __name__ == "__main__":

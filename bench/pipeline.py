@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -14,7 +15,7 @@ from typing import Any
 from ingestion_contracts.gateway import SearchRequest
 from ingestion_mcp.backend import Backend
 from ingestion_mcp.embedded import embedded_backend
-from ingestion_mcp.errors import ToolFailure
+from ingestion_mcp.errors import ToolFailure, UpstreamError
 from ingestion_mcp.pipeline import BatchItem, Ingestor
 from ingestion_mcp.settings import McpSettings
 from servicekit import configure_logging
@@ -42,7 +43,21 @@ async def open_stack(data_dir: Path) -> AsyncIterator[Stack]:
     data_dir.mkdir(parents=True, exist_ok=True)
     with service_logs(data_dir / "services.log", settings.log_level):
         async with embedded_backend(settings) as backend:
+            await model_loaded(backend)
             yield Stack(settings, backend, Ingestor(backend, settings))
+
+
+async def model_loaded(backend: Backend, timeout_s: float = 600) -> None:
+    """Wait for the embedding model, which loads in the background while the services start."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            await backend.embed(["ready?"])
+            return
+        except UpstreamError as exc:
+            if "loading" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """One ranking across collections: SciFact documents split round-robin into three collections and searched
 together rank as the same documents in one collection (issue 12, point 1), in every mode.
 
-Real pipeline, real model, Milvus Lite, in-process: 25 queries, their relevant documents and 75 others.
+Real pipeline, real model, Milvus Lite, in-process: 30 queries, their relevant documents and 270 others.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ PARTS = ["part_a", "part_b", "part_c"]
 
 @pytest.mark.skipif(not (DEFAULT_DIR / "corpus.jsonl").is_file(), reason="shared/bench/scifact is not beside the repo")
 async def test_three_collections_rank_as_one(tmp_path: Path) -> None:
-    data = load().subset(25, 75)
+    data = load().subset(30, 270)
     async with open_stack(tmp_path / "work") as stack:
         await ingest(stack, data.docs, collection="whole")
         for index, name in enumerate(PARTS):

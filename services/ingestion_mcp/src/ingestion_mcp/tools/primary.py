@@ -238,7 +238,7 @@ def _register_search(server: MCPServer, state: AppState) -> None:
                 ge=0,
                 le=1,
                 description="Drop passages scoring below this (0-1). Scores mean the same for every query: "
-                "0.4 keeps what is relevant with the bundled model and drops off-topic matches.",
+                "0.35 keeps what is relevant with the bundled model and drops off-topic matches.",
             ),
         ] = None,
         response_format: FormatArg = "concise",
@@ -246,8 +246,8 @@ def _register_search(server: MCPServer, state: AppState) -> None:
         """Find the passages most relevant to a query, with their document, page and section.
 
         Searches every collection unless `collection` is given, ranked as one list. Returns the best passages
-        first. score (0-1) means the same for every query and collection: 0.4 or more is relevant with the
-        bundled model; set min_score=0.4 to get nothing rather than off-topic passages. The detailed format
+        first. score (0-1) means the same for every query and collection: 0.35 or more is relevant with the
+        bundled model; set min_score=0.35 to get nothing rather than off-topic passages. The detailed format
         says why each passage ranked (meaning and keyword parts of its score).
         Use get_collections to see what is indexed.
         """

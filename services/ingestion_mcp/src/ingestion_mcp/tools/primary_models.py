@@ -116,7 +116,7 @@ class SearchResultItem(BaseModel):
     section: str | None = Field(default=None, description="Heading path of the passage, 'A > B'.")
     text: str
     score: float = Field(
-        description="0-1, the same scale for every query and collection; 0.4 or more: relevant (hybrid mode)."
+        description="0-1, the same scale for every query and collection; 0.35 or more: relevant (hybrid mode)."
     )
     doc_id: str
     chunk_index: int
