@@ -20,10 +20,8 @@ RESERVED_METADATA_KEY = "__ingest"
 MAX_TOP_K = 100
 # min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
 # measured in bench/TUNING.md "Calibrated scores").
-RELEVANT_SCORE = {"hybrid": 0.40, "semantic": 0.40, "keyword": 0.40}
-# min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
-# measured in bench/TUNING.md "Calibrated scores").
-RELEVANT_SCORE = {"hybrid": 0.40, "semantic": 0.40, "keyword": 0.40}
+# keyword: best effort (BM25 matches any shared word; no threshold keeps 90% of answers and drops 90% off-topic).
+RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
 MAX_QUERY_CHARS = 4000
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4
@@ -230,7 +228,7 @@ class SearchHit(WireModel):
     token_count: int
     score: float = Field(
         description="0..1, higher is better; calibrated, so it means the same for every query and collection: "
-        "hybrid = dense_score + keyword_score. 0.4 or more: relevant with the bundled model."
+        "hybrid = dense_score + keyword_score. Hybrid 0.35 or more: relevant with the bundled model."
     )
     dense_score: float = Field(default=0.0, description="Dense (meaning) part of score: weight x calibrated cosine.")
     keyword_score: float = Field(default=0.0, description="Keyword (BM25) part of score: weight x calibrated BM25.")
