@@ -3,7 +3,7 @@
 Scores are in [0, 1], higher is better, and mean the same for every query and every collection
 (calibration.py; fitted once with the bundled model, bench/TUNING.md):
 - semantic: the calibrated cosine of query and passage;
-- keyword: the calibrated BM25 score (saturating: bm25 / (bm25 + 20));
+- keyword: the calibrated BM25 score (saturating: bm25 / (bm25 + 40));
 - hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py), alpha 0.5 by default.
 min_score applies to that score; calibration.RELEVANT is the documented threshold for "relevant".
 Only chunks of a document's live (committed) version come back.
