@@ -23,7 +23,7 @@ lint: install
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
-bench: install  ## retrieval quality (SciFact), ingest throughput, search latency, scale -> bench/results/latest.*
+bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*
 	$(VENV)/python -m bench.run
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
