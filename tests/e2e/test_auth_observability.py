@@ -56,8 +56,10 @@ async def test_a_wrong_token_fails_the_tool_with_an_instructive_error(stack: Ser
 
 
 async def test_one_request_id_follows_an_ingest_through_all_services(stack: ServiceStack, collection: str) -> None:
-    note = stack.workdir / f"{collection}.md"
-    note.write_text("# Pier log\n\nThe harbour master records tide tables and lantern schedules every evening.")
+    # HTML, so the ingest goes through docling (Markdown and text files are read without it).
+    note = stack.workdir / f"{collection}.html"
+    note.write_text("<html><body><h1>Pier log</h1><p>The harbour master records tide tables and lantern "
+                    "schedules every evening.</p></body></html>")  # fmt: skip
     async with mcp_client(stack) as client:
         made = await call(client, "ingest_document", file_path=str(note), collection=collection)
         assert made["status"] == "indexed", made
@@ -83,7 +85,7 @@ async def test_metrics_count_requests_latencies_stages_and_jobs(stack: ServiceSt
         assert not (await call(client, "search", query="fog horn", collection=collection))["is_error"]
     expected = {
         "docling": ['route="/readyz"'],
-        "chunker": ['route="/v1/chunk"', 'stage_duration_seconds_count{service="chunker",stage="chunk"}'],
+        "chunker": ['route="/v1/chunk/batch"', 'stage_duration_seconds_count{service="chunker",stage="chunk"}'],
         "vector gateway": ['route="/v1/search"', 'stage="embedding"', 'stage="storing"', 'stage="search"'],
     }
     for service in stack.services:

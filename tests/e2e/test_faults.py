@@ -56,8 +56,9 @@ async def seed(client, collection: str) -> dict:
 async def test_ingest_with_a_service_down_fails_instructively_and_writes_nothing(
     stack: ServiceStack, collection: str, down: str
 ) -> None:
-    note = stack.workdir / f"{collection}.md"
-    note.write_text("# Notes\n\n" + make_text(NEW, 8))
+    # HTML, so the ingest needs docling (Markdown and text files are read without it).
+    note = stack.workdir / f"{collection}.html"
+    note.write_text(f"<html><body><h1>Notes</h1><p>{make_text(NEW, 8)}</p></body></html>")
     service = stack.docling if down == "docling" else stack.chunker
     async with mcp_client(stack, attempts=2) as client:
         await seed(client, collection)
@@ -82,12 +83,12 @@ async def test_gateway_killed_while_embedding_a_replacement_keeps_the_old_versio
         old_text = await document_text(client, doc_id, collection)
         before = collection_state(stack, collection)
         headers, sweeps = stack.headers(), log_count(stack.gateway, SWEPT)
-        embedded = stage_count(stack.gateway, "embedding", headers)
+        stored = stage_count(stack.gateway, "storing", headers)
         chunked = log_count(stack.chunker, "POST /v1/chunk")
         replace = start_replace(client, collection, 600)
         await asyncio.to_thread(wait_for, lambda: log_count(stack.chunker, "POST /v1/chunk") > chunked, 60)
-        await asyncio.sleep(0.5)  # the gateway is embedding ~150 chunks (seconds of work)
-        assert stage_count(stack.gateway, "embedding", headers) == embedded, "the upsert finished before the kill"
+        await asyncio.sleep(0.5)  # the gateway is embedding ~150 chunks, 32 a call (seconds of work)
+        assert stage_count(stack.gateway, "storing", headers) == stored, "the upsert finished before the kill"
         await asyncio.to_thread(stack.gateway.stop, signal.SIGKILL)
         failed = await replace
         assert failed["is_error"] and "vector gateway service is unreachable" in failed["error"], failed
@@ -109,7 +110,7 @@ async def test_gateway_killed_while_storing_then_restarted_the_retry_lands_whole
         headers, sweeps = stack.headers(), log_count(stack.gateway, SWEPT)
         embedded = stage_count(stack.gateway, "embedding", headers)
         replace = start_replace(client, collection, 600)
-        # Embedding done: the rows are being inserted and committed. Kill now, come back at once.
+        # Embedding under way (or the rows being committed): kill now, come back at once.
         embedding_done = lambda: stage_count(stack.gateway, "embedding", headers) > embedded  # noqa: E731
         await asyncio.to_thread(wait_for, embedding_done, 120, 0.01)
         await asyncio.to_thread(stack.gateway.stop, signal.SIGKILL)

@@ -145,7 +145,8 @@ async def test_hits_carry_the_document_fields(client, corpus, search) -> None:
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
 async def test_each_hit_explains_its_score(client, corpus, search, mode: str) -> None:
-    result = await search(client, query="spare tire zymurgist", mode=mode, top_k=20)
+    # The two collections of this module (the shared database also holds other tests' collections).
+    result = await search(client, query="spare tire zymurgist", mode=mode, top_k=20, collections=[CORPUS, OTHER])
     assert result["hits"]
     for hit in result["hits"]:
         assert hit["score"] == pytest.approx(hit["dense_score"] + hit["keyword_score"], abs=2e-6)
