@@ -1,4 +1,4 @@
-"""Compatibility profile: the docs-server MCP API (shared/specs/docs-server-api.md), to the letter.
+"""Compatibility profile: the docs-server MCP API (docs/specs/docs-server-api.md), to the letter.
 
 Tools: search_documents, get_file_details, remove_file, fetch_repo, fetch_file, get_job_status,
 list_active_jobs. Parameter and result keys are camelCase as in the spec; nested `options` objects

@@ -1,4 +1,4 @@
-"""Inputs, outputs and the error shape of the docs_server profile (shared/specs/docs-server-api.md).
+"""Inputs, outputs and the error shape of the docs_server profile (docs/specs/docs-server-api.md).
 
 Keys are camelCase as in the spec. Every error, synchronous or in a job, uses one of the spec's codes:
 INVALID_PATH, UNSUPPORTED_FORMAT, INDEX_NOT_FOUND, INVALID_REPO_URL, REPOMIX_FAILED, REPO_TOO_LARGE,

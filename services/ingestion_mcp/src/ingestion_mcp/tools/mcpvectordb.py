@@ -1,6 +1,6 @@
 """Compatibility profile: the mcpvectordb 0.2.0 tool contract (libraries, status by content hash).
 
-Spec: shared/specs/mcpvectordb-tools.md. Errors are `{status: "error", error}` everywhere.
+Spec: docs/specs/mcpvectordb-tools.md. Errors are `{status: "error", error}` everywhere.
 """
 
 from __future__ import annotations

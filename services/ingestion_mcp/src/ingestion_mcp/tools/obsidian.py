@@ -1,4 +1,4 @@
-"""Compatibility profile: PyObsidianMCP's vector search tools (shared/specs/obsidian-vector-search.md).
+"""Compatibility profile: PyObsidianMCP's vector search tools (docs/specs/obsidian-vector-search.md).
 
 vector_search, find_similar_notes and vector_status return a JSON-formatted string shaped exactly as
 the spec's examples. Errors are the spec's string too, with isError=true:

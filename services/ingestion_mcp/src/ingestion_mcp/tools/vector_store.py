@@ -1,4 +1,4 @@
-"""Compatibility profile: the vector_store tools (shared/specs/vector-store-tools.md).
+"""Compatibility profile: the vector_store tools (docs/specs/vector-store-tools.md).
 
 vector_add, vector_search, vector_delete and vector_count over embeddings the caller computes, of any
 dimension. Storage is the gateway's raw vector stores: one hidden Milvus collection per store_name
