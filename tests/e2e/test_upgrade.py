@@ -24,6 +24,9 @@ async def test_a_0_2_index_is_searched_updated_and_deduplicated_after_the_upgrad
     data = tmp_path / "data"
     shutil.copytree(FIXTURE, data)
     (data / "milvus.db" / "LOCK").unlink(missing_ok=True)
+    # git keeps no empty folders; Milvus Lite expects these
+    for empty in (".database-staging", "databases", "collections/rag_gateway/wal", "collections/_documents/wal"):
+        (data / "milvus.db" / empty).mkdir(parents=True, exist_ok=True)
     async with Client(server_params(docs, data), read_timeout_seconds=300) as client:
         assert (await counts(client, "rag_gateway"))[0] == 3
         for query, source in (("harbour lantern inspected", "sharepoint"), ("lagoon survey Monday", "slack")):
