@@ -156,6 +156,20 @@ class ServiceStack:
     def logs(self) -> str:
         return "\n".join(service.log_text() for service in self.services)
 
+    def mcp_replica(self, name: str, **env: str) -> ServiceProcess:
+        """One MCP server over streamable HTTP as its own process on these services: a replica of a deployment.
+
+        Not started: call ``start()`` and ``wait_ready()``. ``env`` adds INGESTION_MCP_* (or broker) settings.
+        """
+        base = {k: v for k, v in os.environ.items() if k not in SERVICE_URL_NAMES and k != "AUTH_TOKEN"}
+        base |= {"HF_HUB_OFFLINE": "1", "INGESTION_MCP_TRANSPORT": "streamable-http",
+                 "DOCLING_SERVICE_URL": self.docling.url, "CHUNKER_SERVICE_URL": self.chunker.url,
+                 "VECTOR_GATEWAY_URL": self.gateway.url, "INGESTION_MCP_DATA_DIR": str(self.workdir / "mcp-data"),
+                 "INGESTION_MCP_ALLOWED_ROOTS": str(self.workdir)}  # fmt: skip
+        if self.auth_token:
+            base["AUTH_TOKEN"] = self.auth_token
+        return ServiceProcess(name, "ingestion-mcp", "INGESTION_MCP_", base | env, self.workdir / f"{name}.log")
+
 
 @contextlib.asynccontextmanager
 async def mcp_client(stack: ServiceStack, *, attempts: int | None = None, **overrides: Any) -> AsyncIterator[Any]:

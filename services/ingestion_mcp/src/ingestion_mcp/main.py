@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hmac
 import json
 import logging
@@ -16,6 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
 from .backend import Backend
+from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_on_broker
 from .embedded import open_backend
 from .observability import REGISTRY
 from .server import ProfileClash, build_server
@@ -107,7 +109,12 @@ async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> N
     if settings.host not in LOOPBACK:
         # Host names vary behind routes and services; the bearer token and Origin check guard instead.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.streamable_http_app(host=settings.host, transport_security=security)
+    app = server.streamable_http_app(
+        host=settings.host, transport_security=security, stateless_http=settings.stateless_http
+    )
+    relay = CancelRelay()
+    if settings.stateless_http:
+        app = LegacyCancelMiddleware(app, relay)
     guarded = HttpGuard(
         app,
         token=settings.token_value(),
@@ -123,7 +130,8 @@ async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> N
             if self.started:
                 print(ready_message(settings), file=sys.stderr, flush=True)
 
-    await AnnouncingServer(config).serve()
+    async with relay_on_broker(relay, settings.broker_url) if settings.broker_url else contextlib.nullcontext():
+        await AnnouncingServer(config).serve()
 
 
 def ready_message(settings: McpSettings) -> str:

@@ -28,6 +28,17 @@ class McpSettings(BaseSettings):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
     profiles: Annotated[list[Profile], NoDecode] = Field(default_factory=lambda: ["ingestion"])
+    # Streamable HTTP keeps no session between requests, so any replica behind a round-robin balancer
+    # answers any request, for clients on 2025-11-25 as on 2026-07-28 (which is stateless anyway).
+    stateless_http: bool = True
+    # A Redis (or Valkey) URL, e.g. redis://redis:6379/0: jobs go on the queue there and every replica sees
+    # them; cancels of 2025-11-25 clients travel between replicas on it. None: everything in process.
+    broker_url: str | None = None
+    # Queued jobs (docs/jobs.md): a worker stops a job after job_timeout_s (failed); a worker that dies
+    # mid-job loses its lease after job_lease_s and another runs the job again, up to job_max_tries times.
+    job_timeout_s: float = Field(default=3600.0, ge=1)
+    job_lease_s: float = Field(default=30.0, ge=1, le=600)
+    job_max_tries: int = Field(default=3, ge=1, le=20)
 
     # Where files may be read from (ingest_document, ingest_file). Everything else is refused.
     allowed_roots: Annotated[list[Path], NoDecode] = Field(default_factory=lambda: [Path.cwd()])

@@ -1,0 +1,204 @@
+"""Cancel for 2025-11-25 clients when streamable HTTP keeps no sessions (any replica answers any request).
+
+A 2026-07-28 client cancels by closing its request's response stream, which reaches the replica
+running the call on its own. A 2025-11-25 client instead POSTs `notifications/cancelled` naming its
+request id, and in stateless mode that POST lands on any replica, in a fresh transport that drops
+it: the call runs on. So, in front of the SDK's app, this middleware
+
+- gives every 2025-11-25 client a random session id at `initialize` (the header the revision
+  defines; the stateless SDK ignores it), which the client then sends on each request;
+- runs each request of such a client under a cancel scope registered as (session, request id);
+- turns a `notifications/cancelled` into a cancel of that scope, here or, through the broker's
+  pub/sub when one is configured, on whichever replica holds it.
+
+The session id is unguessable and only ever names its own client's requests, so no caller can
+cancel another's work (the reason the SDK refuses to act on bare request ids).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+
+log = logging.getLogger("ingestion_mcp.cancel_relay")
+SESSION_HEADER = b"mcp-session-id"
+CHANNEL = "ingestion-mcp:cancel"
+Publish = Callable[[str], Awaitable[None]]
+
+
+class CancelRelay:
+    """The running calls of this replica by (session, request id), and how to reach the others'."""
+
+    def __init__(self) -> None:
+        self._running: dict[tuple[str, str], anyio.CancelScope] = {}
+        self.publish: Publish | None = None  # set when a broker carries cancels between replicas
+
+    @contextlib.contextmanager
+    def running(self, key: tuple[str, str]) -> Any:
+        with anyio.CancelScope() as scope:
+            self._running[key] = scope
+            try:
+                yield scope
+            finally:
+                self._running.pop(key, None)
+
+    def cancel_here(self, key: tuple[str, str]) -> bool:
+        scope = self._running.get(key)
+        if scope is not None:
+            scope.cancel()
+        return scope is not None
+
+    async def cancel(self, key: tuple[str, str]) -> None:
+        if not self.cancel_here(key) and self.publish is not None:
+            await self.publish(json.dumps(list(key)))
+
+    def on_message(self, payload: str | bytes) -> None:
+        """A cancel published by another replica: act on it if the call runs here."""
+        try:
+            session, request_id = json.loads(payload)
+        except (ValueError, TypeError):
+            log.warning("ignored a malformed cancel message on %s", CHANNEL)
+            return
+        self.cancel_here((str(session), str(request_id)))
+
+
+class LegacyCancelMiddleware:
+    """ASGI middleware in front of the stateless streamable HTTP app (see the module's text)."""
+
+    def __init__(self, app: Any, relay: CancelRelay, *, path: str = "/mcp") -> None:
+        self.app, self.relay, self.path = app, relay, path
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"].rstrip("/") != self.path:
+            await self.app(scope, receive, send)
+            return
+        session = dict(scope.get("headers") or []).get(SESSION_HEADER, b"").decode("latin-1")
+        if scope["method"] == "GET" and session:
+            # No standalone stream is kept for a session that lives nowhere: the revision allows a 405.
+            await _empty(send, 405)
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = await _body(receive)
+        message = _parse(body) if not more else None
+        replay = _replaying(body, more, receive)
+        method = message.get("method") if message else None
+        if method == "initialize" and "id" in message:
+            await self.app(scope, replay, _with_session(send, uuid.uuid4().hex))
+        elif session and method == "notifications/cancelled":
+            request_id = (message.get("params") or {}).get("requestId")
+            if request_id is not None:
+                await self.relay.cancel((session, str(request_id)))
+            await _empty(send, 202)
+        elif session and message and "id" in message and method:
+            await self._cancellable(scope, replay, send, (session, str(message["id"])))
+        else:
+            await self.app(scope, replay, send)
+
+    async def _cancellable(self, scope: dict[str, Any], receive: Any, send: Any, key: tuple[str, str]) -> None:
+        started = finished = False
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal started, finished
+            started = started or message["type"] == "http.response.start"
+            finished = finished or (message["type"] == "http.response.body" and not message.get("more_body"))
+            await send(message)
+
+        with self.relay.running(key) as cancelled:
+            await self.app(scope, receive, sending)
+        if cancelled.cancelled_caught and not finished:
+            # The client gave the call up; end its response properly (it may be gone already).
+            with contextlib.suppress(Exception):
+                if not started:
+                    await _empty(send, 202)
+                else:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def listen(relay: CancelRelay, broker_url: str) -> AsyncIterator[None]:
+    """Carry cancels between replicas on the broker's pub/sub while the server runs."""
+    from redis import asyncio as redis
+
+    client = redis.from_url(broker_url)
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(CHANNEL)
+
+    async def publish(payload: str) -> None:
+        await client.publish(CHANNEL, payload)
+
+    async def pump() -> None:
+        async for item in pubsub.listen():
+            relay.on_message(item["data"])
+
+    relay.publish = publish
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            yield
+            group.cancel_scope.cancel()
+    finally:
+        relay.publish = None
+        with anyio.CancelScope(shield=True):
+            await pubsub.aclose()
+            await client.aclose()
+
+
+relay_on_broker = contextlib.asynccontextmanager(listen)
+
+
+async def _body(receive: Any, limit: int = 4 * 1024 * 1024) -> tuple[bytes, bool]:
+    """The request body, read up to the SDK's own size limit; ``more`` when it is larger (the SDK refuses it)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks), False
+        if size > limit:
+            return b"".join(chunks), True
+
+
+def _replaying(body: bytes, more: bool, receive: Any) -> Any:
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": more}
+        return await receive()
+
+    return replay
+
+
+def _parse(body: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _with_session(send: Any, session: str) -> Any:
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = [h for h in message.get("headers", []) if h[0].lower() != SESSION_HEADER]
+            message = {**message, "headers": [*headers, (SESSION_HEADER, session.encode())]}
+        await send(message)
+
+    return sending
+
+
+async def _empty(send: Any, status: int) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
