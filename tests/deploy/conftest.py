@@ -150,6 +150,22 @@ def security_violations(obj: dict[str, Any]) -> list[str]:
     return out
 
 
+def probe_violations(container: dict[str, Any], where: str) -> list[str]:
+    """Three probes on every container: an HTTP service's GET /healthz (startup, liveness) and /readyz
+    (readiness); a container without an `http` port (broker, worker) probes with a command."""
+    http = any(port.get("name") == "http" for port in container.get("ports", []))
+    out: list[str] = []
+    for probe, path in {"startupProbe": "/healthz", "livenessProbe": "/healthz", "readinessProbe": "/readyz"}.items():
+        spec = container.get(probe) or {}
+        if http:
+            got = (spec.get("httpGet") or {}).get("path")
+            if got != path:
+                out.append(f"{where}: {probe} should GET {path}, has {got!r}")
+        elif not (spec.get("exec") or {}).get("command"):
+            out.append(f"{where}: no {probe} command (a container without an http port probes with exec)")
+    return out
+
+
 def workload_violations(obj: dict[str, Any]) -> list[str]:
     """Probes, requests and limits, pinned images, no inlined secrets, writable paths mounted."""
     spec = pod_spec(obj)
@@ -160,15 +176,7 @@ def workload_violations(obj: dict[str, Any]) -> list[str]:
     for container in spec.get("containers", []):
         cwhere = f"{where}/{container['name']}"
         out += image_violations(container.get("image"), cwhere)
-        probes = {
-            "startupProbe": "/healthz",
-            "livenessProbe": "/healthz",
-            "readinessProbe": "/readyz",
-        }
-        for probe, path in probes.items():
-            got = ((container.get(probe) or {}).get("httpGet") or {}).get("path")
-            if got != path:
-                out.append(f"{cwhere}: {probe} should GET {path}, has {got!r}")
+        out += probe_violations(container, cwhere)
         resources = container.get("resources") or {}
         for section in ("requests", "limits"):
             for resource in ("cpu", "memory"):

@@ -84,3 +84,22 @@ def test_mcp_service_urls_resolve_to_compose_services(compose, checks):
         service, port_var = target
         port = compose["services"][service]["environment"][port_var]
         assert checks.interpolate(env[var]) == f"http://{service}:{port}"
+
+
+def test_jobs_flow_through_redis_to_the_worker(compose, checks):
+    services = compose["services"]
+    redis, worker, mcp = services["redis"], services["ingestion-worker"], services["ingestion-mcp"]
+    assert redis["image"].startswith("docker.io/library/redis:7.")
+    command = redis["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert command[command.index("--maxmemory-policy") + 1] == "noeviction"
+    assert "redis-data:/data" in redis["volumes"]
+    assert "ports" not in redis, "the broker is never published"
+    url = mcp["environment"]["INGESTION_MCP_BROKER_URL"]
+    assert worker["environment"]["INGESTION_MCP_BROKER_URL"] == url
+    assert checks.interpolate(url, {"REDIS_PASSWORD": "pw"}) == "redis://:pw@redis:6379/0"
+    assert worker["command"] == ["ingestion-mcp-worker"] and worker["image"] == mcp["image"]
+    for service in (mcp, worker):
+        assert service["depends_on"]["redis"] == {"condition": "service_healthy"}
+    documents = [v for v in worker["volumes"] if isinstance(v, dict) and v["target"] == "/data/documents"]
+    assert documents and documents[0]["read_only"] is True

@@ -51,6 +51,22 @@ def test_k8s_invariants_catch(rendered, checks, breakage):
     assert checks.security(dep) + checks.workload(dep) != []
 
 
+WORKER_BREAKAGES = {
+    "no liveness": lambda d: container(d).pop("livenessProbe"),
+    "empty probe": lambda d: container(d)["readinessProbe"]["exec"].update(command=[]),
+    "root": lambda d: container(d)["securityContext"].update(runAsNonRoot=False),
+    "latest": lambda d: container(d).update(image="quay.io/x/ingestion-mcp:latest"),
+}
+
+
+@pytest.mark.parametrize("breakage", WORKER_BREAKAGES)
+def test_invariants_catch_a_broken_worker(rendered, checks, breakage):
+    dep = deployment(rendered, "ingestion-worker")
+    assert checks.security(dep) + checks.workload(dep) == []
+    WORKER_BREAKAGES[breakage](dep)
+    assert checks.security(dep) + checks.workload(dep) != []
+
+
 def test_rendered_secret_is_caught(checks):
     secret = {"kind": "Secret", "metadata": {"name": "ingestion-auth"}, "stringData": {"AUTH_TOKEN": "x"}}
     assert checks.secrets([secret]) != []

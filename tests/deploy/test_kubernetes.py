@@ -15,7 +15,7 @@ VENDORED = {
     ("route.openshift.io/v1", "Route"): "route.openshift.io_v1_route.json",
     ("milvus.io/v1beta1", "Milvus"): "milvus.io_v1beta1_milvus.json",
 }
-APP_DEPLOYMENTS = {"docling", "chunker", "vector-gateway", "ingestion-mcp"}
+APP_DEPLOYMENTS = {"docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"}
 
 
 def by_kind(objs, kind):
@@ -62,7 +62,7 @@ def test_references_resolve(rendered, overlay):
     objs = rendered[overlay]
     deployments = by_kind(objs, "Deployment")
     configmaps, pvcs = by_kind(objs, "ConfigMap"), by_kind(objs, "PersistentVolumeClaim")
-    for name, dep in deployments.items():
+    for name, dep in (deployments | by_kind(objs, "StatefulSet")).items():
         pod = dep["spec"]["template"]["spec"]
         for container in pod["containers"]:
             for src in container.get("envFrom", []):
@@ -79,7 +79,7 @@ def test_references_resolve(rendered, overlay):
     for name, svc in by_kind(objs, "Service").items():
         matches = [
             d
-            for d in deployments.values()
+            for d in (deployments | by_kind(objs, "StatefulSet")).values()
             if all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in svc["spec"]["selector"].items())
         ]
         assert matches, f"Service/{name} selects no Deployment"
@@ -136,3 +136,52 @@ def test_prod_uses_docling_models(rendered):
     (docling,) = (d for n, d in by_kind(rendered["prod"], "Deployment").items() if n == "docling")
     mounts = {m["mountPath"]: m for m in docling["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
     assert mounts["/models/docling"]["readOnly"] is True
+
+
+def _env(container):
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_broker_is_pinned_persistent_and_private(rendered, checks, overlay):
+    objs = rendered[overlay]
+    (redis,) = by_kind(objs, "StatefulSet").values()
+    assert checks.security(redis) + checks.workload(redis) == []
+    container = redis["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"].startswith("docker.io/library/redis:7.")
+    args = container["args"]
+    assert args[args.index("--appendonly") + 1] == "yes", "queued jobs must survive a broker restart"
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction", "a full broker must not drop jobs"
+    assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+    assert _env(container)["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "ingestion-auth"
+    (claim,) = redis["spec"]["volumeClaimTemplates"]
+    assert {"name": claim["metadata"]["name"], "mountPath": "/data"} in container["volumeMounts"]
+    policies = by_kind(objs, "NetworkPolicy")
+    allowed = policies["redis-from-ingestion"]["spec"]["ingress"][0]["from"][0]["podSelector"]["matchExpressions"]
+    writers = ["ingestion-mcp", "ingestion-worker"]
+    assert allowed == [{"key": "app.kubernetes.io/name", "operator": "In", "values": writers}]
+    assert policies["ingestion-worker-no-ingress"]["spec"]["ingress"] == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_jobs_flow_from_the_replicas_through_the_broker_to_the_workers(rendered, overlay):
+    objs = rendered[overlay]
+    deployments, services = by_kind(objs, "Deployment"), by_kind(objs, "Service")
+    mcp = deployments["ingestion-mcp"]["spec"]["template"]["spec"]
+    worker = deployments["ingestion-worker"]["spec"]["template"]["spec"]
+    port = services["redis"]["spec"]["ports"][0]["port"]
+    for pod in (mcp, worker):
+        env = _env(pod["containers"][0])
+        assert env["INGESTION_MCP_BROKER_URL"]["value"] == f"redis://:$(REDIS_PASSWORD)@redis:{port}/0"
+        names = [e["name"] for e in pod["containers"][0]["env"]]
+        assert names.index("REDIS_PASSWORD") < names.index("INGESTION_MCP_BROKER_URL"), "$(VAR) needs it first"
+    assert worker["containers"][0]["image"] == mcp["containers"][0]["image"]
+    assert worker["containers"][0]["command"] == ["ingestion-mcp-worker"]
+    assert worker["containers"][0]["envFrom"] == mcp["containers"][0]["envFrom"]
+    # A path an agent names is read by whichever worker runs the job: the same read-only claim.
+    claims = {v["name"]: v.get("persistentVolumeClaim") for v in worker["volumes"]}
+    mcp_claims = {v["name"]: v.get("persistentVolumeClaim") for v in mcp["volumes"]}
+    assert claims["documents"] == mcp_claims["documents"] == {"claimName": "documents", "readOnly": True}
+    assert claims["data"]["claimName"] == "ingestion-data"
+    hpa = by_kind(objs, "HorizontalPodAutoscaler")["ingestion-worker"]
+    assert hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] >= 300
