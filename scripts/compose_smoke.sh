@@ -40,6 +40,7 @@ if [[ ! -f .env ]]; then
         cat .env.example
         echo "AUTH_TOKEN=$("$PYTHON" -c 'import secrets; print(secrets.token_urlsafe(32))')"
         echo "MINIO_ROOT_PASSWORD=$("$PYTHON" -c 'import secrets; print(secrets.token_urlsafe(24))')"
+        echo "REDIS_PASSWORD=$("$PYTHON" -c 'import secrets; print(secrets.token_urlsafe(24))')"
     } >.env
 fi
 
