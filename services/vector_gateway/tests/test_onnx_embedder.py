@@ -159,3 +159,31 @@ def test_a_model_that_cannot_be_exported_falls_back_to_torch_with_one_log_line(
     assert "\n" not in message
     vectors = fallback.embed_documents(["still embeds"])
     assert cosines(vectors, torch_embedder.embed_documents(["still embeds"]))[0] >= 0.9999
+
+
+def test_the_direct_tokenizer_and_numpy_pooling_give_the_generic_paths_vectors(embedder) -> None:
+    from vector_gateway.onnx_embedder import FastPath
+
+    # The bundled model takes both shortcuts; switched off, the model's own preprocess and modules run instead.
+    assert embedder.fast == FastPath(tokenize=True, mean_pooling=True)
+    texts = ["Short.", "A Longer Sentence, With CAPITALS and café.", "word " * 300, "", "x y"]
+    generic = embedder.__class__.__new__(embedder.__class__)
+    generic.__dict__.update(embedder.__dict__, fast=FastPath(tokenize=False, mean_pooling=False))
+    assert cosines(embedder.embed_documents(texts), generic.embed_documents(texts)).min() >= 0.99999
+    assert cosines([embedder.embed_query(texts[1])], [generic.embed_query(texts[1])])[0] >= 0.99999
+
+
+def test_a_model_with_a_prompt_and_cls_pooling_takes_the_generic_path(own_model, tmp_path) -> None:
+    """A user's model that the shortcuts do not cover (a default prompt, CLS pooling) still gets encode()'s vectors."""
+    folder = tmp_path / "prompted-cls"
+    shutil.copytree(own_model[0], folder)
+    (folder / "1_Pooling" / "config.json").write_text(
+        json.dumps({"word_embedding_dimension": 384, "pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False})
+    )
+    config = {"prompts": {"query": "query: ", "document": "passage: "}, "default_prompt_name": "document"}
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(config))
+    onnx = create_embedder(settings(embedding_model=str(folder), embedding_cache_dir=own_model[1]))
+    torch = create_embedder(settings(embedding_model=str(folder), embedding_engine="torch"))
+    assert onnx.engine == "onnx" and onnx.session_settings["fast_path"] == {"tokenize": False, "mean_pooling": False}
+    texts = ["a user's own model with a prompt", "and the first token's vector as the sentence " * 20]
+    assert cosines(onnx.embed_documents(texts), torch.embed_documents(texts)).min() >= 0.9999
