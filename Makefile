@@ -17,8 +17,8 @@ run-stdio: install  ## MCP server over stdio (what MCP clients launch)
 test: install  ## the whole test suite (what CI runs)
 	$(VENV)/pytest -q
 
-lint: install
-	$(VENV)/ruff check . && $(VENV)/ruff format --check .
+lint: install  ## ruff (lint + format) and mypy (the paths and settings are in pyproject.toml)
+	$(VENV)/ruff check . && $(VENV)/ruff format --check . && $(VENV)/mypy
 
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .

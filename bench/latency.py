@@ -46,7 +46,7 @@ class RawPath:
         self.client.load_collection(collection)
         # The BM25 field holds the text as the collection recorded it (stems, or raw words): ask in kind.
         properties = self.client.describe_collection(collection).get("properties") or {}
-        self.analysis = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
+        self.analysis: lexical.Analysis = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
 
     def search(self, query: str) -> list[Any]:
         vector = self.embedder.embed_query(query)
@@ -105,12 +105,13 @@ async def measure(stack: Stack, milvus_uri: str, collection: str, queries: list[
         for query in queries:
             for name, fn in paths.items():
                 samples[name].append(await _timed(fn, query))
-    results = {name: summary(values) for name, values in samples.items() if not name.startswith("embed_")}
+    summaries = {name: summary(values) for name, values in samples.items() if not name.startswith("embed_")}
+    results: dict[str, object] = dict(summaries)
     results["query_embedding"] = {"engine": getattr(engine, "engine", "custom"),
                                   "gateway_engine": summary(samples["embed_engine"]),
                                   "torch": summary(samples["embed_torch"])}  # fmt: skip
-    results["mcp_over_raw_p50"] = round(results["mcp"]["p50_ms"] / results["raw"]["p50_ms"], 3)
-    results["gateway_over_raw_p50"] = round(results["gateway_api"]["p50_ms"] / results["raw"]["p50_ms"], 3)
+    results["mcp_over_raw_p50"] = round(summaries["mcp"]["p50_ms"] / summaries["raw"]["p50_ms"], 3)
+    results["gateway_over_raw_p50"] = round(summaries["gateway_api"]["p50_ms"] / summaries["raw"]["p50_ms"], 3)
     # Warm-up answers are not timed: keep the stages of the timed calls only.
     results["gateway_stages_p50_ms"] = {
         name: round(statistics.median(v[-len(queries) :]), 2) for name, v in stages.items()

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     if not off_path.is_file():
         from .rankings import dump
 
-        dump(args.dataset, dict(enumerate(OFF_TOPIC)), out=off_path)
+        dump(args.dataset, {str(i): query for i, query in enumerate(OFF_TOPIC)}, out=off_path)
     off = json.loads(off_path.read_text())
     lists = json.loads((TMP / f"lists-{args.dataset}.json").read_text())
     qrels = load(DATASETS[args.dataset]).qrels

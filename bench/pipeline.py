@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingestion_contracts.gateway import SearchRequest
+from ingestion_contracts.gateway import SearchMode, SearchRequest
 from ingestion_mcp.backend import Backend
 from ingestion_mcp.embedded import embedded_backend
 from ingestion_mcp.errors import ToolFailure, UpstreamError
@@ -116,11 +116,9 @@ async def ingest(
 
 
 async def ranked_documents(
-    stack: Stack, query: str, *, collection: str | list[str], mode: str, depth: int = SEARCH_DEPTH
+    stack: Stack, query: str, *, collection: str | list[str], mode: SearchMode, depth: int = SEARCH_DEPTH
 ) -> list[str]:
     """Corpus ids ranked by their best chunk, through the gateway's search API (one or several collections)."""
     names = [collection] if isinstance(collection, str) else collection
-    found = await stack.backend.search(
-        SearchRequest(query=query, collections=names, mode=mode, top_k=depth)  # type: ignore[arg-type]
-    )
+    found = await stack.backend.search(SearchRequest(query=query, collections=names, mode=mode, top_k=depth))
     return fold_to_documents(corpus_id(hit.source) for hit in found.hits)

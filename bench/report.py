@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ingestion_contracts.gateway import SearchMode
+
 from . import pdf_fidelity
 
 ANCHORS = {  # published nDCG@10 on BEIR SciFact (test)
@@ -16,7 +18,7 @@ ANCHORS = {  # published nDCG@10 on BEIR SciFact (test)
     "BM25, Anserini flat": 0.679,
     "all-MiniLM-L6-v2 dense": 0.645,
 }
-MODES = ("keyword", "semantic", "hybrid")
+MODES: tuple[SearchMode, ...] = ("keyword", "semantic", "hybrid")
 
 
 def machine() -> dict[str, Any]:

@@ -53,12 +53,11 @@ def engine_report(embedder: Embedder) -> dict[str, object]:
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10, check=True).stdout
         fields = dict(line.split(":", 1) for line in lscpu.splitlines() if ":" in line)
         flags = set(fields.get("Flags", "").split())
-        out["cpu"] = {
+        cpu: dict[str, str] = {
             key: fields[key].strip() for key in ("Model name", "CPU(s)", "Thread(s) per core") if key in fields
         }
-        out["cpu"]["simd"] = " ".join(
-            f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_bf16") if f in flags
-        )
+        cpu["simd"] = " ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_bf16") if f in flags)
+        out["cpu"] = cpu
     return out
 
 
@@ -113,23 +112,23 @@ async def measure(
     pipeline = await ingest(stack, docs, collection=THROUGHPUT_COLLECTION, chunking=chunking)
     pipeline["chunks_per_s"] = round(pipeline["chunks"] / pipeline["seconds"], 2)
     after = {name: encode_seconds(embedder, texts) for name, embedder in embedders.items()}
+    rates = {name: round(len(texts) / ((before[name] + after[name]) / 2), 2) for name in embedders}
     raws = {name: {"chunks": len(texts), "seconds_before": round(before[name], 2),
                    "seconds_after": round(after[name], 2), "device": embedder.device,
-                   "engine": getattr(embedder, "engine", "custom"),
-                   "chunks_per_s": round(len(texts) / ((before[name] + after[name]) / 2), 2)}
+                   "engine": getattr(embedder, "engine", "custom"), "chunks_per_s": rates[name]}
             for name, embedder in embedders.items()}  # fmt: skip
-    raw = raws["raw_encode"]
+    raw = rates["raw_encode"]
     await ingest_files(stack, write_markdown_files(warmup, files_dir / "warmup"), chunking=chunking)
     files = await ingest_files(stack, write_markdown_files(docs, files_dir), chunking=chunking)
-    files["ratio"] = round(files["chunks_per_s"] / raw["chunks_per_s"], 3)
+    files["ratio"] = round(files["chunks_per_s"] / raw, 3)
     return {
         "documents": len(docs),
         "chunking": chunking,
         "pipeline": pipeline,
-        "raw_encode": raw,
+        "raw_encode": raws["raw_encode"],
         "raw_engine": raws["raw_engine"],
         "engine": engine_report(embedders["raw_engine"]),
-        "ratio": round(pipeline["chunks_per_s"] / raw["chunks_per_s"], 3),
-        "engine_over_torch": round(raws["raw_engine"]["chunks_per_s"] / raw["chunks_per_s"], 3),
+        "ratio": round(pipeline["chunks_per_s"] / raw, 3),
+        "engine_over_torch": round(rates["raw_engine"] / raw, 3),
         "files": files,
     }

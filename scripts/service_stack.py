@@ -186,8 +186,8 @@ async def mcp_client(stack: ServiceStack, *, attempts: int | None = None, **over
     settings = stack.mcp_settings(**overrides)
     async with remote_backend(settings) as backend:
         if attempts is not None:
-            for client in (backend.docling, backend.chunker, backend.gateway):
-                client.attempts = attempts
+            for service in (backend.docling, backend.chunker, backend.gateway):
+                service.attempts = attempts
         state = AppState.create(settings, backend)
         try:
             async with Client(build_server(state)) as client:

@@ -15,8 +15,9 @@ LOCK = Path(__file__).resolve().parents[1] / "models.lock.json"
 @pytest.fixture(scope="module")
 def fetch():
     spec = importlib.util.spec_from_file_location("fetch_models", SCRIPT)
+    assert spec is not None and spec.loader is not None, SCRIPT
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)
     return module
 
 

@@ -23,7 +23,7 @@ async def _post(http: httpx.AsyncClient, name: str, data: bytes) -> tuple[httpx.
 
 
 def _pids(http: httpx.AsyncClient) -> list[int]:
-    app = http._transport.app  # type: ignore[attr-defined]
+    app = http._transport.app  # type: ignore[attr-defined]  # the fixture's client runs on an ASGITransport
     return sorted(worker._process.pid for worker in app.state.conversion.pool._idle)
 
 

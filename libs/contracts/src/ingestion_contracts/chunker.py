@@ -11,7 +11,7 @@ from .docling import PageSpan
 
 PresetName = Literal["default", "dense", "sparse"]
 # window / overlap in tokens of the embedding model's tokenizer (the plan's table).
-PRESETS: dict[str, tuple[int, int]] = {"default": (200, 40), "dense": (100, 30), "sparse": (400, 60)}
+PRESETS: dict[PresetName, tuple[int, int]] = {"default": (200, 40), "dense": (100, 30), "sparse": (400, 60)}
 MAX_WINDOW_TOKENS = 8192
 MAX_TEXT_CHARS = 20_000_000
 

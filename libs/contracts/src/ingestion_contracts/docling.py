@@ -9,9 +9,9 @@ from pydantic import Field
 from .common import WireModel
 
 FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"]
-SUPPORTED_FILE_TYPES: tuple[str, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image")
+SUPPORTED_FILE_TYPES: tuple[FileType, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image")
 # Extensions accepted for each file type (lower case, with the dot).
-EXTENSIONS: dict[str, str] = {
+EXTENSIONS: dict[str, FileType] = {
     ".pdf": "pdf",
     ".docx": "docx",
     ".pptx": "pptx",

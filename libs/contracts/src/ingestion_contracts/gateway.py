@@ -74,7 +74,7 @@ def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return metadata
 
 
-Metadata = Annotated[dict[str, Any], Field(default_factory=dict)]
+Metadata = dict[str, Any]
 
 
 class ChunkIn(WireModel):
@@ -119,7 +119,7 @@ class UpsertDocumentRequest(WireModel):
     content_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the source content.")
     last_modified: str = Field(default="", max_length=64)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    metadata: Metadata
+    metadata: Metadata = Field(default_factory=dict)
     chunks: list[ChunkIn] = Field(min_length=1, max_length=100_000)
     force: bool = Field(default=False, description="Re-index even when the content hash is unchanged.")
 
@@ -141,7 +141,7 @@ class RelabelRequest(WireModel):
     title: str | None = Field(default=None, max_length=1024, description="Omit to keep the stored title.")
     last_modified: str | None = Field(default=None, max_length=64)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    metadata: Metadata
+    metadata: Metadata = Field(default_factory=dict)
 
     @field_validator("metadata")
     @classmethod

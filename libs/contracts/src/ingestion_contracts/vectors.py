@@ -42,7 +42,7 @@ VectorId = Annotated[str, Field(min_length=1, max_length=MAX_VECTOR_ID)]
 class VectorAddRequest(WireModel):
     id: VectorId
     embedding: Embedding
-    metadata: Metadata
+    metadata: Metadata = Field(default_factory=dict)
     namespace: Namespace
     metric: VectorMetric = Field(
         default="cosine", description="Used only when this add creates the store; a store keeps its first metric."

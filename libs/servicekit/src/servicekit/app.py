@@ -51,9 +51,10 @@ def create_service_app(
         "/readyz",
         operation_id="readyz",
         tags=["health"],
+        response_model=HealthStatus,
         responses={503: {"model": HealthStatus, "description": "Not ready"}},
     )
-    async def readyz() -> HealthStatus:
+    async def readyz() -> HealthStatus | JSONResponse:
         """Readiness: dependencies reachable and models loaded."""
         checks: dict[str, str] = {}
         if readiness is not None:
@@ -62,7 +63,7 @@ def create_service_app(
         ready = all(v == "ok" for v in checks.values())
         body = HealthStatus(status="ok" if ready else "unavailable", service=name, version=version, checks=checks)
         if not ready:
-            return JSONResponse(status_code=503, content=body.model_dump(), headers={"Retry-After": "5"})  # type: ignore[return-value]
+            return JSONResponse(status_code=503, content=body.model_dump(), headers={"Retry-After": "5"})
         return body
 
     @app.get("/metrics", operation_id="metrics", tags=["health"], include_in_schema=False)

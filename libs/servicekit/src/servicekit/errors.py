@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import TypedDict, Unpack
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -13,6 +14,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .context import REQUEST_ID_SCOPE_KEY, request_id_var
 
 log = logging.getLogger("servicekit.errors")
+
+
+class ErrorOptions(TypedDict, total=False):
+    """What a ServiceError subclass passes on besides its message (its own status and headers aside)."""
+
+    suggestion: str | None
+    code: str | None
+    status_code: int | None
+    details: dict[str, object] | None
 
 
 class ServiceError(Exception):
@@ -71,8 +81,8 @@ class DependencyUnavailable(ServiceError):
     status_code = 503
     code = "DEPENDENCY_UNAVAILABLE"
 
-    def __init__(self, message: str, *, retry_after: int = 5, **kwargs: object) -> None:
-        super().__init__(message, headers={"Retry-After": str(retry_after)}, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, retry_after: int = 5, **kwargs: Unpack[ErrorOptions]) -> None:
+        super().__init__(message, headers={"Retry-After": str(retry_after)}, **kwargs)
 
 
 def _body(status: int, code: str, message: str, suggestion: str | None = None, details=None) -> JSONResponse:

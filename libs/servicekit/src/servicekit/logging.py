@@ -13,6 +13,10 @@ from .context import request_id_var
 QUIET_LIBRARIES = ("httpx", "httpcore")
 
 
+class _Handler(logging.StreamHandler[TextIO]):
+    """The handler configure_logging installs: its type marks the root logger as configured."""
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -33,10 +37,9 @@ class JsonFormatter(logging.Formatter):
 def configure_logging(level: str = "INFO", *, json_logs: bool = True, stream: TextIO | None = None) -> None:
     """Idempotent: configures the root logger once, to stderr (stdout may carry MCP stdio) or ``stream``."""
     root = logging.getLogger()
-    if any(getattr(h, "_servicekit", False) for h in root.handlers):
+    if any(isinstance(h, _Handler) for h in root.handlers):
         return
-    handler = logging.StreamHandler(stream or sys.stderr)
-    handler._servicekit = True  # type: ignore[attr-defined]
+    handler = _Handler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s %(message)s"))
     root.addHandler(handler)
     root.setLevel(level.upper())

@@ -67,7 +67,7 @@ def split_sections(text: str, *, markdown: bool = True) -> list[Section]:
         return [Section(0, len(text), ())]
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
-    start, path = 0, ()
+    start, path = 0, tuple[str, ...]()
     for offset, level, title in heading_starts(text):
         if offset > start:
             sections.append(Section(start, offset, path))

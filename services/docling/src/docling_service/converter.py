@@ -132,7 +132,7 @@ class Converter:
             extensions = [ext for ext, kind in EXTENSIONS.items() if kind == file_type]
             infos.append(
                 FormatInfo(
-                    file_type=file_type,  # type: ignore[arg-type]
+                    file_type=file_type,
                     extensions=extensions,
                     pipeline=self._pipeline_for(file_type),
                     paged=file_type in PAGED_TYPES,
@@ -140,10 +140,9 @@ class Converter:
             )
         return infos
 
-    def _pipeline_for(self, file_type: str) -> Pipeline:
-        if file_type in ("pdf", "txt", "image"):
-            return {"pdf": self.pdf_pipeline, "txt": "text", "image": "ocr"}[file_type]  # type: ignore[return-value]
-        return "simple"
+    def _pipeline_for(self, file_type: FileType) -> Pipeline:
+        pipelines: dict[FileType, Pipeline] = {"pdf": self.pdf_pipeline, "txt": "text", "image": "ocr"}
+        return pipelines.get(file_type, "simple")
 
     def convert(self, data: bytes, file_name: str) -> ConvertResponse:
         """Convert one document; raises servicekit errors (415, 422) a caller can act on."""

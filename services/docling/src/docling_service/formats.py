@@ -6,6 +6,7 @@ import io
 import re
 import zipfile
 from pathlib import PurePosixPath, PureWindowsPath
+from typing import Literal
 
 from ingestion_contracts.docling import EXTENSIONS, SUPPORTED_FILE_TYPES, FileType
 from servicekit import Unprocessable, UnsupportedMediaType
@@ -13,7 +14,10 @@ from servicekit import Unprocessable, UnsupportedMediaType
 SNIFF_BYTES = 8192
 # The PDF header may follow some junk, but must sit in the first 1024 bytes (PDF 1.7, 7.5.2).
 _PDF_HEADER_WINDOW = 1024
-_OOXML_MAIN_PART = {"docx": "word/", "pptx": "ppt/", "xlsx": "xl/"}
+OfficeKind = Literal["docx", "pptx", "xlsx"]
+# What sniff() can tell from the bytes alone.
+Sniffed = Literal["pdf", "docx", "pptx", "xlsx", "zip", "image", "html", "text", "binary"]
+_OOXML_MAIN_PART: dict[OfficeKind, str] = {"docx": "word/", "pptx": "ppt/", "xlsx": "xl/"}
 _HTML_RE = re.compile(rb"<\s*(!doctype\s+html|html[\s>]|head[\s>]|body[\s>]|meta\s|title>|div[\s>]|p>)", re.I)
 _LABELS = {"pdf": "PDF", "docx": "Word (DOCX)", "pptx": "PowerPoint (PPTX)", "xlsx": "Excel (XLSX)"}
 _LABELS |= {"html": "HTML", "md": "Markdown", "txt": "plain text", "image": "PNG/JPEG/TIFF image"}
@@ -47,7 +51,7 @@ def _is_pdf(head: bytes) -> bool:
     return b"%PDF-" in head[:_PDF_HEADER_WINDOW]
 
 
-def _zip_kind(data: bytes) -> str | None:
+def _zip_kind(data: bytes) -> OfficeKind | Literal["zip"] | None:
     """docx/pptx/xlsx from the members of an Office zip, "zip" for another zip, None when unreadable."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -69,7 +73,7 @@ def _decodes_as_utf8(head: bytes, complete: bool) -> bool:
     return True
 
 
-def sniff(data: bytes) -> str:
+def sniff(data: bytes) -> Sniffed:
     """What the bytes look like: pdf, docx, pptx, xlsx, zip, image, html, text, or binary."""
     head = data[:SNIFF_BYTES]
     if _is_pdf(head):
@@ -101,16 +105,16 @@ def _unsupported(name: str, found: str) -> UnsupportedMediaType:
     )
 
 
-def _from_content(name: str, kind: str, data: bytes) -> FileType:
+def _from_content(name: str, kind: Sniffed, data: bytes) -> FileType:
     """The type of a file whose name gives none (no extension), from its content alone."""
     if kind in ("pdf", "docx", "pptx", "xlsx", "html", "image"):
-        return kind  # type: ignore[return-value]
+        return kind
     if kind == "text":
         return "txt"
     raise _unsupported(name, _describe_binary(data)[0] if kind == "binary" else "a zip archive")
 
 
-def _mismatch(name: str, claimed: FileType, kind: str, data: bytes) -> Unprocessable:
+def _mismatch(name: str, claimed: FileType, kind: Sniffed, data: bytes) -> Unprocessable:
     if kind == "binary":
         what, suggestion = _describe_binary(data)
     elif kind == "image":
@@ -155,4 +159,4 @@ def detect_file_type(name: str, data: bytes) -> FileType:
         )
     if claimed == "html" and kind == "binary":
         raise _mismatch(name, claimed, kind, data)
-    return claimed  # type: ignore[return-value]
+    return claimed

@@ -75,7 +75,7 @@ def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
                 for table in pdf.pages[number - 1].find_tables(_RULED):
                     rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
                     if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
-                        found.append(RuledTable(page=number, box=tuple(table.bbox), rows=rows))  # type: ignore[arg-type]
+                        found.append(RuledTable(page=number, box=table.bbox, rows=rows))
     except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
         log.warning("ruled table search failed; tables stay text", exc_info=exc)
     return found

@@ -14,13 +14,18 @@ from docling_core.types.doc import (
     TitleItem,
 )
 from docling_core.types.doc.labels import DocItemLabel
+from ingestion_contracts.docling import BlockKind
 
 from .markdown import Segment
 from .pdf_lines import Line
 
 # Furniture that would repeat on every page and split paragraphs across page breaks.
 _SKIPPED_LABELS = {DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER}
-_TEXT_KINDS = {DocItemLabel.CAPTION: "caption", DocItemLabel.CODE: "code", DocItemLabel.FORMULA: "other"}
+_TEXT_KINDS: dict[DocItemLabel, BlockKind] = {
+    DocItemLabel.CAPTION: "caption",
+    DocItemLabel.CODE: "code",
+    DocItemLabel.FORMULA: "other",
+}
 
 
 def _page(item: DocItem, paged: bool) -> int | None:
@@ -49,7 +54,7 @@ def _segment(item: DocItem, paged: bool, heading_shift: int) -> Segment | None:
         return Segment(kind="code", text=item.text, page=page)
     if isinstance(item, FormulaItem):
         return Segment(kind="other", text=item.text, page=page)
-    return Segment(kind=_TEXT_KINDS.get(item.label, "paragraph"), text=item.text, page=page)  # type: ignore[arg-type]
+    return Segment(kind=_TEXT_KINDS.get(item.label, "paragraph"), text=item.text, page=page)
 
 
 def document_segments(document: DoclingDocument, *, paged: bool) -> list[Segment]:

@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 from pydantic import ValidationError
@@ -68,7 +69,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def load_settings(args: argparse.Namespace) -> McpSettings:
-    overrides: dict[str, object] = {}
+    overrides: dict[str, Any] = {}  # argparse values, validated by McpSettings
     if "vault" in args:
         overrides["vault_path"] = args.vault
     if "collection" in args:

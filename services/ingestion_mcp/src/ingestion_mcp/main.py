@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging(settings.log_level)
     try:
         # The tool set is checked before any service starts: a clash is a configuration error, said at once.
-        build_server(AppState.create(settings, backend=None))  # type: ignore[arg-type]
+        build_server(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # only the tool set is built
     except ProfileClash as exc:
         print(f"ingestion-mcp: invalid configuration: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

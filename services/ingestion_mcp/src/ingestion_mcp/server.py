@@ -102,10 +102,12 @@ class ProfileServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            refused = isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError)
-            if not refused or name not in self.tool_profiles:
+            cause = exc.__cause__  # arguments the schema refused, as opposed to a failure inside the tool
+            if not isinstance(cause, ValidationError) or isinstance(exc, UnexpectedToolError):
                 raise
-            return ARGUMENT_ERRORS[self.tool_profiles[name]](failure_from(exc.__cause__))
+            if name not in self.tool_profiles:
+                raise
+            return ARGUMENT_ERRORS[self.tool_profiles[name]](failure_from(cause))
 
 
 def _tool_names(registrars: list[Registrar], state: AppState) -> set[str]:

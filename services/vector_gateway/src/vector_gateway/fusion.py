@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .calibration import dense_score, keyword_score
 
 FusionMethod = Literal["calibrated", "convex", "rrf"]
-Ranked = Sequence[tuple[Hashable, float]]  # (hit key, raw score), best first
+K = TypeVar("K", bound=Hashable)  # what identifies a hit (a chunk id, a row)
+Ranked = Sequence[tuple[K, float]]  # (hit key, raw score), best first
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Fusion:
     alpha: float = 0.5  # weight of the dense list (its reciprocal ranks for rrf)
     rrf_k: int = 60
 
-    def fuse(self, dense: Ranked, sparse: Ranked) -> list[tuple[Hashable, Fused]]:
+    def fuse(self, dense: Ranked[K], sparse: Ranked[K]) -> list[tuple[K, Fused]]:
         """Both lists fused, best first (ties keep dense order, then keyword order)."""
         weights = (self.alpha, 1.0 - self.alpha)
         parts = [_parts(self, dense, weights[0], "d"), _parts(self, sparse, weights[1], "k")]
@@ -57,7 +58,7 @@ class Fusion:
         ]
         return sorted(fused, key=lambda item: item[1].score, reverse=True)
 
-    def single(self, ranked: Ranked, kind: Literal["dense", "keyword"]) -> list[tuple[Hashable, Fused]]:
+    def single(self, ranked: Ranked[K], kind: Literal["dense", "keyword"]) -> list[tuple[K, Fused]]:
         """One list scored alone (semantic or keyword mode), on the calibrated scale."""
         transform = dense_score if kind == "dense" else keyword_score
         return [
@@ -74,7 +75,7 @@ class Fusion:
         return dense + keyword
 
 
-def _parts(fusion: Fusion, ranked: Ranked, weight: float, kind: str) -> dict[Hashable, float]:
+def _parts(fusion: Fusion, ranked: Ranked[K], weight: float, kind: str) -> dict[K, float]:
     if fusion.method == "calibrated":
         transform = dense_score if kind == "d" else keyword_score
         return {key: weight * transform(raw) for key, raw in ranked}
@@ -84,7 +85,7 @@ def _parts(fusion: Fusion, ranked: Ranked, weight: float, kind: str) -> dict[Has
     return {key: weight * (1.0 / (fusion.rrf_k + rank)) / best for rank, (key, _) in enumerate(ranked, 1)}
 
 
-def _min_max(ranked: Ranked) -> dict[Hashable, float]:
+def _min_max(ranked: Ranked[K]) -> dict[K, float]:
     if not ranked:
         return {}
     values = [score for _, score in ranked]

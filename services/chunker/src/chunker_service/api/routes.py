@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from ingestion_contracts import ErrorBody
@@ -19,7 +19,7 @@ from ..service import ChunkingService
 
 router = APIRouter(prefix="/v1", tags=["chunking"])
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorBody, "description": "Text longer than CHUNKER_MAX_TEXT_CHARS"},
     422: {"model": ErrorBody, "description": "Invalid request (window/preset/overlap, empty text, page spans)"},
     503: {"model": ErrorBody, "description": "Tokenizer not loaded yet"},

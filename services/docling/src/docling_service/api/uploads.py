@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from fastapi import Request
 from servicekit import ServiceError, Unprocessable
@@ -56,7 +56,7 @@ def _check_declared_length(request: Request, max_bytes: int) -> None:
         raise too_large(max(length - MULTIPART_OVERHEAD, 0), max_bytes)
 
 
-async def _limited(stream: AsyncIterator[bytes], limit: int, max_bytes: int) -> AsyncIterator[bytes]:
+async def _limited(stream: AsyncIterator[bytes], limit: int, max_bytes: int) -> AsyncGenerator[bytes, None]:
     received = 0
     async for chunk in stream:
         received += len(chunk)

@@ -27,7 +27,7 @@ KIND_EXTENSIONS: dict[str, tuple[str, ...]] = {
 SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text, PNG/JPEG/TIFF images"
 # Images docling reads with OCR, by magic bytes, and the extension that tells docling what they are.
 IMAGE_MAGIC = {b"\x89PNG": ".png", b"\xff\xd8\xff": ".jpg", b"II*\x00": ".tiff", b"MM\x00*": ".tiff"}
-_OOXML_MEMBERS = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
+_OOXML_MEMBERS: tuple[tuple[str, Kind], ...] = (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx"))
 _BINARY_MAGIC = {
     b"GIF8": "a GIF image",
     b"\x1f\x8b": "a gzip archive",
@@ -78,7 +78,7 @@ def _ooxml_kind(data: bytes) -> Kind:
         raise _unsupported("The content is a damaged or truncated ZIP archive") from exc
     for prefix, kind in _OOXML_MEMBERS:
         if any(name.startswith(prefix) for name in names) and "[Content_Types].xml" in names:
-            return kind  # type: ignore[return-value]
+            return kind
     raise _unsupported("The content is a ZIP archive, not a Word, PowerPoint or Excel document")
 
 

@@ -31,7 +31,7 @@ from ..notes import (
 )
 from ..state import AppState
 
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 def error_result(error: ObsidianError) -> CallToolResult:
@@ -77,7 +77,7 @@ def register(server: MCPServer, state: AppState) -> None:
         total_chunks), total and query. `folder` includes its subfolders. For notes like a given note,
         use find_similar_notes; for the index state, vector_status.
         """
-        return await notes.search(query, n_results, folder)  # type: ignore[return-value]
+        return await notes.search(query, n_results, folder)  # type: ignore[return-value]  # obsidian_tool turns the dict into the JSON string that `-> str` declares
 
     @server.tool(annotations=READ)
     @obsidian_tool
@@ -93,7 +93,7 @@ def register(server: MCPServer, state: AppState) -> None:
         Returns a JSON string: source_note, similar_notes (path, title, folder, score, content_preview,
         chunk_index, total_chunks) and total.
         """
-        return await notes.similar(path, n_results)  # type: ignore[return-value]
+        return await notes.similar(path, n_results)  # type: ignore[return-value]  # obsidian_tool turns the dict into the JSON string that `-> str` declares
 
     @server.tool(annotations=READ)
     @obsidian_tool
@@ -102,4 +102,4 @@ def register(server: MCPServer, state: AppState) -> None:
         provider and dimension, last update time and data path (JSON string)."""
         status = await notes.status()
         status.pop("embedding_model", None)  # the CLI shows it; the tool keeps the spec's keys
-        return status  # type: ignore[return-value]
+        return status  # type: ignore[return-value]  # obsidian_tool turns the dict into the JSON string that `-> str` declares

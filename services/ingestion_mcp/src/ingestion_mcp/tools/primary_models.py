@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from ingestion_contracts.common import COLLECTION_NAME_PATTERN, MAX_TAG_LENGTH, MAX_TAGS
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K
@@ -71,6 +71,15 @@ class Stages(BaseModel):
     chunking_ms: float | None = None
     embedding_ms: float | None = None
     storing_ms: float | None = None
+
+
+class IngestNames(TypedDict, total=False):
+    """How the ingested thing was named by the caller: the tool's own name field of IngestOutput."""
+
+    file_name: str | None
+    name: str | None
+    url: str | None
+    content_type: str | None
 
 
 class IngestOutput(ToolOutput):
