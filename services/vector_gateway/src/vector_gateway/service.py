@@ -162,10 +162,10 @@ class GatewayService:
 
         def write() -> UpsertDocumentResponse:
             row = self.documents.registry_row(collection, doc_id)
-            doc = PlannedDocument(request=None, doc_id=doc_id, key=key, existing=row)  # type: ignore[arg-type]
+            doc = PlannedDocument(request=None, doc_id=doc_id, key=key, existing=row)  # type: ignore[arg-type]  # a relabel has no request; upsert.py types it as always set
             status = DocumentWriter(self.store, self.embedders.get(), self.observe).relabel(collection, doc, labels)
             return UpsertDocumentResponse(
-                doc_id=doc_id, collection=collection, source=labels.source, status=status,  # type: ignore[arg-type]
+                doc_id=doc_id, collection=collection, source=labels.source, status=status,  # type: ignore[arg-type]  # DocumentWriter.relabel returns the status as a plain str
                 chunk_count=int(row["chunk_count"]), warnings=doc.warnings,
             )  # fmt: skip
 

@@ -49,9 +49,9 @@ from .docs_server_models import (
 )
 from .scores import docs_server_score, docs_server_threshold
 
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-REMOVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
-FETCH = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+REMOVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
 JOB_TYPES = ("fetch_repo", "fetch_file")
 FilePathArg = Annotated[str, Field(min_length=1, max_length=2048, description="Absolute path of an indexed file.")]
 
@@ -141,7 +141,7 @@ class DocsServer:
 def job_view(job: Job) -> dict[str, Any]:
     error = None if job.error is None else " ".join(p for p in (job.error, job.suggestion) if p)
     view = JobView(
-        id=job.id, type=job.type, status=job.status, progress=job.progress, currentStep=job.current_step,  # type: ignore[arg-type]
+        id=job.id, type=job.type, status=job.status, progress=job.progress, currentStep=job.current_step,  # type: ignore[arg-type]  # jobs.py types them as str
         startTime=job.start_time, endTime=job.end_time, result=job.result if isinstance(job.result, dict) else None,
         error=error, errorCode=spec_code(job.failure.code) if job.failure else None,
     )  # fmt: skip
@@ -307,7 +307,7 @@ def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
 def _started(docs: DocsServer, job_type: str, description: str, body: Any, doing: str) -> CallToolResult:
     job = docs.state.jobs.start(job_type, description, body)
     return result(JobStarted(
-        jobId=job.id, type=job_type, status=job.status,  # type: ignore[arg-type]
+        jobId=job.id, type=job_type, status=job.status,  # type: ignore[arg-type]  # str, not JobType / the status Literal
         message=f"{doing}. Call get_job_status with jobId '{job.id}' to follow its progress.",
     ))  # fmt: skip
 

@@ -6,7 +6,7 @@ from pathlib import PurePosixPath
 from typing import Annotated
 
 from ingestion_contracts.common import COLLECTION_NAME_PATTERN
-from ingestion_contracts.gateway import DocumentInfo, SearchRequest
+from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
@@ -29,9 +29,9 @@ from .library_models import (
 from .primary import READ, search_item
 from .primary_models import CollectionArg, FormatArg, render_error
 
-DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
-CANCEL = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-CREATE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
 NameArg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
 JobIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Job id returned by an ingest tool.")]
@@ -172,11 +172,11 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
         found = await state.search(
             SearchRequest(query=probe, collections=[name], mode="semantic", top_k=min(100, top_k * 5))
         )
-        best: dict[str, object] = {}
+        best: dict[str, SearchHit] = {}
         for hit in found.hits:
             if hit.doc_id != doc_id and hit.doc_id not in best:
                 best[hit.doc_id] = hit
-        similar = [search_item(hit, False) for hit in list(best.values())[:top_k]]  # type: ignore[arg-type]
+        similar = [search_item(hit, False) for hit in list(best.values())[:top_k]]
         return result(SimilarOutput(
             success=True, doc_id=doc_id, name=doc_name(doc.key or doc.source), similar=similar,
             message=f"{len(similar)} documents similar to '{doc_name(doc.key or doc.source)}'.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Unpack
 
 from ingestion_contracts.gateway import SearchHit, SearchRequest
 from mcp.server import MCPServer
@@ -23,6 +23,7 @@ from .primary_models import (
     CollectionSummary,
     ForceArg,
     FormatArg,
+    IngestNames,
     IngestOutput,
     MetadataArg,
     QueryArg,
@@ -36,8 +37,8 @@ from .primary_models import (
     render_error,
 )
 
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 CONCISE_TEXT_CHARS = 600
 
 
@@ -54,7 +55,9 @@ def ingest_message(outcome: IngestOutcome, label: str) -> str:
     return f"{verb} {label} into {where} ({outcome.chunks} chunks, ~{outcome.tokens} tokens)"
 
 
-def ingest_output(outcome: IngestOutcome, label: str, response_format: str, **names: str | None) -> IngestOutput:
+def ingest_output(
+    outcome: IngestOutcome, label: str, response_format: str, **names: Unpack[IngestNames]
+) -> IngestOutput:
     created = outcome.chunks if outcome.status in ("indexed", "replaced") else 0
     out = IngestOutput(
         success=True, message=ingest_message(outcome, label), status=outcome.status,
@@ -253,7 +256,7 @@ def _register_search(server: MCPServer, state: AppState) -> None:
         """
         detailed = response_format == "detailed"
         request = SearchRequest(
-            query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]
+            query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]  # str: the pattern checks it; the schema stays a string
             top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score, include_total=detailed,
         )  # fmt: skip
         found = await state.search(request)

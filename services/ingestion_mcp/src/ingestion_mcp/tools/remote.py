@@ -26,7 +26,7 @@ from .primary_models import (
 )
 
 # Reaches out to the web: open world. Idempotent: the same content is skipped by hash.
-FETCH = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True)
+FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 CONTENT_TYPES = {"pdf": "PDF", "docx": "DOCX", "pptx": "PPTX", "xlsx": "XLSX", "html": "HTML", "md": "Markdown",
                  "txt": "Text", "image": "Image"}  # fmt: skip
 
