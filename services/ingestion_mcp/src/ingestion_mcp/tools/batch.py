@@ -10,7 +10,6 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, model_validator
 
 from ..errors import ToolFailure
-from ..jobs import ProgressFn
 from ..pipeline import BatchItem, IngestOutcome
 from ..state import AppState
 from .common import result, safe_tool
@@ -67,16 +66,10 @@ def register(server: MCPServer, state: AppState) -> None:
         Each item succeeds or fails on its own (a bad file does not stop the others). Answers with the
         per-item results, or with a job_id to poll with get_job_status when the batch takes longer.
         """
-        batch = [BatchItem(**item.model_dump()) for item in items]
+        batch = [item.model_dump() for item in items]
         target = state.collection(collection)
-
-        async def work(progress: ProgressFn) -> dict[str, Any]:
-            outcomes = await state.ingestor.ingest_many(
-                batch, collection=target, tags=tags, chunking=chunking, progress=progress
-            )
-            return summarize(batch, outcomes)
-
-        job, finished = await state.run_job(ctx, "ingest_batch", f"{len(batch)} items", work)
+        params = {"items": batch, "collection": target, "tags": tags, "chunking": chunking}
+        job, finished = await state.run_job(ctx, "ingest_batch", params, f"{len(batch)} items")
         if not finished:
             return result(BatchOutput(
                 success=True, job_id=job.id, collection=target,

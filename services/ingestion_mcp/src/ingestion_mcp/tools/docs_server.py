@@ -23,13 +23,13 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ..errors import ToolFailure, UpstreamError
-from ..jobs import Job, ProgressFn
+from ..jobs import Job
 from ..sources import SourceError, SourcePolicy, ensure_inside, sanitize_filename
 from ..sources.gitcli import check_repo_url, validate_ref
 from ..sources.netguard import check_url_shape, parse_url
 from ..state import AppState
 from .common import estimate_tokens, result, safe_tool
-from .docs_server_jobs import DocsContext, fetch_file_job, fetch_repo_job
+from .docs_server_jobs import DocsContext
 from .docs_server_models import (
     ActiveJobsOutput,
     ChunkMetadata,
@@ -268,11 +268,8 @@ def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
         """
         validate_ref(branch)
         check_repo_url(repoUrl, docs.docs.policy)
-
-        async def body(progress: ProgressFn) -> dict[str, Any]:
-            return await fetch_repo_job(docs.docs, repoUrl, branch, options, progress)
-
-        return _started(docs, "fetch_repo", f"fetch_repo {repoUrl}", body, f"Cloning {repoUrl}")
+        params = {"url": repoUrl, "branch": branch, "options": options.model_dump(mode="json")}
+        return await _started(docs, "fetch_repo", params, f"fetch_repo {repoUrl}", f"Cloning {repoUrl}")
 
     @server.tool(annotations=FETCH)
     @docs_tool
@@ -297,15 +294,13 @@ def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
         sanitize_filename(filename)
         folder = docFolder or docs.state.settings.docs_fetch_folder
         ensure_inside(folder, docs.docs.roots)
-
-        async def body(progress: ProgressFn) -> dict[str, Any]:
-            return await fetch_file_job(docs.docs, url, filename, folder, options, progress)
-
-        return _started(docs, "fetch_file", f"fetch_file {url}", body, f"Downloading {url}")
+        params = {"url": url, "filename": filename, "folder": folder, "options": options.model_dump(mode="json")}
+        return await _started(docs, "fetch_file", params, f"fetch_file {url}", f"Downloading {url}")
 
 
-def _started(docs: DocsServer, job_type: str, description: str, body: Any, doing: str) -> CallToolResult:
-    job = docs.state.jobs.start(job_type, description, body)
+async def _started(docs: DocsServer, kind: str, params: dict[str, Any], description: str, doing: str) -> CallToolResult:
+    job = await docs.state.submit_job(kind, params, description)
+    job_type = kind
     return result(JobStarted(
         jobId=job.id, type=job_type, status=job.status,  # type: ignore[arg-type]  # str, not JobType / the status Literal
         message=f"{doing}. Call get_job_status with jobId '{job.id}' to follow its progress.",
@@ -319,7 +314,7 @@ def _register_jobs(server: MCPServer, docs: DocsServer) -> None:
         jobId: Annotated[str, Field(min_length=1, max_length=64, description="Job ID from fetch_repo or fetch_file.")],
     ) -> Annotated[CallToolResult, JobStatusOutput]:
         """Status of a fetch job: progress 0-100, the current step, and its result or error when it ends."""
-        job = docs.state.jobs.get(jobId)
+        job = await docs.state.jobs.get(jobId)
         if job is None or job.type not in JOB_TYPES:
             raise ToolFailure(
                 f"No job with id {jobId!r} (finished jobs are kept for an hour).",
@@ -332,5 +327,5 @@ def _register_jobs(server: MCPServer, docs: DocsServer) -> None:
     @docs_tool
     async def list_active_jobs() -> Annotated[CallToolResult, ActiveJobsOutput]:
         """All running fetch jobs with their progress and current step."""
-        jobs = [job_view(job) for job in docs.state.jobs.active() if job.type in JOB_TYPES]
+        jobs = [job_view(job) for job in await docs.state.jobs.active() if job.type in JOB_TYPES]
         return result({"jobs": jobs, "total": len(jobs)})

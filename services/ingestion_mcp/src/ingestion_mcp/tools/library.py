@@ -34,6 +34,7 @@ CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
 NameArg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
+INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")
 JobIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Job id returned by an ingest tool.")]
 
 
@@ -58,10 +59,9 @@ def job_info(job: Job) -> JobInfo:
     outcome = job.result
     summary = None
     if outcome is not None:
-        summary = outcome if isinstance(outcome, dict) else {
-            "status": outcome.status, "doc_id": outcome.doc_id, "collection": outcome.collection,
-            "key": outcome.key, "source": outcome.source, "chunks": outcome.chunks,
-        }  # fmt: skip
+        summary = outcome
+        if job.type in INGEST_KINDS:  # an ingest's outcome, summed up
+            summary = {name: outcome[name] for name in ("status", "doc_id", "collection", "key", "source", "chunks")}
     return JobInfo(
         job_id=job.id, type=job.type, description=job.description, status=job.status, progress=job.progress,
         current_step=job.current_step, start_time=job.start_time, end_time=job.end_time,
@@ -183,8 +183,8 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
         ))  # fmt: skip
 
 
-def find_job(state: AppState, job_id: str) -> Job:
-    job = state.jobs.get(job_id)
+async def find_job(state: AppState, job_id: str) -> Job:
+    job = await state.jobs.get(job_id)
     if job is None:
         raise ToolFailure(
             f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
@@ -199,7 +199,7 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def get_job_status(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Status of a background job: progress 0-100, current step, timings, and its result or error."""
-        job = find_job(state, job_id)
+        job = await find_job(state, job_id)
         info = job_info(job)
         if job.status in ("failed", "cancelled"):  # the work did not happen: say so as an error, with what to do
             return result(JobOutput(
@@ -213,12 +213,12 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Stop a background job (an ingest, batch or download). It stops at its next step, before anything
         is written, and ends 'cancelled'; a job already storing its result finishes that atomic write."""
-        job = find_job(state, job_id)
+        job = await find_job(state, job_id)
         if job.status != "running":
             info = job_info(job)
             return result(JobOutput(success=True, job=info, message=f"Job {job.id} already ended: {job.status}."))
-        state.jobs.cancel(job_id)
-        await job.wait(5.0)
+        await state.jobs.cancel(job_id)
+        job = await state.jobs.wait(job_id, 5.0)
         info = job_info(job)
         note = "cancelled; nothing was written" if job.status == "cancelled" else job.status
         return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {note}."))
@@ -227,7 +227,7 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
         """List the background jobs that are still running."""
-        jobs = [job_info(job) for job in state.jobs.active()]
+        jobs = [job_info(job) for job in await state.jobs.active()]
         return result(JobListOutput(success=True, jobs=jobs, message=f"{len(jobs)} active jobs."))
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Unpack
+from typing import Annotated, Any, Unpack
 
 from ingestion_contracts.gateway import SearchHit, SearchRequest
 from mcp.server import MCPServer
@@ -12,7 +12,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..jobs import ProgressFn
+from ..jobkinds import outcome_of
 from ..pipeline import IngestOutcome
 from ..state import AppState
 from .common import estimate_tokens, result, safe_tool
@@ -106,15 +106,15 @@ def fit_budget(out: SearchOutput, budget: int) -> SearchOutput:
 async def ingest_via_job(
     state: AppState,
     ctx: Context,
-    job_type: str,
+    kind: str,
+    params: dict[str, Any],
     label: str,
-    work: Callable[[ProgressFn], Awaitable[IngestOutcome]],
     shape: Callable[[IngestOutcome], IngestOutput],
 ) -> CallToolResult:
     """Run an ingest as a job; answer with its result, or with its id when it outlives the wait."""
-    job, finished = await state.run_job(ctx, job_type, label, work)
+    job, finished = await state.run_job(ctx, kind, params, label)
     if finished:
-        return result(shape(job.result))
+        return result(shape(outcome_of(job.result)))
     return result(
         IngestOutput(
             success=True,
@@ -152,15 +152,12 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         Use ingest_text for text you already have, ingest_from_url for the web. Then call search.
         """
         name = Path(file_path).name
-
-        async def work(progress: ProgressFn) -> IngestOutcome:
-            return await state.ingestor.ingest_file(
-                file_path, collection=state.collection(collection), source=source, tags=tags,
-                chunking=chunking, metadata=metadata, force=force, progress=progress,
-            )  # fmt: skip
-
+        params = {
+            "file_path": file_path, "collection": state.collection(collection), "source": source, "tags": tags,
+            "chunking": chunking, "metadata": metadata, "force": force,
+        }  # fmt: skip
         return await ingest_via_job(
-            state, ctx, "ingest_document", name, work,
+            state, ctx, "ingest_document", params, name,
             lambda outcome: ingest_output(outcome, name, response_format, file_name=name),
         )  # fmt: skip
 
@@ -192,15 +189,12 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         The text is identified by its name (or, without a name, by its content). Markdown headings are kept
         as the section of each passage. Use ingest_document for files.
         """
-
-        async def work(progress: ProgressFn) -> IngestOutcome:
-            return await state.ingestor.ingest_text(
-                text, collection=state.collection(collection), name=name, source=source, tags=tags,
-                chunking=chunking, metadata=metadata, force=force, progress=progress,
-            )  # fmt: skip
-
+        params = {
+            "text": text, "collection": state.collection(collection), "name": name, "source": source, "tags": tags,
+            "chunking": chunking, "metadata": metadata, "force": force,
+        }  # fmt: skip
         return await ingest_via_job(
-            state, ctx, "ingest_text", name or "text", work,
+            state, ctx, "ingest_text", params, name or "text",
             lambda o: ingest_output(o, f"text '{o.title}'", response_format, name=o.title),
         )  # fmt: skip
 

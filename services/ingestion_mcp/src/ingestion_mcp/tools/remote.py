@@ -9,7 +9,6 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..jobs import ProgressFn
 from ..pipeline import IngestOutcome
 from ..state import AppState
 from .common import safe_tool
@@ -58,15 +57,13 @@ def register(server: MCPServer, state: AppState) -> None:
         internal addresses are refused. The document is identified by its URL (after redirects);
         re-fetching unchanged content is skipped.
         """
-
-        async def work(progress: ProgressFn) -> IngestOutcome:
-            return await state.ingestor.ingest_url(
-                url, policy=state.policy, collection=state.collection(collection), source=source, tags=tags,
-                chunking=chunking, metadata=metadata, default_source="domain", force=force, progress=progress,
-            )  # fmt: skip
+        params = {
+            "url": url, "collection": state.collection(collection), "source": source, "tags": tags,
+            "chunking": chunking, "metadata": metadata, "force": force,
+        }  # fmt: skip
 
         def shape(outcome: IngestOutcome) -> IngestOutput:
             content_type = CONTENT_TYPES.get(outcome.file_type, outcome.file_type)
             return ingest_output(outcome, outcome.key, response_format, url=outcome.key, content_type=content_type)
 
-        return await ingest_via_job(state, ctx, "ingest_from_url", url, work, shape)
+        return await ingest_via_job(state, ctx, "ingest_from_url", params, url, shape)

@@ -1,0 +1,106 @@
+"""The job store on a real Redis: what one replica records, every replica answers."""
+
+from __future__ import annotations
+
+import pytest
+from arq.constants import abort_jobs_ss
+from ingestion_mcp.errors import ToolFailure
+from ingestion_mcp.jobqueue import ACTIVE, MAX_PARAMS_BYTES, QUEUE, RedisJobStore, record_key
+from ingestion_mcp.jobs import Job
+
+
+async def test_a_job_accepted_by_one_replica_is_seen_by_another(
+    replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    job = await replica.submit("ingest_text", {"text": "x" * 100, "collection": "c"}, "notes")
+    seen = await other_replica.get(job.id)
+    assert seen is not None and (seen.status, seen.current_step, seen.type) == ("running", "queued", "ingest_text")
+    assert [j.id for j in await other_replica.active()] == [job.id]
+    assert await replica.redis.zscore(QUEUE, job.id) is not None, "the job is on the arq queue"
+    assert await other_replica.get("job_unknown") is None
+
+
+async def test_progress_result_and_timings_travel(replica: RedisJobStore, other_replica: RedisJobStore) -> None:
+    job = await replica.submit("ingest_text", {"text": "y"}, "notes")
+    claimed = await replica.claim(job.id, attempt=1)
+    assert claimed is not None
+    await claimed.advance(0.4, "embedding")
+    await replica.save(claimed)
+    mid = await other_replica.get(job.id)
+    assert mid is not None and (mid.progress, mid.current_step, mid.attempt) == (40.0, "embedding", 1)
+    claimed.finish(result={"status": "indexed", "chunks": 3})
+    await replica.save(claimed)
+    done = await other_replica.get(job.id)
+    assert done is not None and done.status == "completed" and done.result == {"status": "indexed", "chunks": 3}
+    assert set(done.step_ms) >= {"starting", "embedding"} and done.end_time is not None
+    assert await other_replica.active() == []
+    ttl = await replica.redis.ttl(record_key(job.id))
+    assert 0 < ttl <= replica.retention_s, "a finished job is kept for the retention time, then dropped"
+
+
+async def test_progress_never_goes_back_across_a_retry(replica: RedisJobStore) -> None:
+    job = await replica.submit("ingest_text", {"text": "z"}, "notes")
+    first = await replica.claim(job.id, attempt=1)
+    assert first is not None
+    await first.advance(0.6, "embedding")
+    await replica.save(first)
+    second = await replica.claim(job.id, attempt=2)  # the first worker died; another runs it again
+    assert second is not None
+    await second.advance(0.1, "reading")
+    await replica.save(second)
+    again = await replica.get(job.id)
+    assert again is not None and again.progress == 60.0 and again.attempt == 2
+
+
+async def test_a_queued_job_cancelled_on_another_replica_never_runs(
+    replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    job = await replica.submit("ingest_text", {"text": "w"}, "notes")
+    cancelled = await other_replica.cancel(job.id, "on request")
+    assert cancelled is not None and cancelled.status == "cancelled"
+    assert await replica.claim(job.id, attempt=1) is None, "a worker that picks it up finds it ended"
+    assert await replica.redis.zscore(abort_jobs_ss, job.id) is not None, "arq was told to drop it"
+    assert await replica.redis.sismember(ACTIVE, job.id) == 0
+
+
+async def test_a_running_job_gets_a_cancel_request(replica: RedisJobStore, other_replica: RedisJobStore) -> None:
+    job = await replica.submit("ingest_text", {"text": "v"}, "notes")
+    assert await replica.claim(job.id, attempt=1) is not None
+    still = await other_replica.cancel(job.id, "on request")
+    assert still is not None and still.status == "running", "the worker stops it at its next stage"
+    assert await replica.cancel_requested(job.id) == "on request"
+
+
+async def test_failures_keep_their_code(replica: RedisJobStore, other_replica: RedisJobStore) -> None:
+    job = await replica.submit("fetch_file", {"url": "u"}, "fetch")
+    claimed = await replica.claim(job.id, attempt=1)
+    assert claimed is not None
+    claimed.finish(failure=ToolFailure("Download failed.", "Check the URL.", code="DOWNLOAD_FAILED"))
+    await replica.save(claimed)
+    seen = await other_replica.get(job.id)
+    assert seen is not None and seen.failure is not None
+    assert (seen.status, seen.error, seen.suggestion, seen.failure.code) == (
+        "failed", "Download failed.", "Check the URL.", "DOWNLOAD_FAILED",
+    )  # fmt: skip
+
+
+async def test_oversized_parameters_are_refused_with_what_to_do(replica: RedisJobStore) -> None:
+    with pytest.raises(ToolFailure) as refused:
+        await replica.submit("ingest_text", {"text": "a" * (MAX_PARAMS_BYTES + 1)}, "huge")
+    assert refused.value.code == "INVALID_INPUT" and "file" in (refused.value.suggestion or "")
+    assert await replica.active() == []
+
+
+async def test_an_unreachable_broker_is_a_clear_error() -> None:
+    store = RedisJobStore("redis://127.0.0.1:1/0")
+    with pytest.raises(ToolFailure) as down:
+        await store.get("job_x")
+    assert down.value.code == "SERVICE_UNAVAILABLE" and "broker" in down.value.message
+    await store.aclose()
+
+
+def test_records_round_trip() -> None:
+    job = Job(id="job_1", type="ingest_text", description="d")
+    job.finish(failure=ToolFailure("m", "s", code="TIMEOUT"))
+    back = Job.from_record(job.record())
+    assert back.record() == job.record() and back.finished

@@ -1,0 +1,132 @@
+"""The worker on a real Redis: jobs run, report progress, cancel between stages, survive a stopped worker.
+
+The worker is ingestion_mcp.worker's arq worker, in this process, running the `test_staged` kind
+(conftest.py); the end-to-end test runs real ingests in a worker process (tests/e2e/test_jobs_queue.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ingestion_mcp.jobqueue import RedisJobStore
+from ingestion_mcp.settings import McpSettings
+from ingestion_mcp.state import AppState
+from ingestion_mcp.worker import build_worker
+
+
+@contextlib.asynccontextmanager
+async def running_worker(settings: McpSettings) -> AsyncIterator[Any]:
+    async def startup(ctx: dict[str, Any]) -> None:
+        ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]
+
+    worker = build_worker(settings, handle_signals=False)
+    worker.on_startup = startup
+    task = asyncio.create_task(worker.async_run())
+    try:
+        yield worker
+    finally:
+        worker.handle_sig(signal.SIGUSR1)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await worker.close()
+
+
+async def ran(store: RedisJobStore, tag: str) -> list[str]:
+    return [stage.decode() for stage in await store.redis.lrange(f"test:ran:{tag}", 0, -1)]
+
+
+async def until(store: RedisJobStore, job_id: str, step: str, timeout: float = 20) -> None:
+    async with asyncio.timeout(timeout):
+        while (job := await store.get(job_id)) is None or job.current_step != step:
+            await asyncio.sleep(0.05)
+
+
+STAGES = ["reading", "converting", "chunking", "embedding", "storing"]
+
+
+async def test_a_worker_runs_the_job_and_any_replica_follows_it(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    seen: list[tuple[float, str]] = []
+
+    async def on_progress(fraction: float, step: str) -> None:
+        seen.append((fraction, step))
+
+    async with running_worker(queue_settings):
+        params = {"stages": STAGES, "stage_s": 0.3, "tag": "runs"}
+        job = await replica.submit("test_staged", params, "five stages")
+        done = await other_replica.wait(job.id, 30, on_progress=on_progress)
+    assert done.status == "completed" and done.result == {"stages": 5, "tag": "runs"}
+    assert done.progress == 100.0 and done.attempt == 1
+    assert set(STAGES) <= set(done.step_ms), done.step_ms
+    fractions = [fraction for fraction, _ in seen]
+    assert fractions == sorted(fractions) and len({step for _, step in seen}) >= 4, seen
+    assert await ran(replica, "runs") == STAGES
+
+
+async def test_a_cancel_from_another_replica_stops_at_the_next_stage(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    async with running_worker(queue_settings):
+        job = await replica.submit("test_staged", {"stages": STAGES, "stage_s": 0.6, "tag": "cancel"}, "cancel me")
+        await until(replica, job.id, "converting")
+        await other_replica.cancel(job.id)
+        done = await other_replica.wait(job.id, 10)
+    assert done.status == "cancelled" and "Nothing was written" in (done.error or "")
+    assert "storing" not in await ran(replica, "cancel")
+    assert await replica.active() == []
+
+
+async def test_a_cancel_while_storing_lets_the_write_finish(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    async with running_worker(queue_settings):
+        job = await replica.submit("test_staged", {"stages": ["reading", "storing"], "stage_s": 1.0, "tag": "st"}, "s")
+        await until(replica, job.id, "storing")
+        await other_replica.cancel(job.id)
+        done = await other_replica.wait(job.id, 10)
+    assert done.status == "completed", "an atomic write once begun completes; the job is not half-cancelled"
+    assert await ran(replica, "st") == ["reading", "storing"]
+
+
+async def test_a_stopped_worker_hands_the_job_to_the_next_one(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    """A worker that stops mid-job (a rollout's SIGTERM) puts it back; after the lease another runs it again."""
+    job = await replica.submit("test_staged", {"stages": STAGES, "stage_s": 0.5, "tag": "again"}, "again")
+    async with running_worker(queue_settings):
+        await until(replica, job.id, "chunking")
+    requeued = await replica.get(job.id)
+    assert requeued is not None and (requeued.status, requeued.current_step) == ("running", "queued")
+    async with running_worker(queue_settings):
+        done = await other_replica.wait(job.id, 30)
+    assert done.status == "completed" and done.attempt == 2
+    assert done.progress == 100.0
+
+
+async def test_a_job_whose_worker_keeps_stopping_ends_failed(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    settings = queue_settings.model_copy(update={"job_max_tries": 1})
+    job = await replica.submit("test_staged", {"stages": STAGES, "stage_s": 0.5, "tag": "lost"}, "lost")
+    async with running_worker(settings):
+        await until(replica, job.id, "converting")
+    async with running_worker(settings):
+        done = await other_replica.wait(job.id, 30)
+    assert done.status == "failed" and done.failure is not None and done.failure.code == "WORKER_LOST"
+    assert "Start the work again" in (done.suggestion or "")
+
+
+async def test_a_job_past_its_time_limit_fails_cleanly(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    settings = queue_settings.model_copy(update={"job_timeout_s": 1.0})
+    async with running_worker(settings):
+        job = await replica.submit("test_staged", {"stages": STAGES, "stage_s": 0.5, "tag": "slow"}, "slow")
+        done = await other_replica.wait(job.id, 30)
+    assert done.status == "failed" and done.failure is not None and done.failure.code == "TIMEOUT"
+    assert "storing" not in await ran(replica, "slow")

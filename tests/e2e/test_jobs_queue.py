@@ -1,0 +1,176 @@
+"""Jobs on the real queue: two MCP replicas and a worker process on one Redis, as a deployment runs them.
+
+Every call goes through a real MCP client over streamable HTTP. A job accepted by one replica runs on
+the worker; the other replica reports its progress and result, cancels it, and still answers for it
+when the accepting replica is killed. A worker killed mid-job (SIGKILL) loses its lease and the job is
+run again; afterwards the index holds exactly one copy of the document.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import redis
+from journeys import long_text
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from redis_server import SKIP_REASON, RedisServer, redis_binary
+from service_stack import BIN, ServiceProcess, ServiceStack, collection_state
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+
+@dataclass
+class Topology:
+    stack: ServiceStack
+    a: ServiceProcess
+    b: ServiceProcess
+    worker: ServiceProcess
+    broker_url: str
+
+    def record(self, job_id: str) -> dict[str, Any]:
+        """The job's record straight from the broker (what no replica's memory holds)."""
+        raw = redis.Redis.from_url(self.broker_url).get(f"ingestion-mcp:job:{job_id}")
+        assert raw is not None
+        return json.loads(raw)
+
+    def start_worker(self) -> None:
+        ready = self.worker.log_text().count("worker ready")
+        self.worker.start()
+        deadline = time.monotonic() + 120
+        while self.worker.log_text().count("worker ready") == ready:
+            assert self.worker.process is not None and self.worker.process.poll() is None, self.worker.log_tail()
+            assert time.monotonic() < deadline, self.worker.log_tail()
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    if redis_binary() is None:
+        pytest.skip(SKIP_REASON)
+    with RedisServer(tmp_path_factory.mktemp("broker")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def topology(stack_session: ServiceStack, broker: RedisServer) -> Iterator[Topology]:
+    stack_session.ensure_running()
+    env = {"INGESTION_MCP_BROKER_URL": broker.url, "INGESTION_MCP_SYNC_WAIT_S": "2",
+           "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO"}  # fmt: skip
+    a, b = stack_session.mcp_replica("queue-a", **env), stack_session.mcp_replica("queue-b", **env)
+    worker = stack_session.mcp_replica("queue-worker", **env)
+    worker.command = str(BIN / "ingestion-mcp-worker")
+    topology = Topology(stack_session, a, b, worker, broker.url)
+    try:
+        for replica in (a, b):
+            replica.start()
+        topology.start_worker()
+        for replica in (a, b):
+            replica.wait_ready()
+        yield topology
+    finally:
+        for process in (a, b, worker):
+            process.stop()
+
+
+@asynccontextmanager
+async def connected(topology: Topology, replica: ServiceProcess) -> AsyncIterator[Client]:
+    if replica.process is None or replica.process.poll() is not None:
+        replica.start()
+        replica.wait_ready()
+    headers = topology.stack.headers()
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
+        Client(streamable_http_client(f"{replica.url}/mcp", http_client=http)) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+async def start_long_ingest(client: Client, collection: str, marker: str, paragraphs: int = 300) -> str:
+    started = await call(client, "ingest_text", text=long_text(paragraphs, marker), name=marker, collection=collection)
+    assert started.get("job_id"), f"the ingest should outlive the 2 s wait: {started}"
+    return started["job_id"]
+
+
+async def follow(client: Client, job_id: str, until: Any = None, timeout: float = 300) -> list[dict[str, Any]]:
+    """get_job_status answers until the job ends (or ``until(job)`` holds): every answer's job."""
+    seen: list[dict[str, Any]] = []
+    with anyio.fail_after(timeout):
+        while True:
+            job = (await call(client, "get_job_status", job_id=job_id))["job"]
+            seen.append(job)
+            if job["status"] != "running" or (until is not None and until(job)):
+                return seen
+            await anyio.sleep(0.2)
+
+
+async def test_a_long_ingest_runs_on_the_worker_and_another_replica_reports_it(
+    topology: Topology, collection: str
+) -> None:
+    async with connected(topology, topology.a) as via_a:
+        job_id = await start_long_ingest(via_a, collection, "worker-run")
+    async with connected(topology, topology.b) as via_b:
+        active = await call(via_b, "list_active_jobs")
+        assert job_id in [job["job_id"] for job in active["jobs"]], active
+        seen = await follow(via_b, job_id)
+    final = seen[-1]
+    assert final["status"] == "completed", final
+    progress = [job["progress"] for job in seen]
+    assert progress == sorted(progress) and len(set(progress)) >= 3, progress
+    assert {"embedding", "storing"} <= set(final["step_ms"]), final
+    stored = collection_state(topology.stack, collection)
+    assert stored["documents"] == 1 and stored["chunk_rows"] == final["result"]["chunks"] > 0, stored
+
+
+async def test_a_cancel_through_the_other_replica_stops_the_ingest(topology: Topology, collection: str) -> None:
+    async with connected(topology, topology.a) as via_a:
+        job_id = await start_long_ingest(via_a, collection, "cancelled", paragraphs=660)
+    async with connected(topology, topology.b) as via_b:
+        await follow(via_b, job_id, until=lambda job: job["current_step"] == "embedding")
+        answer = await call(via_b, "cancel_job", job_id=job_id)
+        assert answer["success"], answer
+        final = (await follow(via_b, job_id, timeout=60))[-1]
+    assert final["status"] == "cancelled", final
+    assert collection_state(topology.stack, collection)["chunk_rows"] == 0, "nothing of it is stored"
+    async with connected(topology, topology.a) as via_a:
+        assert (await call(via_a, "get_job_status", job_id=job_id))["job"]["status"] == "cancelled"
+
+
+async def test_a_worker_killed_mid_job_leads_to_a_retry_and_one_exact_copy(topology: Topology, collection: str) -> None:
+    async with connected(topology, topology.a) as via_a:
+        job_id = await start_long_ingest(via_a, collection, "killed")
+        await follow(via_a, job_id, until=lambda job: job["current_step"] == "embedding")
+        topology.worker.stop(signal.SIGKILL)
+        assert topology.record(job_id)["status"] == "running"
+        topology.start_worker()
+        final = (await follow(via_a, job_id))[-1]
+    assert final["status"] == "completed", final
+    assert topology.record(job_id)["attempt"] == 2, "the job ran again on the new worker"
+    stored = collection_state(topology.stack, collection)
+    assert stored["documents"] == 1 and stored["chunk_rows"] == final["result"]["chunks"] > 0, stored
+
+
+async def test_a_job_outlives_the_replica_that_accepted_it(topology: Topology, collection: str) -> None:
+    async with connected(topology, topology.a) as via_a:
+        job_id = await start_long_ingest(via_a, collection, "orphan")
+    topology.a.stop(signal.SIGKILL)
+    async with connected(topology, topology.b) as via_b:
+        final = (await follow(via_b, job_id))[-1]
+    assert final["status"] == "completed", final
+    stored = collection_state(topology.stack, collection)
+    assert stored["documents"] == 1 and stored["chunk_rows"] == final["result"]["chunks"] > 0, stored
