@@ -29,6 +29,7 @@ MAX_PARAMS_BYTES = 16 * 1024 * 1024
 # Nothing stays in Redis for ever: an unfinished record expires after this long without a write.
 RUNNING_TTL_S = 2 * 86400
 POLL_S = 0.25
+POLL_FIRST_S = 0.02
 
 
 def record_key(job_id: str) -> str:
@@ -108,6 +109,7 @@ class RedisJobStore:
         """Poll the record until the job ends or ``timeout`` s pass, passing progress on as it rises."""
         deadline = time.monotonic() + timeout
         seen: tuple[float, str] | None = None
+        interval = POLL_FIRST_S  # short jobs answer soon; long ones are polled at POLL_S
         while True:
             job = await self.get(job_id)
             if job is None:
@@ -117,7 +119,8 @@ class RedisJobStore:
                 await on_progress(job.progress / 100, job.current_step)
             if job.finished or time.monotonic() >= deadline:
                 return job
-            await anyio.sleep(min(POLL_S, max(deadline - time.monotonic(), 0.0)))
+            await anyio.sleep(min(interval, max(deadline - time.monotonic(), 0.0)))
+            interval = min(interval * 2, POLL_S)
 
     async def cancel(self, job_id: str, reason: str = "on request") -> Job | None:
         """Ask the worker to stop the job; a job still on the queue is cancelled at once and never runs."""

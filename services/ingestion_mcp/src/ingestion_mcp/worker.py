@@ -144,7 +144,7 @@ def build_worker(settings: McpSettings, **options: Any) -> Worker:
         max_jobs=settings.max_concurrent_jobs,
         allow_abort_jobs=True,
         keep_result=60,
-        poll_delay=0.25,
+        poll_delay=0.1,  # how soon an idle worker sees a new job (one cheap Redis call per poll)
         health_check_interval=10,
         health_check_key=HEALTH_KEY,
         **options,
