@@ -20,9 +20,11 @@ from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .search import hit_from_entity
 from .store import MilvusStore
 from .upsert import derive_doc_id, registry_key, split_metadata
+from .versions import LeasePolicy, dead_versions, delete_versions
 
 DocumentOrder = Literal["updated", "source"]
 MAX_CHUNK_RANGE = 1000
+READ_RETRIES = 3
 
 
 def document_info(row: dict[str, Any]) -> DocumentInfo:
@@ -51,8 +53,9 @@ def _live_expr(row: dict[str, Any]) -> str:
 
 
 class DocumentReader:
-    def __init__(self, store: MilvusStore) -> None:
+    def __init__(self, store: MilvusStore, leases: LeasePolicy | None = None) -> None:
         self.store = store
+        self.leases = leases or LeasePolicy()
 
     def registry_row(self, collection: str, doc_id: str) -> dict[str, Any]:
         row = self.store.registry_get([registry_key(collection, doc_id)]).get(registry_key(collection, doc_id))
@@ -97,6 +100,15 @@ class DocumentReader:
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)
         chunks = self.store.query(collection, _live_expr(row), ["chunk_index", "text", "start", "end"])
+        for _ in range(READ_RETRIES):
+            if len(chunks) == int(row["chunk_count"]):
+                break
+            # A newer version was committed and this one retired between the two reads: read the new one.
+            fresh = self.registry_row(collection, doc_id)
+            if fresh["version"] == row["version"]:
+                break
+            row = fresh
+            chunks = self.store.query(collection, _live_expr(row), ["chunk_index", "text", "start", "end"])
         spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
         return DocumentContent(**document_info(row).model_dump(), content=rebuild_text(spans))
 
@@ -120,8 +132,9 @@ class DocumentReader:
         row = self.registry_row(collection, doc_id)
         # Registry first: the document is gone for searches even if the chunk delete fails.
         self.store.registry_delete(f"key == {quote(row['key'])}")
-        expr = f"doc_id == {quote(doc_id)}"
-        deleted = self.store.count(collection, expr)
-        self.store.delete(collection, expr)
+        # Every version nobody can commit any more; a write in flight on another replica keeps its rows, and
+        # if it commits after this delete, the document is back, complete (the last commit wins).
+        dead = dead_versions(self.store, collection, [doc_id], self.leases.now_ms())
+        deleted = delete_versions(self.store, collection, dead, count=True)
         self.store.flush(collection, REGISTRY)
         return DeleteDocumentResponse(doc_id=doc_id, collection=collection, deleted_chunks=deleted)

@@ -10,6 +10,8 @@ from .lexical import ENGLISH_STOP_WORDS
 from .passages import MAX_VARCHAR_BYTES
 
 REGISTRY = "_documents"
+# Open write leases, one row per document version being written (versions.py, docs/consistency.md).
+LEASES = "_write_leases"
 REGISTRY_DIM = 2  # Milvus wants a vector in every collection; the registry's is a constant.
 MODEL_PROPERTY = "embedding_model"
 
@@ -151,6 +153,21 @@ def registry_schema(client: Any) -> Any:
         schema.add_field(name, DataType.INT64)
     _varchar(schema, "created_at", 64)
     _varchar(schema, "updated_at", 64)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=REGISTRY_DIM)
+    return schema
+
+
+def lease_schema(client: Any) -> Any:
+    """A lease: writer ``writer`` may still commit ``version`` of ``doc_id`` until ``expires_ms`` (its clock)."""
+    from pymilvus import DataType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    _varchar(schema, "key", 512, is_primary=True)
+    _varchar(schema, "collection", 256)
+    _varchar(schema, "doc_id", 128)
+    _varchar(schema, "version", 64)
+    _varchar(schema, "writer", 256)
+    schema.add_field("expires_ms", DataType.INT64)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=REGISTRY_DIM)
     return schema
 

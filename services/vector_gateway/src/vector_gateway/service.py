@@ -43,6 +43,7 @@ from .schema import REGISTRY
 from .search import Query, chunk_total, search
 from .store import MilvusStore
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
+from .versions import LeasePolicy
 
 log = logging.getLogger("vector_gateway")
 T = TypeVar("T")
@@ -62,13 +63,17 @@ class GatewayService:
         fusion: Fusion | None = None,
         candidates: int = 20,
         observe: Observe | None = None,
+        leases: LeasePolicy | None = None,
     ) -> None:
         self.store = store
         self.embedders = embedders
         self.fusion = fusion or Fusion()
         self.candidates = candidates
         self.observe = observe or _ignore
-        self.documents = DocumentReader(store)
+        # Write leases make writes safe across replicas (versions.py); the lock only saves a replica from
+        # racing itself on one document.
+        self.leases = leases or LeasePolicy()
+        self.documents = DocumentReader(store, self.leases)
         self._locks = KeyedLocks()
         self._create_lock = threading.Lock()
 
@@ -151,7 +156,7 @@ class GatewayService:
         def write() -> StageTimings:
             embedder = self.embedders.get()
             self._ensure(collection, embedder)
-            return DocumentWriter(self.store, embedder, self.observe).write(collection, docs)
+            return DocumentWriter(self.store, embedder, self.observe, self.leases).write(collection, docs)
 
         async with self._locks.hold(d.key for d in docs):
             timings = await self._run(write)
@@ -163,7 +168,8 @@ class GatewayService:
         def write() -> UpsertDocumentResponse:
             row = self.documents.registry_row(collection, doc_id)
             doc = PlannedDocument(request=None, doc_id=doc_id, key=key, existing=row)  # type: ignore[arg-type]  # a relabel has no request; upsert.py types it as always set
-            status = DocumentWriter(self.store, self.embedders.get(), self.observe).relabel(collection, doc, labels)
+            writer = DocumentWriter(self.store, self.embedders.get(), self.observe, self.leases)
+            status = writer.relabel(collection, doc, labels)
             return UpsertDocumentResponse(
                 doc_id=doc_id, collection=collection, source=labels.source, status=status,  # type: ignore[arg-type]  # DocumentWriter.relabel returns the status as a plain str
                 chunk_count=int(row["chunk_count"]), warnings=doc.warnings,
@@ -215,28 +221,26 @@ class GatewayService:
         return guarded
 
     async def sweep_uncommitted(self) -> int:
-        """Delete chunk rows of versions no registry row names (left by a writer killed mid-write)."""
+        """Delete chunk rows of versions no writer can commit any more (left by a writer killed mid-write)."""
         started, removed = time.perf_counter(), 0
         for collection in await self._run(self.store.list_collections):
-            stale = await self._stale_versions(collection)
-            for doc_id, versions in stale.items():
-                async with self._locks.hold([f"{collection}/{doc_id}"]):
-                    removed += await self._run(recovery.delete_uncommitted, self.store, collection, doc_id, versions)
-            if stale:
+            swept = await self._sweep(collection)
+            if swept:
                 await self._run(self.store.flush, collection, REGISTRY)
+            removed += swept
         log.info("uncommitted-version sweep done: %d chunk rows removed in %.0f ms", removed,
                  (time.perf_counter() - started) * 1000)  # fmt: skip
         return removed
 
-    async def _stale_versions(self, collection: str, attempts: int = 5) -> dict[str, set[str]]:
+    async def _sweep(self, collection: str, attempts: int = 5) -> int:
         for attempt in range(1, attempts + 1):
             try:
-                return await self._run(recovery.uncommitted_versions, self.store, collection)
+                return await self._run(recovery.sweep_collection, self.store, collection, self.leases.now_ms())
             except Exception:
                 if attempt == attempts:
                     raise
                 await anyio.sleep(attempt)
-        return {}
+        return 0
 
     # -- search and embeddings -----------------------------------------------------------------
     def _targets(self, request: SearchRequest) -> list[str]:

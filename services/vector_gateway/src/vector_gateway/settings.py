@@ -77,6 +77,14 @@ class GatewaySettings(ServiceSettings):
         "make BM25 search slow there), never on a server (it seals segments itself and rate-limits flush); "
         "always / never force one behaviour.",
     )
+    # versions.py, docs/consistency.md: replicas share one Milvus safely through write leases.
+    write_lease_s: int = Field(
+        default=600,
+        ge=240,
+        le=86_400,
+        description="How long one document write may take from its first stored chunk to its commit; a write "
+        "that takes longer commits nothing (503), and its rows are swept. Keep it equal on every replica.",
+    )
 
     @field_validator("milvus_uri")
     @classmethod

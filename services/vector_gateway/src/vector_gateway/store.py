@@ -87,16 +87,18 @@ class MilvusStore:
         return client
 
     def _ensure_registry(self, client: Any) -> None:
-        if not client.has_collection(schema.REGISTRY):
-            client.create_collection(
-                schema.REGISTRY,
-                schema=schema.registry_schema(client),
-                index_params=schema.registry_index_params(client),
-                # The registry is the commit point: every read must see the last write.
-                consistency_level="Strong",
-            )
-        client.load_collection(schema.REGISTRY)
-        self._loaded.add(schema.REGISTRY)
+        # The registry is the commit point, the leases say which versions may still be committed: every read
+        # of either must see the last write. An index made before leases existed gains the collection here.
+        for name, make_schema in ((schema.REGISTRY, schema.registry_schema), (schema.LEASES, schema.lease_schema)):
+            if not client.has_collection(name):
+                client.create_collection(
+                    name,
+                    schema=make_schema(client),
+                    index_params=schema.registry_index_params(client),
+                    consistency_level="Strong",
+                )
+            client.load_collection(name)
+            self._loaded.add(name)
 
     def ping(self) -> None:
         self.client.list_collections()
@@ -282,3 +284,17 @@ class MilvusStore:
     def registry_count(self, expr: str) -> int:
         result = self.client.query(schema.REGISTRY, filter=expr, output_fields=["count(*)"])
         return int(result[0]["count(*)"]) if result else 0
+
+    # -- write leases (versions.py) ---------------------------------------------------------
+    def leases_open(self, rows: list[dict[str, Any]]) -> None:
+        self.client.upsert(schema.LEASES, [{**row, "vector": [0.0] * schema.REGISTRY_DIM} for row in rows])
+
+    def leases_end(self, keys: list[str]) -> None:
+        if keys:
+            self.client.delete(schema.LEASES, filter=in_list("key", keys))
+
+    def leases_query(self, expr: str) -> list[dict[str, Any]]:
+        return list(self._iterate(schema.LEASES, expr, ["key", "doc_id", "version", "writer", "expires_ms"]))
+
+    def leases_delete(self, expr: str) -> None:
+        self.client.delete(schema.LEASES, filter=expr)

@@ -2,6 +2,7 @@
 
 The registry row is the commit point. Chunks of a version become visible to searches only once
 the registry names that version, so a write that dies half-way leaves the index as it was.
+How versions are committed and retired across gateway replicas: versions.py, docs/consistency.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .lexical import Analysis
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
 from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .store import MilvusStore
+from .versions import LeasePolicy, NewVersion, VersionWriter, content_version, write_conflict
 
 log = logging.getLogger("vector_gateway.upsert")
 MAX_HEADING_PATH_BYTES = 16_384
@@ -173,17 +175,29 @@ def _registry_row(collection: str, doc: PlannedDocument, stamp: str) -> dict[str
         "updated_at": stamp,
         "last_modified": req.last_modified,
         "tags": list(dict.fromkeys(req.tags)),
-        "metadata": stored_metadata(req.metadata, key=req.identity, chunking=req.chunking),
+        # The version that brought this content: a relabel keeps it, so it orders content writes (versions.py).
+        "metadata": stored_metadata(req.metadata, key=req.identity, chunking=req.chunking, content_version=doc.version),
     }
 
 
 class DocumentWriter:
-    """One batch of documents into one collection. Blocking: runs in a worker thread."""
+    """One batch of documents into one collection. Blocking: runs in a worker thread.
 
-    def __init__(self, store: MilvusStore, embedder: Embedder, observe: Callable[[str, float], None]) -> None:
+    Each changed document gets a new version, stored and committed under a write lease (versions.py), so
+    writers on any number of replicas never leave the registry naming a version whose rows are gone."""
+
+    def __init__(
+        self,
+        store: MilvusStore,
+        embedder: Embedder,
+        observe: Callable[[str, float], None],
+        leases: LeasePolicy | None = None,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.observe = observe
+        self.leases = leases or LeasePolicy()
+        self.versions = VersionWriter(store, self.leases)
 
     def write(self, collection: str, docs: list[PlannedDocument]) -> StageTimings:
         existing = self.store.registry_get([d.key for d in docs])
@@ -191,7 +205,7 @@ class DocumentWriter:
         for doc in docs:
             doc.existing = existing.get(doc.key)
             if doc.existing is None or doc.request.force or not _same_content(doc.existing, doc.request):
-                doc.version = uuid.uuid4().hex[:16]
+                doc.version = self.leases.new_version()  # minted now: a write that starts later is newer
                 doc.status = "replaced" if doc.existing else "indexed"
             elif labels_of(doc.existing) != labels_of(_request_labels(doc.request)):
                 relabel.append(doc)
@@ -200,9 +214,7 @@ class DocumentWriter:
         if todo:
             vectors = self._vectors(todo, timings)
             started = time.perf_counter()
-            self._commit(collection, todo, vectors)
-            self._retire_old_versions(collection, todo)
-            self.store.flush(collection, REGISTRY)
+            self._store(collection, todo, vectors)
             timings.storing_ms = (time.perf_counter() - started) * 1000
             self.observe("storing", timings.storing_ms / 1000)
         for doc in relabel:
@@ -228,30 +240,45 @@ class DocumentWriter:
                   "metadata": labels.metadata}  # fmt: skip
         if labels_of(existing) == labels_of(wanted) and labels.last_modified in (None, existing["last_modified"]):
             return "skipped"
-        doc.version = uuid.uuid4().hex[:16]
+        doc.version = self.leases.new_version()
         rows = self.store.query(collection, _version_expr(existing), [*CHUNK_OUTPUT_FIELDS, "vector"])
         if len(rows) != int(existing["chunk_count"]):
-            raise invalid(f"Document {doc.doc_id} is being rewritten.", "Try again in a moment.")
+            raise write_conflict(doc.doc_id)  # the version was retired under us: a newer one is committed
         analysis = self.store.analysis_of(collection)
         last_modified = existing["last_modified"] if labels.last_modified is None else labels.last_modified
         changes = {**wanted, "last_modified": last_modified}
         new_rows = [_relabelled_row(row, doc, changes, ingest["key"], analysis) for row in rows]
+        kept = {**ingest, "content_version": content_version(existing)}
         registry = {**existing, **changes, "version": doc.version, "updated_at": now_iso(),
-                    "metadata": stored_metadata(labels.metadata, **ingest)}  # fmt: skip
+                    "metadata": stored_metadata(labels.metadata, **kept)}  # fmt: skip
         registry.pop("vector", None)
-        self._store_version(collection, doc, new_rows, registry)
+        # Copied from the committed version: commit only while the registry still names it.
+        new = NewVersion(doc.doc_id, doc.key, doc.version, registry, based_on=existing["version"])
+        self.versions.write(collection, [new], new_rows)
+        if new.outcome != "committed":
+            raise write_conflict(doc.doc_id)
+        self._retire(collection, [doc])
         return "updated"
 
-    def _store_version(
-        self, collection: str, doc: PlannedDocument, rows: list[dict[str, Any]], registry: dict[str, Any]
-    ) -> None:
-        try:
-            self.store.insert(collection, rows)
-            self.store.registry_upsert([registry])
-        except BaseException:
-            self._roll_back(collection, [doc], registry_attempted=True)
-            raise
-        self._retire_old_versions(collection, [doc])
+    def _store(self, collection: str, todo: list[PlannedDocument], vectors: list[list[float]]) -> None:
+        rows: list[dict[str, Any]] = []
+        analysis = self.store.analysis_of(collection)
+        for doc in todo:
+            rows.extend(_chunk_rows(doc, vectors[len(rows) : len(rows) + len(doc.request.chunks)], analysis))
+        stamp = now_iso()
+        news = [NewVersion(d.doc_id, d.key, d.version, _registry_row(collection, d, stamp)) for d in todo]
+        self.versions.write(collection, news, rows)
+        for doc, new in zip(todo, news, strict=True):
+            if new.outcome == "superseded":  # a newer write of it committed first: that one stays
+                doc.status, doc.existing = "skipped", new.current
+                doc.warnings.append("A newer write of this document was committed while this one was stored; "
+                                    "the newer one is kept.")  # fmt: skip
+        self._retire(collection, todo)
+
+    def _retire(self, collection: str, docs: list[PlannedDocument]) -> None:
+        if not self.versions.retire(collection, [d.doc_id for d in docs]):
+            for doc in docs:
+                doc.warnings.append("Old chunks could not be deleted yet; searches ignore them.")
         self.store.flush(collection, REGISTRY)
 
     def _vectors(self, todo: list[PlannedDocument], timings: StageTimings) -> list[list[float]]:
@@ -274,49 +301,6 @@ class DocumentWriter:
         timings.embedding_ms = (time.perf_counter() - started) * 1000
         self.observe("embedding", timings.embedding_ms / 1000)
         return vectors
-
-    def _commit(self, collection: str, todo: list[PlannedDocument], vectors: list[list[float]]) -> None:
-        rows: list[dict[str, Any]] = []
-        analysis = self.store.analysis_of(collection)
-        for doc in todo:
-            rows.extend(_chunk_rows(doc, vectors[len(rows) : len(rows) + len(doc.request.chunks)], analysis))
-        stamp = now_iso()
-        registry_attempted = False
-        try:
-            self.store.insert(collection, rows)
-            registry_attempted = True
-            self.store.registry_upsert([_registry_row(collection, d, stamp) for d in todo])
-        except BaseException:
-            self._roll_back(collection, todo, registry_attempted)
-            raise
-
-    def _roll_back(self, collection: str, todo: list[PlannedDocument], registry_attempted: bool) -> None:
-        """Best effort: remove the new version's rows and put the old registry rows back."""
-        new_rows = combine(in_list("doc_id", [d.doc_id for d in todo]), in_list("version", [d.version for d in todo]))
-        try:
-            self.store.delete(collection, new_rows)
-            if registry_attempted:
-                fresh = [d.key for d in todo if d.existing is None]
-                if fresh:
-                    self.store.registry_delete(in_list("key", fresh))
-                old = [{k: v for k, v in d.existing.items() if k != "vector"} for d in todo if d.existing]
-                if old:
-                    self.store.registry_upsert(old)
-            self.store.flush(collection, REGISTRY)
-        except Exception:  # the original error is the one to report
-            log.exception("roll-back after a failed write left rows behind; searches ignore them")
-
-    def _retire_old_versions(self, collection: str, todo: list[PlannedDocument]) -> None:
-        expr = combine(
-            in_list("doc_id", [d.doc_id for d in todo]),
-            "not (" + in_list("version", [d.version for d in todo]) + ")",
-        )
-        try:
-            self.store.delete(collection, expr)
-        except Exception as exc:  # noqa: BLE001 - committed already; stale rows are invisible to searches
-            log.warning("could not delete old chunk versions in %s: %s", collection, exc)
-            for doc in todo:
-                doc.warnings.append("Old chunks could not be deleted yet; searches ignore them.")
 
     @staticmethod
     def _answer(collection: str, docs: list[PlannedDocument], timings: StageTimings) -> None:

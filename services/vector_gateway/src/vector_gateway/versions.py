@@ -1,0 +1,279 @@
+"""Document versions and write leases: how any number of gateway replicas share one Milvus safely.
+
+docs/consistency.md explains the design. In short:
+- A version id is time-ordered (minted when the write starts), so "newer" means the same on every replica.
+- Before the first chunk row of a version exists, its writer records a lease on it (writer id, expiry). The
+  writer commits (names the version in the registry) only while its lease has a margin left, and ends the
+  lease (deletes the lease row) once the version is committed or abandoned.
+- A write never commits over a newer committed version: it deletes its own rows instead.
+- Rows of a version are deleted only when the registry does not name it and no live lease covers it: such a
+  version can never become named again, so the registry never names a version whose rows are gone.
+Blocking: runs in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingestion_contracts.gateway import RESERVED_METADATA_KEY
+from servicekit import Conflict, DependencyUnavailable
+
+from .filters import combine, in_list, quote
+from .schema import REGISTRY_FIELDS
+from .store import MilvusStore
+
+log = logging.getLogger("vector_gateway.versions")
+
+LEASE_SECONDS = 600.0
+CLOCK_SKEW_SECONDS = 60.0  # how far replica clocks may disagree; a writer stops committing this long before expiry
+VERSION_LENGTH = 28  # 12 hex digits of milliseconds, 4 of a per-process sequence, 12 random
+DELETE_GROUP = 100  # documents per delete expression
+_HEX = frozenset("0123456789abcdef")
+
+
+class _Minter:
+    """Time-ordered version ids, strictly increasing within a process (like a monotonic ULID)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = (0, 0)
+
+    def mint(self, now_ms: int) -> str:
+        with self._lock:
+            ms, seq = self._last
+            ms, seq = (now_ms, 0) if now_ms > ms else (ms, seq + 1)
+            if seq > 0xFFFF:
+                ms, seq = ms + 1, 0
+            self._last = (ms, seq)
+        return f"{ms:012x}{seq:04x}{secrets.randbits(48):012x}"
+
+
+_MINTER = _Minter()
+
+
+def is_ordered(version: str) -> bool:
+    """Versions written before 0.4 are random ids with no order."""
+    return len(version) == VERSION_LENGTH and set(version) <= _HEX
+
+
+def newer(a: str, b: str) -> bool:
+    """True when version ``a`` was minted after ``b``; an unordered (pre-0.4) version is older than any other."""
+    return is_ordered(a) and (not is_ordered(b) or a > b)
+
+
+def content_version(row: dict[str, Any]) -> str:
+    """The version that wrote a registry row's content (a relabel copies content under a new version)."""
+    ingest = (row.get("metadata") or {}).get(RESERVED_METADATA_KEY) or {}
+    return str(ingest.get("content_version") or row["version"])
+
+
+def lease_key(collection: str, doc_id: str, version: str) -> str:
+    return f"{collection}/{doc_id}/{version}"
+
+
+def _default_writer() -> str:
+    return f"{socket.gethostname()[:200]}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+@dataclass
+class LeasePolicy:
+    """How long a write may take between its first chunk row and its commit, and who is writing."""
+
+    seconds: float = LEASE_SECONDS
+    skew: float = CLOCK_SKEW_SECONDS
+    writer: str = field(default_factory=_default_writer)
+    clock: Callable[[], float] = time.time
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    def new_version(self) -> str:
+        return _MINTER.mint(self.now_ms())
+
+    def expiry_ms(self) -> int:
+        return self.now_ms() + int(self.seconds * 1000)
+
+    def may_commit(self, expires_ms: int) -> bool:
+        # Other replicas end the lease when their own clock passes expires_ms: stop a skew's length before.
+        return self.now_ms() + int(self.skew * 1000) < expires_ms
+
+
+# -- which versions are dead ----------------------------------------------------------------------
+def _versions_present(store: MilvusStore, collection: str, doc_ids: list[str] | None) -> dict[str, set[str]]:
+    expr = in_list("doc_id", doc_ids) if doc_ids is not None else 'doc_id != ""'
+    found: dict[str, set[str]] = defaultdict(set)
+    for row in store.query(collection, expr, ["doc_id", "version"]):
+        found[row["doc_id"]].add(row["version"])
+    return found
+
+
+def _live_leases(store: MilvusStore, collection: str, doc_ids: list[str] | None, now_ms: int) -> set[tuple[str, str]]:
+    docs = in_list("doc_id", doc_ids) if doc_ids is not None else ""
+    expr = combine(f"collection == {quote(collection)}", docs, f"expires_ms > {now_ms}")
+    return {(row["doc_id"], row["version"]) for row in store.leases_query(expr)}
+
+
+def _named_versions(store: MilvusStore, collection: str, doc_ids: list[str] | None) -> dict[str, str]:
+    if doc_ids is None:
+        rows = store.registry_query(f"collection == {quote(collection)}", ["doc_id", "version"])
+    else:
+        keys = [f"{collection}/{d}" for d in doc_ids]
+        rows = list(store.registry_get(keys, ["key", "doc_id", "version"]).values())
+    return {row["doc_id"]: row["version"] for row in rows}
+
+
+def dead_versions(store: MilvusStore, collection: str, doc_ids: list[str] | None, now_ms: int) -> dict[str, set[str]]:
+    """doc_id -> versions with rows that the registry does not name and that no live lease covers.
+
+    The reads go in this order, each after the previous one answered: rows, leases, registry. A writer
+    records its lease before its first row, so a version whose rows we saw either still shows its lease,
+    or its writer has committed or abandoned it; then, if the registry does not name it, nobody ever will."""
+    present = _versions_present(store, collection, doc_ids)
+    if not present:
+        return {}
+    scope = None if doc_ids is None else sorted(present)
+    leased = _live_leases(store, collection, scope, now_ms)
+    named = _named_versions(store, collection, scope)
+    dead = {d: {v for v in vs if v != named.get(d) and (d, v) not in leased} for d, vs in present.items()}
+    return {d: vs for d, vs in dead.items() if vs}
+
+
+def delete_versions(store: MilvusStore, collection: str, dead: dict[str, set[str]], *, count: bool = False) -> int:
+    """Delete the rows of these versions; the number deleted when ``count`` (one more query)."""
+    removed = 0
+    items = sorted(dead.items())
+    for start in range(0, len(items), DELETE_GROUP):
+        group = items[start : start + DELETE_GROUP]
+        expr = " or ".join(f"({combine(f'doc_id == {quote(d)}', in_list('version', sorted(vs)))})" for d, vs in group)
+        if count:
+            removed += store.count(collection, expr)
+        store.delete(collection, expr)
+    return removed
+
+
+# -- writing a version ----------------------------------------------------------------------------
+@dataclass
+class NewVersion:
+    """One document's new version: its registry row commits it."""
+
+    doc_id: str
+    key: str
+    version: str
+    registry: dict[str, Any]
+    based_on: str | None = None  # a relabel copies this version: commit only while the registry still names it
+    outcome: str = "pending"  # committed | superseded (a newer version is committed) | conflict
+    current: dict[str, Any] | None = None  # the registry row seen just before committing
+
+
+def write_conflict(doc_id: str) -> Conflict:
+    return Conflict(
+        f"Document {doc_id!r} changed while this write was being stored; nothing was changed by it.",
+        code="WRITE_CONFLICT",
+        suggestion="Read the document again and retry.",
+        details={"doc_id": doc_id},
+    )
+
+
+class VersionWriter:
+    """Store rows of new versions, commit them, and delete versions nobody can commit any more."""
+
+    def __init__(self, store: MilvusStore, leases: LeasePolicy) -> None:
+        self.store = store
+        self.leases = leases
+
+    def write(self, collection: str, news: list[NewVersion], rows: list[dict[str, Any]]) -> None:
+        expires = self._open(collection, news)
+        try:
+            self.store.insert(collection, rows)
+        except BaseException:
+            self._abandon(collection, news)
+            raise
+        self._commit(collection, news, expires)
+
+    def _open(self, collection: str, news: list[NewVersion]) -> int:
+        expires = self.leases.expiry_ms()
+        self.store.leases_open([
+            {"key": lease_key(collection, n.doc_id, n.version), "collection": collection, "doc_id": n.doc_id,
+             "version": n.version, "writer": self.leases.writer, "expires_ms": expires}
+            for n in news
+        ])  # fmt: skip
+        return expires
+
+    def _commit(self, collection: str, news: list[NewVersion], expires: int) -> None:
+        current = self.store.registry_get([n.key for n in news], REGISTRY_FIELDS)
+        if not self.leases.may_commit(expires):
+            self._abandon(collection, news)
+            raise DependencyUnavailable(
+                f"Storing {len(news)} document(s) took longer than the write lease ({self.leases.seconds:.0f} s); "
+                "nothing was committed.",
+                suggestion="Retry; for very large documents raise VECTOR_GATEWAY_WRITE_LEASE_S.",
+            )
+        for n in news:
+            n.current = current.get(n.key)
+            if n.based_on is not None and (n.current or {}).get("version") != n.based_on:
+                n.outcome = "conflict"
+            elif n.current is not None and newer(content_version(n.current), n.version):
+                n.outcome = "superseded"  # content written by a write that started later
+            else:
+                n.outcome = "committed"
+        losers = [n for n in news if n.outcome != "committed"]
+        if losers:
+            self._abandon(collection, losers)
+        winners = [n for n in news if n.outcome == "committed"]
+        if winners:
+            self._publish(collection, winners)
+
+    def _publish(self, collection: str, winners: list[NewVersion]) -> None:
+        try:
+            self.store.registry_upsert([n.registry for n in winners])
+        except BaseException:
+            self._settle(collection, winners)
+            raise
+        self._end_leases(collection, winners)
+
+    def _settle(self, collection: str, winners: list[NewVersion]) -> None:
+        """After a failed commit call: keep the versions it committed anyway, abandon the others."""
+        try:
+            now = self.store.registry_get([n.key for n in winners], ["key", "version"])
+        except Exception:  # unknown outcome: the leases expire and a later sweep decides
+            log.exception("commit outcome unknown; leases of %d version(s) will expire", len(winners))
+            return
+        landed = [n for n in winners if now.get(n.key, {}).get("version") == n.version]
+        self._end_leases(collection, landed)
+        self._abandon(collection, [n for n in winners if n not in landed])
+
+    def _end_leases(self, collection: str, news: list[NewVersion]) -> None:
+        try:
+            self.store.leases_end([lease_key(collection, n.doc_id, n.version) for n in news])
+        except Exception as exc:  # noqa: BLE001 - a lease left behind only delays clean-up until it expires
+            log.warning("could not end %d write lease(s) in %s: %s", len(news), collection, exc)
+
+    def _abandon(self, collection: str, news: list[NewVersion]) -> None:
+        """Best effort: delete the rows of versions never committed, then their leases."""
+        if not news:
+            return
+        try:
+            delete_versions(self.store, collection, {n.doc_id: {n.version} for n in news})
+        except Exception:  # the original error is the one to report; the lease expires, a sweep finishes
+            log.exception("could not delete rows of abandoned versions in %s; searches ignore them", collection)
+            return
+        self._end_leases(collection, news)
+
+    def retire(self, collection: str, doc_ids: list[str]) -> bool:
+        """Delete every version of these documents that nobody can commit any more; False if that failed."""
+        try:
+            dead = dead_versions(self.store, collection, doc_ids, self.leases.now_ms())
+            delete_versions(self.store, collection, dead)
+        except Exception as exc:  # noqa: BLE001 - committed already; stale rows are invisible to searches
+            log.warning("could not delete old chunk versions in %s: %s", collection, exc)
+            return False
+        return True

@@ -1,0 +1,256 @@
+"""Two gateway replicas on one Milvus never lose or half-write a document (docs/consistency.md).
+
+A replica here is a GatewayService with its own locks and its own store object over the one Milvus Lite
+client (Lite allows one client per database): two replicas minus the network. The interleavings that
+lose documents are forced by pausing one replica's writer thread between "rows written" and "commit".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import pytest
+from fastapi import FastAPI
+from ingestion_contracts.gateway import RelabelRequest, SearchRequest, UpsertDocumentRequest
+from servicekit import ServiceError
+from vector_gateway.service import GatewayService
+from vector_gateway.store import MilvusStore
+
+NAME = "replicas"
+V0 = ["Original heron notes: herons stand still in shallow water.", "They strike fast at passing fish."]
+V1 = ["Revised heron notes: grey herons nest in tall colonies.", "Colonies return every spring.", "Third part."]
+V2 = ["Second revision: herons fly with their necks folded back."]
+# Where a replica's writer thread is held: right after its chunk rows are written, or as it calls the commit.
+POINTS = ["rows_written", "commit"]
+
+
+class Pause:
+    """Hold the first call of one store method of one replica until released (a slow replica)."""
+
+    def __init__(self, store: MilvusStore, point: str) -> None:
+        self.reached, self.go = threading.Event(), threading.Event()
+        method = "insert" if point == "rows_written" else "registry_upsert"
+        real = getattr(store, method)
+
+        def held(*args: Any) -> Any:
+            if point == "commit":
+                self._hold()
+            result = real(*args)
+            if point == "rows_written":
+                self._hold()
+            return result
+
+        setattr(store, method, held)
+
+    def _hold(self) -> None:
+        if not self.reached.is_set():
+            self.reached.set()
+            assert self.go.wait(60), "the test never released this replica"
+
+    async def wait(self) -> None:
+        assert await anyio.to_thread.run_sync(self.reached.wait, 60), "the replica never reached the pause"
+
+    def release(self) -> None:
+        self.go.set()
+
+
+def replica(app: FastAPI) -> GatewayService:
+    """Another gateway process on the same Milvus: own locks, own store object, the one client."""
+    base: GatewayService = app.state.gateway
+    base.store.ping()  # connected, so the copy shares the client
+    return GatewayService(copy.copy(base.store), base.embedders)
+
+
+@pytest.fixture
+async def app(open_gateway, tmp_path) -> AsyncIterator[FastAPI]:
+    async with open_gateway(tmp_path / "replicas.db") as (_, opened):
+        await opened.state.gateway.sweep_uncommitted()  # the start-up sweep: let it finish first
+        yield opened
+
+
+def request(make_doc: Callable[..., dict[str, Any]], texts: list[str], **fields: Any) -> UpsertDocumentRequest:
+    return UpsertDocumentRequest.model_validate(make_doc("herons.md", texts, **fields))
+
+
+async def write(service: GatewayService, body: UpsertDocumentRequest) -> Any:
+    responses, _ = await service.upsert(NAME, [body])
+    return responses[0]
+
+
+def one_complete_version(store: MilvusStore, doc_id: str) -> dict[str, Any]:
+    """The registry names a version whose rows all exist, and no other version has rows left."""
+    row = store.registry_get([f"{NAME}/{doc_id}"])[f"{NAME}/{doc_id}"]
+    stored = store.query(NAME, f'doc_id == "{doc_id}"', ["version", "chunk_index"])
+    live = sorted(r["chunk_index"] for r in stored if r["version"] == row["version"])
+    assert live == list(range(int(row["chunk_count"]))), "the registry names a version whose rows are gone"
+    assert {r["version"] for r in stored} == {row["version"]}, "rows of another version are left"
+    return row
+
+
+async def content(service: GatewayService, doc_id: str) -> str:
+    return (await service.get_document(NAME, doc_id)).content
+
+
+async def found(service: GatewayService, query: str) -> list[str]:
+    result = await service.search(SearchRequest(query=query, collections=[NAME], mode="keyword", top_k=5))
+    return [hit.text for hit in result.hits]
+
+
+async def no_open_leases(store: MilvusStore) -> None:
+    assert store.leases_query('collection == "replicas"') == []
+
+
+@pytest.mark.parametrize("point", POINTS)
+async def test_a_sweep_on_another_replica_spares_a_write_in_flight(app, make_doc, point: str) -> None:
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, point)
+    writing = asyncio.create_task(write(a, request(make_doc, V1)))
+    await pause.wait()
+    assert await b.sweep_uncommitted() == 0  # B starts up while A has written V1's rows, not committed them
+    pause.release()
+    assert (await writing).status == "replaced"
+
+    row = one_complete_version(a.store, doc_id)
+    assert int(row["chunk_count"]) == len(V1)
+    assert await content(b, doc_id) == "\n\n".join(V1)
+    assert V1[1] in await found(b, "colonies return spring")
+    await no_open_leases(a.store)
+
+
+@pytest.mark.parametrize("point", POINTS)
+@pytest.mark.parametrize("first", ["older", "newer"])
+async def test_two_replicas_writing_one_document_end_with_one_complete_version(
+    app, make_doc, point: str, first: str
+) -> None:
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pauses = {"older": Pause(a.store, point), "newer": Pause(b.store, point)}
+    older = asyncio.create_task(write(a, request(make_doc, V1)))  # started first
+    await pauses["older"].wait()
+    newer = asyncio.create_task(write(b, request(make_doc, V2)))
+    await pauses["newer"].wait()
+    tasks = {"older": older, "newer": newer}
+    second = "newer" if first == "older" else "older"
+    pauses[first].release()
+    answers = {first: await tasks[first]}
+    pauses[second].release()
+    answers[second] = await tasks[second]
+
+    row = one_complete_version(a.store, doc_id)
+    # Held at the commit call, both had checked the registry: the last commit wins. Held before that check,
+    # the newer write wins whatever the order: the older one sees it committed and withdraws.
+    winner = second if point == "commit" else "newer"
+    expected = {"older": V1, "newer": V2}[winner]
+    assert int(row["chunk_count"]) == len(expected)
+    assert await content(a, doc_id) == await content(b, doc_id) == "\n\n".join(expected)
+    if point == "rows_written" and first == "newer":
+        assert answers["older"].status == "skipped" and "newer write" in answers["older"].warnings[0]
+    await no_open_leases(a.store)
+
+
+@pytest.mark.parametrize("point", POINTS)
+async def test_a_retry_on_another_replica_after_a_timeout_leaves_one_copy(app, make_doc, point: str) -> None:
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, point)
+    body = request(make_doc, V1)
+    # The client gives up on A (the request keeps running there) and sends the same write to B.
+    first_try = asyncio.create_task(write(a, body))
+    await pause.wait()
+    retry = await write(b, body)
+    assert retry.status == "replaced"
+    pause.release()
+    await first_try
+
+    one_complete_version(a.store, doc_id)
+    assert await content(b, doc_id) == "\n\n".join(V1)
+    assert (await found(b, "grey herons nest colonies")).count(V1[0]) == 1
+    assert (await write(b, body)).status == "skipped"  # a third try changes nothing
+    await no_open_leases(a.store)
+
+
+@pytest.mark.parametrize("point", POINTS)
+async def test_a_delete_on_another_replica_racing_a_write(app, make_doc, point: str) -> None:
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, point)
+    writing = asyncio.create_task(write(a, request(make_doc, V1)))
+    await pause.wait()
+    deleted = await b.delete_document(NAME, doc_id)
+    assert deleted.deleted_chunks == len(V0)  # the version in flight is not B's to delete
+    pause.release()
+    await writing
+
+    # The write committed after the delete: the document is back, whole (the last commit wins).
+    row = one_complete_version(a.store, doc_id)
+    assert int(row["chunk_count"]) == len(V1)
+    assert await content(b, doc_id) == "\n\n".join(V1)
+    await no_open_leases(a.store)
+
+
+def labels(make_doc: Callable[..., dict[str, Any]], texts: list[str], tags: list[str]) -> RelabelRequest:
+    return RelabelRequest(content_hash=make_doc("herons.md", texts)["content_hash"], source="herons.md", tags=tags)
+
+
+@pytest.mark.parametrize("point", POINTS)
+async def test_a_relabel_held_while_another_replica_writes_new_content(app, make_doc, point: str) -> None:
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(b.store, point)
+    relabelling = asyncio.create_task(b.relabel(NAME, doc_id, labels(make_doc, V0, ["birds"])))
+    await pause.wait()
+    assert (await write(a, request(make_doc, V1))).status == "replaced"
+    pause.release()
+    if point == "rows_written":  # it sees the new content before committing: it withdraws, and says so
+        with pytest.raises(ServiceError) as refused:
+            await relabelling
+        assert refused.value.status_code == 409 and refused.value.code == "WRITE_CONFLICT"
+        expected, tags = V1, []
+    else:  # it had checked already: its commit is the last one, the relabelled old content wins, whole
+        assert (await relabelling).status == "updated"
+        expected, tags = V0, ["birds"]
+    row = one_complete_version(a.store, doc_id)
+    assert await content(a, doc_id) == "\n\n".join(expected) and list(row["tags"]) == tags
+    await no_open_leases(a.store)
+
+
+@pytest.mark.parametrize("point", POINTS)
+async def test_new_content_held_while_another_replica_relabels(app, make_doc, point: str) -> None:
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, point)
+    writing = asyncio.create_task(write(a, request(make_doc, V1, tags=["revised"])))
+    await pause.wait()
+    assert (await b.relabel(NAME, doc_id, labels(make_doc, V0, ["birds"]))).status == "updated"
+    pause.release()
+    # The relabel is newer, but its content is older than the write's: the new content wins either way.
+    assert (await writing).status == "replaced"
+    row = one_complete_version(a.store, doc_id)
+    assert await content(b, doc_id) == "\n\n".join(V1) and list(row["tags"]) == ["revised"]
+    await no_open_leases(a.store)
+
+
+async def test_a_write_outliving_its_lease_commits_nothing_and_a_sweep_clears_it(app, make_doc) -> None:
+    a, b = replica(app), replica(app)
+    now = [a.leases.clock()]
+    a.leases.clock = b.leases.clock = lambda: now[0]
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, "rows_written")
+    writing = asyncio.create_task(write(a, request(make_doc, V1)))
+    await pause.wait()
+    assert await b.sweep_uncommitted() == 0  # the lease is live: A may still commit
+    now[0] += a.leases.seconds + 1  # A stalls past its lease (a frozen process, a partition)
+    assert await b.sweep_uncommitted() == len(V1)
+    pause.release()
+    with pytest.raises(ServiceError) as refused:
+        await writing
+    assert refused.value.status_code == 503 and "lease" in str(refused.value)
+    row = one_complete_version(a.store, doc_id)
+    assert int(row["chunk_count"]) == len(V0) and await content(b, doc_id) == "\n\n".join(V0)
+    await no_open_leases(a.store)
