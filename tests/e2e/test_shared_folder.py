@@ -71,3 +71,58 @@ async def test_the_cli_and_a_second_server_share_the_running_servers_index(tmp_p
             assert made["status"] == "indexed", made
         found = await call(client, "search", query="where is the orchard ladder", collection="rag_gateway")
         assert found["results"][0]["title"] == "orchard", found
+
+
+def weightless_model(folder: Path) -> Path:
+    """A model folder that describes all-MiniLM-L6-v2's pipeline but holds no weights: loading it fails."""
+    folder.mkdir(parents=True)
+    kinds = ("Transformer", "Pooling")
+    modules = [{"idx": i, "name": str(i), "path": ["", "1_Pooling"][i], "type": f"sentence_transformers.models.{kind}"}
+               for i, kind in enumerate(kinds)]  # fmt: skip
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": 384}))
+    return folder
+
+
+async def test_status_and_clear_on_a_folder_no_server_hosts_open_only_the_index(tmp_path: Path) -> None:
+    """No server running: `status` and `clear` open the index alone, they load no model and no converter."""
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    vault.mkdir()
+    model = weightless_model(tmp_path / "described-only")
+    env = dict(server_params(vault, data, INGESTION_MCP_VAULT_PATH=str(vault)).env or {})
+    env["VECTOR_GATEWAY_EMBEDDING_MODEL"] = str(model)
+    code, out, seconds = await index(env, "status", "--json")
+    assert code == 0, out
+    status = json.loads(out[: out.rindex("}") + 1])
+    assert status["status"] == "empty" and status["embedding_dimension"] == 384, status
+    print(f"ingestion-index status, no server, empty folder: {seconds:.2f} s")
+    code, out, _ = await index(env, "clear", "--confirm")
+    assert code == 0 and "Nothing to clear" in out, out
+
+
+async def test_a_process_waiting_for_the_folder_takes_it_over_when_its_holder_leaves(tmp_path: Path) -> None:
+    """A short command that held the folder without serving it (status) leaves: the next process hosts it."""
+    import fcntl
+
+    from ingestion_mcp.embedded import HOST_LOCK
+
+    vault, data = tmp_path / "vault", tmp_path / "data"
+    vault.mkdir()
+    data.mkdir()
+    (vault / "Tide.md").write_text("# Tide\n\nThe harbour tide table is pinned beside the lock keeper's door.\n")
+    env = dict(server_params(vault, data, INGESTION_MCP_VAULT_PATH=str(vault)).env or {})
+    holder = (data / HOST_LOCK).open("a")
+    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held as a short command holds it: no socket served
+    results: list[tuple[int, str, float]] = []
+
+    async def run_full() -> None:
+        results.append(await index(env, "full"))
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_full)
+            await anyio.sleep(3)  # the CLI waits for the folder meanwhile
+            holder.close()  # the holder exits, and its lock goes with it
+    code, out, _ = results[0]
+    assert code == 0 and "1 indexed" in out, out

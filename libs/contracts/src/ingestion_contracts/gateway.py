@@ -323,6 +323,13 @@ class EmbedRequest(WireModel):
     texts: list[Annotated[str, Field(min_length=1, max_length=100_000)]] = Field(min_length=1, max_length=1024)
 
 
+class EmbeddingModelInfo(WireModel):
+    """The gateway's embedding model, described without loading it."""
+
+    model: str
+    dimension: int | None = Field(default=None, description="Vector width; null when the model folder does not say")
+
+
 class EmbedResponse(WireModel):
     vectors: list[list[float]]
     model: str

@@ -16,6 +16,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    EmbeddingModelInfo,
     EmbedPassagesRequest,
     EmbedResponse,
     FindDocumentsRequest,
@@ -131,6 +132,10 @@ class Backend:
 
     async def embed(self, texts: list[str]) -> EmbedResponse:
         return await self.gateway.json("POST", "/v1/embed", EmbedResponse, json={"texts": texts})
+
+    async def embedding_model(self) -> EmbeddingModelInfo:
+        """The gateway's model and dimension, without making it load the model."""
+        return await self.gateway.json("GET", "/v1/embed/model", EmbeddingModelInfo)
 
     async def list_collections(self) -> CollectionList:
         return await self.gateway.json("GET", "/v1/collections", CollectionList)

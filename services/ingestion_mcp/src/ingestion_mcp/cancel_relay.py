@@ -90,9 +90,9 @@ class LegacyCancelMiddleware:
         message = _parse(body) if not more else None
         replay = _replaying(body, more, receive)
         method = message.get("method") if message else None
-        if method == "initialize" and "id" in message:
+        if message and method == "initialize" and "id" in message:
             await self.app(scope, replay, _with_session(send, uuid.uuid4().hex))
-        elif session and method == "notifications/cancelled":
+        elif session and message and method == "notifications/cancelled":
             request_id = (message.get("params") or {}).get("requestId")
             if request_id is not None:
                 await self.relay.cancel((session, str(request_id)))

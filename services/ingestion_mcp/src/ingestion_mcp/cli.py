@@ -137,8 +137,10 @@ def _open_failure(exc: BaseException, settings: McpSettings) -> CliError:
     return CliError(EXIT_API, f"the services could not start or be reached: {text}")
 
 
-async def _wait_ready(backend: Backend) -> None:
-    """The gateway opens Milvus and loads its model in the background: wait, and say why if it fails."""
+async def _wait_ready(backend: Backend, *, index_only: bool = False) -> None:
+    """The gateway opens Milvus and loads its model in the background: wait, and say why if it fails.
+
+    ``index_only``: the command needs the vector gateway alone (status, clear)."""
     try:
         await backend.list_collections()
     except UpstreamError as exc:
@@ -149,6 +151,8 @@ async def _wait_ready(backend: Backend) -> None:
     with anyio.move_on_after(READY_TIMEOUT_S):
         while True:
             checks = await backend.readiness()
+            if index_only:
+                checks = {name: value for name, value in checks.items() if name == "vector gateway"}
             if all(value == "ok" for value in checks.values()):
                 return
             await anyio.sleep(0.5)
@@ -156,7 +160,7 @@ async def _wait_ready(backend: Backend) -> None:
 
 
 @contextlib.asynccontextmanager
-async def services(settings: McpSettings) -> AsyncIterator[Backend]:
+async def services(settings: McpSettings, *, index_only: bool = False) -> AsyncIterator[Backend]:
     from .embedded import hosted_elsewhere, open_backend
 
     # A running ingestion-mcp hosts the folder: attach to it. Only a process that holds Milvus Lite without
@@ -165,8 +169,8 @@ async def services(settings: McpSettings) -> AsyncIterator[Backend]:
         raise _locked(settings)
     async with contextlib.AsyncExitStack() as stack:
         try:
-            backend = await stack.enter_async_context(open_backend(settings))
-            await _wait_ready(backend)
+            backend = await stack.enter_async_context(open_backend(settings, index_only=index_only))
+            await _wait_ready(backend, index_only=index_only)
         except CliError:
             raise
         except Exception as exc:  # noqa: BLE001 - every start-up failure gets an exit code and a reason
@@ -175,7 +179,8 @@ async def services(settings: McpSettings) -> AsyncIterator[Backend]:
 
 
 async def run(args: argparse.Namespace, settings: McpSettings) -> int:
-    async with services(settings) as backend:
+    # status and clear only read or drop the index: no model, no converter to start for them.
+    async with services(settings, index_only=args.command in ("status", "clear")) as backend:
         if args.command == "status":
             status = await NoteIndex(backend, settings).status()
             if args.json:

@@ -85,35 +85,91 @@ def _embedded_apps(settings: McpSettings) -> dict[str, Any]:
         from docling_service.main import create_app as docling_app
         from docling_service.settings import DoclingSettings
         from vector_gateway.main import create_app as gateway_app
-        from vector_gateway.settings import GatewaySettings
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise RuntimeError(
             "Embedded mode needs the docling, chunker and vector-gateway packages "
             "(pip install 'ingestion-mcp[embedded]'), or set DOCLING_SERVICE_URL, "
             f"CHUNKER_SERVICE_URL and VECTOR_GATEWAY_URL. Missing: {exc.name}"
         ) from exc
-    data_dir = settings.data_dir.expanduser().resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    gateway_settings = GatewaySettings()
-    if "VECTOR_GATEWAY_MILVUS_URI" not in os.environ:
-        gateway_settings = gateway_settings.model_copy(update={"milvus_uri": str(data_dir / "milvus.db")})
     return {
         "docling": docling_app(DoclingSettings()),
         "chunker": chunker_app(ChunkerSettings()),
-        "vector gateway": gateway_app(gateway_settings),
+        "vector gateway": gateway_app(gateway_settings(settings)),
     }
 
 
+def gateway_settings(settings: McpSettings) -> Any:
+    """The embedded gateway's settings: Milvus Lite in the data folder unless VECTOR_GATEWAY_MILVUS_URI says."""
+    from vector_gateway.settings import GatewaySettings
+
+    data_dir = settings.data_dir.expanduser().resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    configured = GatewaySettings()
+    if "VECTOR_GATEWAY_MILVUS_URI" in os.environ:
+        return configured
+    return configured.model_copy(update={"milvus_uri": str(data_dir / "milvus.db")})
+
+
 @contextlib.asynccontextmanager
-async def embedded_backend(settings: McpSettings) -> AsyncIterator[Backend]:
+async def embedded_backend(settings: McpSettings, *, index_only: bool = False) -> AsyncIterator[Backend]:
+    """Host the folder if no process does, else attach to its host; a host that goes away is taken over.
+
+    ``index_only``: a short command that only reads or clears the index (`ingestion-index status`,
+    `clear`): when it must host, it opens the vector gateway alone, without loading the model, and
+    serves no socket; a process arriving meanwhile waits for the folder and then hosts it itself.
+    """
     folder = data_folder(settings)
-    with host_lock(folder) as lock:
-        if lock is None:
-            async with attached_backend(settings, socket_path(folder)) as backend:
+    sock = socket_path(folder)
+    deadline = anyio.current_time() + ATTACH_TIMEOUT_S
+    while True:
+        with host_lock(folder) as lock:
+            if lock is not None:
+                hosting = index_backend(settings) if index_only else hosted_backend(settings, sock)
+                async with hosting as backend:
+                    yield backend
+                return
+        if await _host_answers(sock):
+            async with attached_backend(settings, sock) as backend:
                 yield backend
             return
-        async with hosted_backend(settings, socket_path(folder)) as backend:
-            yield backend
+        if anyio.current_time() > deadline:
+            raise RuntimeError(
+                f"Another process holds this data folder but its services did not answer on {sock} within "
+                f"{ATTACH_TIMEOUT_S:.0f} s. Stop the other ingestion-mcp / ingestion-index process, "
+                "or use another data folder."
+            )
+        await anyio.sleep(0.2)
+
+
+@contextlib.asynccontextmanager
+async def index_backend(settings: McpSettings) -> AsyncIterator[Backend]:
+    """The vector gateway alone, in process, its model loaded only if something embeds."""
+    from vector_gateway.main import create_app as gateway_app
+
+    app = gateway_app(gateway_settings(settings).model_copy(update={"load_model_at_startup": False}))
+    absent = _absent_service_app()
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(app.router.lifespan_context(app))
+        clients = {}
+        for name, target in (("docling", absent), ("chunker", absent), ("vector gateway", app)):
+            http = make_http_client(
+                f"http://{name.replace(' ', '-')}.embedded",
+                token=settings.token_value(),
+                timeout_s=settings.request_timeout_s,
+                transport=httpx.ASGITransport(app=target),
+            )
+            clients[name] = ServiceClient(name, http)
+            stack.push_async_callback(clients[name].aclose)
+        yield Backend(docling=clients["docling"], chunker=clients["chunker"], gateway=clients["vector gateway"])
+
+
+def _absent_service_app() -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = b'{"error": "This command did not start this service.", "code": "SERVICE_UNAVAILABLE"}'
+        await send({"type": "http.response.start", "status": 503, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
 
 
 @contextlib.asynccontextmanager
@@ -183,7 +239,6 @@ async def serve_on_socket(apps: dict[str, Any], sock: Path) -> AsyncIterator[Non
 @contextlib.asynccontextmanager
 async def attached_backend(settings: McpSettings, sock: Path) -> AsyncIterator[Backend]:
     """Use the services of the process that hosts this data folder, through its socket."""
-    await _wait_for_host(sock)
     token = settings.token_value()
     clients = {}
     for name in ("docling", "chunker", "vector gateway"):
@@ -200,21 +255,14 @@ async def attached_backend(settings: McpSettings, sock: Path) -> AsyncIterator[B
         await backend.aclose()
 
 
-async def _wait_for_host(sock: Path) -> None:
-    with anyio.move_on_after(ATTACH_TIMEOUT_S):
-        while True:
-            if sock.exists():
-                try:
-                    async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=str(sock))) as http:
-                        if (await http.get("http://host/vector-gateway/healthz", timeout=5)).status_code == 200:
-                            return
-                except httpx.TransportError:
-                    pass
-            await anyio.sleep(0.2)
-    raise RuntimeError(
-        f"Another process holds this data folder but its services did not answer on {sock} within "
-        f"{ATTACH_TIMEOUT_S:.0f} s. Stop the other ingestion-mcp / ingestion-index process, or use another data folder."
-    )
+async def _host_answers(sock: Path) -> bool:
+    if not sock.exists():
+        return False
+    try:
+        async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=str(sock))) as http:
+            return (await http.get("http://host/vector-gateway/healthz", timeout=5)).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 @contextlib.asynccontextmanager
@@ -236,5 +284,5 @@ async def remote_backend(settings: McpSettings) -> AsyncIterator[Backend]:
         await backend.aclose()
 
 
-def open_backend(settings: McpSettings) -> contextlib.AbstractAsyncContextManager[Backend]:
-    return embedded_backend(settings) if settings.embedded else remote_backend(settings)
+def open_backend(settings: McpSettings, *, index_only: bool = False) -> contextlib.AbstractAsyncContextManager[Backend]:
+    return embedded_backend(settings, index_only=index_only) if settings.embedded else remote_backend(settings)

@@ -158,6 +158,7 @@ class NoteIndex:
         return str(self.settings.data_dir.expanduser().resolve())
 
     async def status(self) -> dict[str, Any]:
+        dimension: int | None
         try:
             info = await self.backend.get_collection(self.collection)
             chunks, notes = info.chunk_count, info.document_count
@@ -165,8 +166,8 @@ class NoteIndex:
         except UpstreamError as exc:
             if exc.status not in (404, 422):
                 raise
-            probe = await self.backend.embed(["dimension probe"])
-            chunks, notes, model, dimension = 0, 0, probe.model, probe.dimension
+            described = await self.backend.embedding_model()
+            chunks, notes, model, dimension = 0, 0, described.model, described.dimension
         updated = None
         if notes:
             newest = await self.backend.list_documents(self.collection, limit=1)

@@ -87,6 +87,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         observe=app.state.metrics.observe_stage,
     )
     app.state.gateway = service
+    app.state.settings = settings
     app.state.vectors = VectorStores(store)
     app.include_router(router)
     app.include_router(vector_router)

@@ -15,6 +15,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    EmbeddingModelInfo,
     EmbedPassagesRequest,
     EmbedRequest,
     EmbedResponse,
@@ -30,6 +31,7 @@ from ingestion_contracts.gateway import (
 from servicekit import DependencyUnavailable
 
 from ..documents import DocumentOrder
+from ..model_info import describe
 from ..service import GatewayService
 
 router = APIRouter(prefix="/v1")
@@ -221,6 +223,12 @@ async def search(body: SearchRequest, service: ServiceDep) -> SearchResponse:
 async def embed_passages(body: EmbedPassagesRequest, service: ServiceDep) -> EmbedResponse:
     """Embed a document's chunks as an upsert would (title and headings in front); send the vectors with it."""
     return await service.embed_passages(body)
+
+
+@router.get("/embed/model", operation_id="embedding_model", tags=["search"])
+async def embedding_model(request: Request) -> EmbeddingModelInfo:
+    """The model the gateway embeds with and its dimension, without waiting for (or causing) its load."""
+    return describe(started(request, "settings"))
 
 
 @router.post("/embed", operation_id="embed", tags=["search"], responses=_errors(422, 503))
