@@ -7,7 +7,8 @@ that closes its response closes the upstream one too, which is how the 2026-07-2
 
     python scripts/rr_proxy.py --port 9000 http://127.0.0.1:8001 http://127.0.0.1:8002
 
-``GET /_proxy/stats`` answers how many requests each upstream received.
+``GET /_proxy/stats`` answers how many requests each upstream received; ``GET /_proxy/log`` the
+requests in order: upstream, HTTP method and JSON-RPC method (so a test can tell where a cancel went).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class RoundRobinProxy:
             raise ValueError("give at least one upstream URL")
         self.upstreams = [url.rstrip("/") for url in upstreams]
         self.served: Counter[str] = Counter()
+        self.log: list[dict[str, Any]] = []
         self._turn = 0
         self._client: httpx.AsyncClient | None = None
 
@@ -61,12 +63,14 @@ class RoundRobinProxy:
                 return
 
     async def _forward(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["path"] == "/_proxy/stats":
-            await _reply(send, 200, json.dumps(dict(self.served)).encode())
+        if scope["path"] in ("/_proxy/stats", "/_proxy/log"):
+            answer = dict(self.served) if scope["path"] == "/_proxy/stats" else self.log
+            await _reply(send, 200, json.dumps(answer).encode())
             return
         body = await _read_body(receive)
         upstream = self._next()
         self.served[upstream] += 1
+        self.log.append({"upstream": upstream, "method": scope["method"], "rpc": _rpc_method(body)})
         url = upstream + scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
         headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k.decode().lower() not in HOP_BY_HOP]
         assert self._client is not None, "the proxy's lifespan did not run"
@@ -103,6 +107,14 @@ async def _read_body(receive: Any) -> bytes:
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def _rpc_method(body: bytes) -> str | None:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message.get("method") if isinstance(message, dict) else None
 
 
 async def _disconnected(receive: Any) -> None:

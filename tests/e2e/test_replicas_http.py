@@ -38,6 +38,9 @@ class Balanced:
     def served(self) -> dict[str, int]:
         return httpx.get(self.url.removesuffix("/mcp") + "/_proxy/stats", timeout=5).json()
 
+    def log(self) -> list[dict[str, str]]:
+        return httpx.get(self.url.removesuffix("/mcp") + "/_proxy/log", timeout=5).json()
+
 
 @pytest.fixture(scope="module")
 def balanced(stack_session: ServiceStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Balanced]:
@@ -154,3 +157,83 @@ async def test_a_cancelled_call_stops_the_work(balanced: Balanced, protocol: str
                 await anyio.sleep(0.5)
         await anyio.sleep(3)
         assert await counts(client, collection) == (0, 0)
+
+
+@pytest.fixture(scope="module")
+def queued(stack_session: ServiceStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Balanced]:
+    """The deployment's shape: two replicas and a worker on one broker, behind the round-robin balancer."""
+    from redis_server import SKIP_REASON, RedisServer, redis_binary
+
+    if redis_binary() is None:
+        pytest.skip(SKIP_REASON)
+    stack_session.ensure_running()
+    with RedisServer(tmp_path_factory.mktemp("broker")) as broker:
+        env = {"INGESTION_MCP_BROKER_URL": broker.url, "INGESTION_MCP_LOG_LEVEL": "INFO"}
+        replicas = (stack_session.mcp_replica("rr-a", **env), stack_session.mcp_replica("rr-b", **env))
+        worker = stack_session.mcp_replica("rr-worker", **env)
+        worker.command = str(Path(sys.executable).parent / "ingestion-mcp-worker")
+        port = free_port()
+        log = (tmp_path_factory.mktemp("proxy") / "proxy.log").open("w")
+        proxy = None
+        try:
+            for process in (*replicas, worker):
+                process.start()
+            for replica in replicas:
+                replica.wait_ready()
+            proxy = subprocess.Popen(
+                [sys.executable, str(ROOT / "scripts" / "rr_proxy.py"), "--port", str(port),
+                 *[replica.url for replica in replicas]],
+                stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            _wait_listening(port, proxy)
+            yield Balanced(f"http://127.0.0.1:{port}/mcp", replicas, stack_session.headers())
+        finally:
+            if proxy is not None:
+                proxy.kill()
+                proxy.wait(timeout=10)
+            for process in (*replicas, worker):
+                process.stop()
+            log.close()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_cancel_reaches_the_queued_job_whichever_replica_gets_it(
+    queued: Balanced, protocol: str, collection: str
+) -> None:
+    """With jobs on the queue, a cancelled call stops the worker's job: a 2025-11-25 client's
+    `notifications/cancelled` lands on either replica and travels to the one holding the call."""
+    start = len(queued.log())
+    ingest_at = None
+    async with _http(queued) as http, _client(queued, http, protocol) as client:
+        embedding = anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if message == "embedding":
+                embedding.set()
+
+        async def ingest() -> None:
+            arguments = {"text": long_text(660, "queued"), "name": "big", "collection": collection}
+            await client.call_tool("ingest_text", arguments, progress_callback=on_progress)
+
+        with anyio.move_on_after(300) as outer:
+            async with anyio.create_task_group() as group:
+                group.start_soon(ingest)
+                await embedding.wait()
+                log = queued.log()
+                ingest_at = next(e for e in log[start:] if e["rpc"] == "tools/call")["upstream"]
+                if log[-2]["upstream"] == ingest_at:  # the balancer's next turn is the call's own replica:
+                    await client.send_ping()  # one more request, so the cancel goes to the other one
+                group.cancel_scope.cancel()
+        assert not outer.cancelled_caught, "embedding never started"
+        with anyio.fail_after(90):
+            while (await client.call_tool("list_active_jobs", {})).structured_content["jobs"]:
+                await anyio.sleep(0.5)
+        await anyio.sleep(2)
+        assert await counts(client, collection) == (0, 0)
+        if protocol == "legacy":
+            cancel = next(e for e in queued.log()[start:] if e["rpc"] == "notifications/cancelled")
+            assert cancel["upstream"] != ingest_at, "the cancel should have gone to the other replica"
+        # The same client then ingests through the same balancer: the queue took the cancel, not the work.
+        text = "The pilot boat leaves the harbour at slack water and returns with the evening tide."
+        made = await client.call_tool("ingest_text", {"text": text, "name": "pilot", "collection": collection})
+        assert made.structured_content["status"] == "indexed", made.content
