@@ -22,6 +22,7 @@ from .service import GatewayService
 from .settings import GatewaySettings
 from .store import MilvusStore
 from .vectors import VectorStores
+from .versions import LeasePolicy
 
 log = logging.getLogger("vector_gateway")
 
@@ -85,6 +86,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         fusion=settings.hybrid_fusion,
         candidates=settings.fusion_candidates,
         observe=app.state.metrics.observe_stage,
+        leases=LeasePolicy(seconds=settings.write_lease_s),
     )
     app.state.gateway = service
     app.state.settings = settings

@@ -190,6 +190,12 @@ class MilvusStore:
             return list(self.client.query(name, filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)))
         return list(self._iterate(name, expr, fields))
 
+    def query_few(self, name: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
+        """Every row matching ``expr``, in one call when they fit in one answer (an iterator costs several)."""
+        self.ensure_loaded(name)
+        rows = list(self.client.query(name, filter=expr, output_fields=fields, limit=MAX_TOPK))
+        return rows if len(rows) < MAX_TOPK else list(self._iterate(name, expr, fields))
+
     def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self.client.query_iterator(name, batch_size=ITERATOR_BATCH, filter=expr, output_fields=fields)
         try:
@@ -294,7 +300,7 @@ class MilvusStore:
             self.client.delete(schema.LEASES, filter=in_list("key", keys))
 
     def leases_query(self, expr: str) -> list[dict[str, Any]]:
-        return list(self._iterate(schema.LEASES, expr, ["key", "doc_id", "version", "writer", "expires_ms"]))
+        return self.query_few(schema.LEASES, expr, ["key", "doc_id", "version", "writer", "expires_ms"])
 
     def leases_delete(self, expr: str) -> None:
         self.client.delete(schema.LEASES, filter=expr)

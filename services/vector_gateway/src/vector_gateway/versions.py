@@ -111,7 +111,7 @@ class LeasePolicy:
 def _versions_present(store: MilvusStore, collection: str, doc_ids: list[str] | None) -> dict[str, set[str]]:
     expr = in_list("doc_id", doc_ids) if doc_ids is not None else 'doc_id != ""'
     found: dict[str, set[str]] = defaultdict(set)
-    for row in store.query(collection, expr, ["doc_id", "version"]):
+    for row in store.query_few(collection, expr, ["doc_id", "version"]):
         found[row["doc_id"]].add(row["version"])
     return found
 
