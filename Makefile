@@ -29,8 +29,8 @@ bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PD
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick
 
-load: install  ## loopback load test: N MCP clients mix ingest + search against real service processes
-	$(VENV)/python scripts/load_test.py --clients $${CLIENTS:-8} --duration $${DURATION:-120}
+load: install  ## loopback load test: N MCP clients (ingest + search) through a round-robin balancer to 2 MCP replicas + a queue worker on Redis (TOPOLOGY=embedded: one in-process server)
+	$(VENV)/python scripts/load_test.py --clients $${CLIENTS:-8} --duration $${DURATION:-120} --topology $${TOPOLOGY:-queue}
 
 compose-smoke:  ## needs a Docker engine: build, start, ingest + search through MCP, tear down
 	scripts/compose_smoke.sh

@@ -1,6 +1,10 @@
 """Loopback load test: N MCP clients mix ingests and searches against the three real service processes.
 
-    .venv/bin/python scripts/load_test.py --clients 8 --duration 120
+    .venv/bin/python scripts/load_test.py --clients 8 --duration 120 [--topology queue|embedded]
+
+`queue` (what `make load` runs) is the deployment's shape: Redis, two MCP replicas over streamable HTTP
+and a queue worker behind a round-robin balancer, each client its own MCP connection (protocols
+alternate). `embedded` is one in-process MCP server on the same services.
 
 Every client ingests new documents, re-ingests its own (a replace) and searches, for a bounded time.
 At the end the gateway's documents are checked against what was acknowledged: none lost, none
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load_topology import http_client_factory, queue_topology
 from service_stack import ServiceStack, call, collection_state, mcp_client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +65,17 @@ def document_text(client_id: int, doc: int, version: int, rng: random.Random) ->
     return f"# Report {client_id}-{doc}\n\nRevision {version} of report {client_id}-{doc}. {words}. " * 3
 
 
+async def finished(client: Any, answer: dict[str, Any]) -> dict[str, Any]:
+    """An ingest that outlived the sync wait answered with a job: follow it to its end."""
+    while True:
+        job = (await call(client, "get_job_status", job_id=answer["job_id"]))["job"]
+        if job["status"] != "running":
+            if job["status"] == "completed":
+                return job["result"] | {"is_error": False}
+            return {"is_error": True, "error": job.get("error") or job["status"]}
+        await asyncio.sleep(0.2)
+
+
 async def one_client(client: Any, client_id: int, collection: str, deadline: float, tally: Tally) -> None:
     rng = random.Random(client_id)
     mine: list[str] = []
@@ -74,9 +91,11 @@ async def one_client(client: Any, client_id: int, collection: str, deadline: flo
             version += 1
             text = document_text(client_id, mine.index(name), version, rng)
             answer = await call(client, "ingest_text", text=text, name=name, collection=collection)
+            if answer.get("job_id") and not answer["is_error"]:
+                answer = await finished(client, answer)
             tally.ingest_ms.append((time.perf_counter() - started) * 1000)
-            if answer["is_error"] or answer.get("job_id"):
-                tally.errors.append(f"ingest {name}: {answer.get('error') or 'still running as a job'}")
+            if answer["is_error"]:
+                tally.errors.append(f"ingest {name}: {answer.get('error')}")
             else:
                 tally.acknowledged[name] = answer["status"]
         else:
@@ -109,21 +128,32 @@ def verify(stack: ServiceStack, collection: str, tally: Tally) -> dict[str, Any]
     }
 
 
-async def run_load(stack: ServiceStack, *, clients: int, duration_s: float) -> dict[str, Any]:
-    """Run the mix against ``stack`` and return the report (``ok`` says whether it held)."""
+async def run_load(stack: ServiceStack, *, clients: int, duration_s: float, connect: Any = None) -> dict[str, Any]:
+    """Run the mix against ``stack`` and return the report (``ok`` says whether it held).
+
+    ``connect(user)``: an async context manager giving user ``user`` its own MCP client (the queue
+    topology); by default every user shares one in-process MCP server on ``stack``."""
     collection = "load_" + uuid.uuid4().hex[:8]
     tally = Tally()
     started = time.monotonic()
-    async with mcp_client(stack, max_concurrent_jobs=min(16, max(clients, 1)), sync_wait_s=55) as client:
+    async with contextlib.AsyncExitStack() as opened:
+        if connect is None:
+            shared = await opened.enter_async_context(
+                mcp_client(stack, max_concurrent_jobs=min(16, max(clients, 1)), sync_wait_s=55)
+            )
+            users = [shared] * clients
+        else:
+            users = [await opened.enter_async_context(connect(i)) for i in range(clients)]
         # One document first: a search of a collection that does not exist yet is an error, rightly.
-        seed = await call(client, "ingest_text", text=document_text(-1, 0, 0, random.Random(0)), name="seed",
+        seed = await call(users[0], "ingest_text", text=document_text(-1, 0, 0, random.Random(0)), name="seed",
                           collection=collection)  # fmt: skip
         tally.acknowledged["seed"] = seed["status"]
         deadline = time.monotonic() + duration_s
-        await asyncio.gather(*(one_client(client, i, collection, deadline, tally) for i in range(clients)))
+        await asyncio.gather(*(one_client(users[i], i, collection, deadline, tally) for i in range(clients)))
     elapsed = time.monotonic() - started
     checks = await asyncio.to_thread(verify, stack, collection, tally)
     report = {
+        "topology": "embedded" if connect is None else "queue",
         "clients": clients,
         "duration_s": round(elapsed, 1),
         "requests": len(tally.ingest_ms) + len(tally.search_ms),
@@ -146,6 +176,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=8, help="concurrent MCP clients (default 8)")
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of load (default 120)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON report (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--topology",
+        choices=["queue", "embedded"],
+        default="queue",
+        help="queue: Redis + 2 replicas + worker behind a balancer (default); embedded: one server",
+    )
+    parser.add_argument("--replicas", type=int, default=2, help="MCP replicas of the queue topology (default 2)")
+    parser.add_argument("--workers", type=int, default=1, help="queue workers of the queue topology (default 1)")
     return parser.parse_args(argv)
 
 
@@ -154,7 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.INFO)  # the in-process MCP server logs every request at INFO
     workdir = Path(tempfile.mkdtemp(prefix="load-test-"))
     with ServiceStack(workdir, auth_token=uuid.uuid4().hex) as stack:
-        report = asyncio.run(run_load(stack, clients=args.clients, duration_s=args.duration))
+        if args.topology == "embedded":
+            report = asyncio.run(run_load(stack, clients=args.clients, duration_s=args.duration))
+        else:
+            with queue_topology(stack, replicas=args.replicas, workers=args.workers) as url:
+                connect = http_client_factory(url, stack.headers())
+                report = asyncio.run(run_load(stack, clients=args.clients, duration_s=args.duration, connect=connect))
+            report |= {"replicas": args.replicas, "workers": args.workers}
     if report["ok"]:
         shutil.rmtree(workdir, ignore_errors=True)
     else:
