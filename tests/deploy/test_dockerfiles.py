@@ -68,3 +68,9 @@ def test_constraints_file_when_present():
     if not constraints.exists():
         pytest.skip("constraints.txt not written yet (the images need it)")
     assert re.search(r"^torch==2\.13\.0", constraints.read_text(), flags=re.M)
+
+
+def test_the_mcp_image_can_run_the_queue_worker():
+    """compose and openshift/ run `ingestion-mcp-worker` from the ingestion-mcp image: it needs the queue extra."""
+    text = (REPO / "services" / "ingestion_mcp" / "Dockerfile").read_text()
+    assert '"./services/ingestion_mcp[queue]"' in text
