@@ -187,3 +187,21 @@ def test_a_model_with_a_prompt_and_cls_pooling_takes_the_generic_path(own_model,
     assert onnx.engine == "onnx" and onnx.session_settings["fast_path"] == {"tokenize": False, "mean_pooling": False}
     texts = ["a user's own model with a prompt", "and the first token's vector as the sentence " * 20]
     assert cosines(onnx.embed_documents(texts), torch.embed_documents(texts)).min() >= 0.9999
+
+
+def test_batches_group_texts_of_like_token_length() -> None:
+    from vector_gateway.onnx_embedder import length_groups
+
+    lengths = [250, 240, 230, 200, 190, 60, 58, 20, 18, 14, 3]  # sorted longest first, as the embedder sorts them
+    groups = [lengths[g] for g in length_groups(lengths, batch_size=64)]
+    assert groups == [[250, 240, 230], [200, 190], [60, 58], [20, 18, 14], [3]]
+    assert [len(lengths[g]) for g in length_groups([100] * 10, batch_size=4)] == [4, 4, 2]
+    assert length_groups([], batch_size=4) == []
+
+
+def test_a_call_in_document_order_gives_the_vectors_of_each_text_alone(embedder) -> None:
+    # Texts of mixed length in one call are regrouped by token length and put back in the caller's order.
+    texts = [f"sentence {i} " + "with more words " * (i * 13 % 60) for i in range(40)]
+    together = embedder.embed_documents(texts)
+    alone = [embedder.embed_query(text) for text in texts]
+    assert cosines(together, alone).min() >= 0.99999
