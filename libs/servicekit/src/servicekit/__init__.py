@@ -1,19 +1,37 @@
-"""Shared plumbing of the ingestion-mcp HTTP services."""
+"""Shared plumbing of the ingestion-mcp HTTP services.
 
-from .app import ReadinessCheck, create_service_app, serve
-from .context import REQUEST_ID_HEADER, request_id_var
-from .errors import (
-    Conflict,
-    DependencyUnavailable,
-    NotFound,
-    PayloadTooLarge,
-    ServiceError,
-    Unprocessable,
-    UnsupportedMediaType,
-)
-from .logging import configure_logging
-from .middleware import Metrics
-from .settings import ServiceSettings
+Names load on first use (PEP 562): a client that needs only the request-id context (the MCP server's
+HTTP clients, the `ingestion-index` CLI) does not pay for importing FastAPI.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import ReadinessCheck, create_service_app, serve
+    from .context import REQUEST_ID_HEADER, request_id_var
+    from .errors import (
+        Conflict,
+        DependencyUnavailable,
+        NotFound,
+        PayloadTooLarge,
+        ServiceError,
+        Unprocessable,
+        UnsupportedMediaType,
+    )
+    from .logging import configure_logging
+    from .middleware import Metrics
+    from .settings import ServiceSettings
+
+_HOME = {
+    "ReadinessCheck": "app", "create_service_app": "app", "serve": "app",
+    "REQUEST_ID_HEADER": "context", "request_id_var": "context",
+    "Conflict": "errors", "DependencyUnavailable": "errors", "NotFound": "errors", "PayloadTooLarge": "errors",
+    "ServiceError": "errors", "Unprocessable": "errors", "UnsupportedMediaType": "errors",
+    "configure_logging": "logging", "Metrics": "middleware", "ServiceSettings": "settings",
+}  # fmt: skip
 
 __all__ = [
     "REQUEST_ID_HEADER",
@@ -32,3 +50,12 @@ __all__ = [
     "request_id_var",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -101,6 +100,8 @@ def _extract_main(tree: lxml_html.HtmlElement, url: str | None) -> str:
     """trafilatura, precise mode first (it keeps structure on minified pages), then its recall mode."""
     source = lxml_html.tostring(tree, encoding="unicode")
     for favor_precision in (True, False):
+        import trafilatura  # on first use: it costs ~0.4 s to import, and most callers never need it
+
         text = trafilatura.extract(
             source,
             url=url,
