@@ -56,12 +56,14 @@ _PROSE_WORDS = st.sampled_from(["the", "cell", "protein", "gene", "study", "resu
 @_SETTINGS
 @given(words=st.lists(_PROSE_WORDS, min_size=40, max_size=500), window=_window())
 def test_prose_overlaps_exactly_as_configured(chunker: TextChunker, counter, words, window) -> None:
-    # Words of one token each, single spaces: nothing forces an overlap to shrink, so each chunk repeats
-    # exactly `overlap` tokens before the previous chunk's end, or all the text there is when less
-    # (the checker above only bounds the overlap from above).
+    # Words of one token each, single spaces: each chunk repeats exactly `overlap` tokens before the
+    # previous chunk's end, or all the text there is when less (the checker above only bounds the
+    # overlap from above), unless the window is full: a part that cannot be cut ("the." is two tokens,
+    # more than a window of 16 with overlap 15 leaves) narrows the overlap only as far as it must.
     size, overlap = window
     text = " ".join(words) + "."
     chunks = chunker.chunk(text, window=size, overlap=overlap, markdown=False).chunks
     for previous, chunk in itertools.pairwise(chunks):
         shared = counter.count(text[chunk.start : previous.end]) if chunk.start < previous.end else 0
-        assert shared == min(overlap, counter.count(text[: previous.end])), (size, overlap, previous, chunk)
+        wanted = min(overlap, counter.count(text[: previous.end]))
+        assert shared == wanted or (shared < wanted and chunk.token_count == size), (size, overlap, previous, chunk)

@@ -181,6 +181,10 @@ class TextChunker:
             over = i in too_much or counts[i] > window or base.end - starts[i] > char_cap
             out_of_order = i and starts[i] < starts[i - 1]  # the one before dropped its overlap
             if starts[i] < base.start and (over or out_of_order):
+                shrunk = self._shrink_overlap(text, sections, bases, i, starts, window, overlap) if over else None
+                if shrunk is not None:
+                    starts[i], counts[i] = shrunk
+                    continue
                 starts[i] = base.start
                 dropped.append(i)
         recounted = self.counter.count_many([text[bases[i].start : bases[i].end] for i in dropped])
@@ -190,6 +194,35 @@ class TextChunker:
             ChunkSpan(start, base.end, count, sections[base.section].heading_path)
             for start, base, count in zip(starts, bases, counts, strict=True)
         ]
+
+    def _shrink_overlap(
+        self,
+        text: str,
+        sections: list[Section],
+        bases: list[_Base],
+        i: int,
+        starts: list[int],
+        window: int,
+        overlap: int,
+    ) -> tuple[int, int] | None:
+        """A later start for chunk ``i`` whose overlap was too wide for the window: the earliest word start
+        that fits (chunk <= window, overlap <= ``overlap``, in order), with the chunk's count; None if none."""
+        base, section_start = bases[i], sections[bases[i].section].start
+        floor = max(starts[i - 1], base.end - window * MAX_CHARS_PER_TOKEN)
+        candidates = [
+            c for c in _previous_tokens(bases, i, overlap)
+            if starts[i] < c < base.start and c >= floor and _word_start(text, c, section_start)
+        ]  # fmt: skip
+        if not candidates:
+            return None
+        previous_end = bases[i - 1].end
+        counts = self.counter.count_many(
+            [text[c : base.end] for c in candidates] + [text[c:previous_end] for c in candidates]
+        )
+        for c, total, shared in zip(candidates, counts, counts[len(candidates) :], strict=False):
+            if total <= window and shared <= overlap:
+                return c, total
+        return None
 
 
 def _splits_words(gap: str) -> bool:
