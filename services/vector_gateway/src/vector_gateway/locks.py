@@ -1,4 +1,8 @@
-"""Per-key asyncio locks: writes to one document are serialized inside the process."""
+"""Per-key asyncio locks: writes to one document are serialized inside the process.
+
+Only an economy (a replica does not race itself); safety across replicas comes from write leases
+(versions.py, docs/consistency.md).
+"""
 
 from __future__ import annotations
 

@@ -15,8 +15,9 @@ from .versions import dead_versions, delete_versions
 
 def sweep_collection(store: MilvusStore, collection: str, now_ms: int) -> int:
     """Delete dead versions' rows in ``collection``, then its expired leases; the number of rows deleted."""
-    # Right after a crash, Lite may answer "released" to the first query although loading was asked for.
-    store.client.load_collection(collection)
+    # Right after a crash, Lite may answer "released" to the first query although loading was asked for:
+    # the store loads again then (a forced load here could release it under a search running meanwhile).
+    store.ensure_loaded(collection)
     removed = delete_versions(store, collection, dead_versions(store, collection, None, now_ms), count=True)
     # An expired lease counts as no lease (its writer commits nothing after it): its row is only clutter.
     store.leases_delete(combine(f"collection == {quote(collection)}", f"expires_ms <= {now_ms}"))

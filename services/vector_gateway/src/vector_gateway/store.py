@@ -5,11 +5,12 @@ The same code talks to Milvus Lite (a .db path, in-process) and to a Milvus serv
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from servicekit import DependencyUnavailable
 
@@ -18,6 +19,7 @@ from .filters import in_list
 from .lexical import DEFAULT_ANALYSIS, Analysis
 
 log = logging.getLogger("vector_gateway.store")
+T = TypeVar("T")
 
 MAX_TOPK = 16_384  # Milvus refuses a larger limit (and offset + limit in queries)
 INSERT_SLICE_BYTES = 16 * 1024 * 1024  # stay well under the 64 MiB gRPC message limit
@@ -161,6 +163,18 @@ class MilvusStore:
             self.client.load_collection(name)
             self._loaded.add(name)
 
+    def _on_loaded(self, name: str, call: Callable[[], T]) -> T:
+        """``call()``, once more after a load when Milvus answers that the collection is released: Lite does
+        so right after a reopen, or while another thread (the start-up sweep) loads the same collection."""
+        try:
+            return call()
+        except Exception as exc:
+            if "'released'" not in str(exc):
+                raise
+            self.client.load_collection(name)
+            self._loaded.add(name)
+            return call()
+
     # -- rows -----------------------------------------------------------------------------
     def count(self, name: str, expr: str = "") -> int:
         self.ensure_loaded(name)
@@ -187,13 +201,20 @@ class MilvusStore:
         """Rows matching ``expr``; every one of them when ``limit`` is None (paged by an iterator)."""
         self.ensure_loaded(name)
         if limit is not None:
-            return list(self.client.query(name, filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)))
+            query = functools.partial(
+                self.client.query, name, filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)
+            )
+            return list(self._on_loaded(name, query))
         return list(self._iterate(name, expr, fields))
 
     def query_few(self, name: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
         """Every row matching ``expr``, in one call when they fit in one answer (an iterator costs several)."""
         self.ensure_loaded(name)
-        rows = list(self.client.query(name, filter=expr, output_fields=fields, limit=MAX_TOPK))
+        rows = list(
+            self._on_loaded(
+                name, functools.partial(self.client.query, name, filter=expr, output_fields=fields, limit=MAX_TOPK)
+            )
+        )
         return rows if len(rows) < MAX_TOPK else list(self._iterate(name, expr, fields))
 
     def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
@@ -244,14 +265,18 @@ class MilvusStore:
         self.ensure_loaded(name)
         request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
         request = request or self._sparse_request(text, limit, expr)
-        result = self.client.search(
+        result = self._on_loaded(
             name,
-            data=request.data,
-            anns_field=request.anns_field,
-            search_params=request.param,
-            limit=min(limit, MAX_TOPK),
-            filter=expr,
-            output_fields=fields or schema.CHUNK_OUTPUT_FIELDS,
+            functools.partial(
+                self.client.search,
+                name,
+                data=request.data,
+                anns_field=request.anns_field,
+                search_params=request.param,
+                limit=min(limit, MAX_TOPK),
+                filter=expr,
+                output_fields=fields or schema.CHUNK_OUTPUT_FIELDS,
+            ),
         )
         hits = result[0] if result else []
         # Lite returns BM25 distances negated; the order is right, the magnitude is the score.
