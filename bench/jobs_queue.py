@@ -76,9 +76,10 @@ async def main(jobs: int) -> dict[str, Any]:
             results["redis_arq_worker"] = await measure(state.jobs, state, jobs)
         finally:
             worker.handle_sig(signal.SIGUSR1)
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError):  # the worker's tasks end cancelled
                 await running
-            await worker.close()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker.close()
             await state.jobs.aclose()
     return results
 

@@ -22,8 +22,9 @@ from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
 
 log = logging.getLogger("ingestion_mcp.jobs")
 JobStatus = Literal["running", "completed", "failed", "cancelled"]
-# Steps during which a cancel no longer interrupts the work: the write commits atomically once begun.
-UNINTERRUPTIBLE_STEPS = frozenset({"storing"})
+# Steps during which a cancel no longer interrupts the work: the write commits atomically once begun,
+# and once it is done the job has nothing left to stop.
+UNINTERRUPTIBLE_STEPS = frozenset({"storing", "done"})
 # A job body receives a progress callback (fraction 0..1, step name) and returns its result.
 ProgressFn = Callable[[float, str], Awaitable[None]]
 JobBody = Callable[[ProgressFn], Awaitable[Any]]

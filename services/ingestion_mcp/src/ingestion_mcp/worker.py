@@ -3,7 +3,8 @@
 It reads the same settings as the server (INGESTION_MCP_BROKER_URL is required), opens the same
 backend (the services by their URLs in a deployment), and runs each queued job kind (jobkinds.py),
 writing its progress, step timings and result into the job's record in Redis (jobqueue.py).
-`ingestion-mcp-worker --check` exits 0 when a worker on the broker has reported itself healthy lately.
+`ingestion-mcp-worker --check` exits 0 when the worker on this host (pod) reported itself healthy in the
+last ~10 s: connected to the broker and polling the queue.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -30,7 +32,6 @@ from .settings import McpSettings
 from .state import AppState
 
 log = logging.getLogger("ingestion_mcp.worker")
-HEALTH_KEY = QUEUE + ":health-check"
 CANCEL_POLL_S = 0.5
 
 
@@ -116,18 +117,26 @@ async def watch(store: RedisJobStore, job: Job, task: asyncio.Task[Any], request
 
     arq marks a running job in-progress for its whole timeout; this shortens that mark to a lease
     renewed while the worker lives, so a killed worker's job is run again after ``lease_s``, not hours."""
-    lease_ms, renewed = int(lease_s * 1000), 0.0
+    lease_ms, renewed, answered = int(lease_s * 1000), 0.0, False
     loop = asyncio.get_running_loop()
     while not task.done():
         if loop.time() - renewed >= lease_s / 3:
             await store.redis.pexpire(in_progress_key_prefix + job.id, lease_ms)
             renewed = loop.time()
-        reason = await store.cancel_requested(job.id)
-        if reason is not None and not requested and job.current_step not in UNINTERRUPTIBLE_STEPS:
-            job.cancel_reason = reason
-            requested.append(reason)
-            task.cancel()
+        if not answered and (reason := await store.cancel_requested(job.id)) is not None:
+            # As in process: a request met while the job stores (or has stored) is answered by the write
+            # completing; the job then ends completed, never "cancelled" with its document written.
+            answered = True
+            if job.current_step not in UNINTERRUPTIBLE_STEPS:
+                job.cancel_reason = reason
+                requested.append(reason)
+                task.cancel()
         await asyncio.sleep(CANCEL_POLL_S)
+
+
+def health_key() -> str:
+    """Each worker's own heartbeat key, named by its host (a pod's name), so a probe checks this worker."""
+    return f"{QUEUE}:health-check:{socket.gethostname()}"
 
 
 def build_worker(settings: McpSettings, **options: Any) -> Worker:
@@ -146,7 +155,7 @@ def build_worker(settings: McpSettings, **options: Any) -> Worker:
         keep_result=60,
         poll_delay=0.1,  # how soon an idle worker sees a new job (one cheap Redis call per poll)
         health_check_interval=10,
-        health_check_key=HEALTH_KEY,
+        health_check_key=health_key(),
         **options,
     )
 
@@ -173,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = load_settings()
     if args.check:
         redis_settings = RedisSettings.from_dsn(settings.broker_url or "")
-        sys.exit(asyncio.run(async_check_health(redis_settings, HEALTH_KEY, QUEUE)))
+        sys.exit(asyncio.run(async_check_health(redis_settings, health_key(), QUEUE)))
     from servicekit import configure_logging
 
     configure_logging(settings.log_level)

@@ -68,6 +68,7 @@ async def staged(state: AppState, params: dict[str, Any], progress: ProgressFn) 
             await asyncio.sleep(params["stage_s"])
         await store.redis.rpush(f"test:ran:{params['tag']}", stage)
     await progress(1.0, "done")
+    await asyncio.sleep(params.get("after_s", 0))  # the moment between the last step and the answer
     return {"stages": len(stages), "tag": params["tag"]}
 
 

@@ -29,10 +29,11 @@ async def running_worker(settings: McpSettings) -> AsyncIterator[Any]:
     try:
         yield worker
     finally:
-        worker.handle_sig(signal.SIGUSR1)
-        with contextlib.suppress(asyncio.CancelledError):
+        worker.handle_sig(signal.SIGUSR1)  # what SIGTERM does to a worker process
+        with contextlib.suppress(asyncio.CancelledError):  # the worker's tasks end cancelled
             await task
-        await worker.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker.close()
 
 
 async def ran(store: RedisJobStore, tag: str) -> list[str]:
@@ -85,7 +86,8 @@ async def test_a_cancel_while_storing_lets_the_write_finish(
     queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
 ) -> None:
     async with running_worker(queue_settings):
-        job = await replica.submit("test_staged", {"stages": ["reading", "storing"], "stage_s": 1.0, "tag": "st"}, "s")
+        params = {"stages": ["reading", "storing"], "stage_s": 1.0, "after_s": 1.0, "tag": "st"}
+        job = await replica.submit("test_staged", params, "store then cancel")
         await until(replica, job.id, "storing")
         await other_replica.cancel(job.id)
         done = await other_replica.wait(job.id, 10)
@@ -130,3 +132,19 @@ async def test_a_job_past_its_time_limit_fails_cleanly(
         done = await other_replica.wait(job.id, 30)
     assert done.status == "failed" and done.failure is not None and done.failure.code == "TIMEOUT"
     assert "storing" not in await ran(replica, "slow")
+
+
+async def test_the_health_check_answers_for_this_worker(queue_settings: McpSettings) -> None:
+    """`ingestion-mcp-worker --check` (a pod's probe) passes while this host's worker polls, not before."""
+    from arq.connections import RedisSettings
+    from arq.worker import async_check_health
+    from ingestion_mcp.jobqueue import QUEUE
+    from ingestion_mcp.worker import health_key
+
+    redis_settings = RedisSettings.from_dsn(queue_settings.broker_url or "")
+    assert await async_check_health(redis_settings, health_key(), QUEUE) == 1
+    async with running_worker(queue_settings) as worker:
+        async with asyncio.timeout(10):
+            while await async_check_health(redis_settings, health_key(), QUEUE) != 0:
+                await asyncio.sleep(0.1)
+        assert worker.health_check_key == health_key()
