@@ -27,7 +27,7 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
-    profiles: Annotated[list[Profile], NoDecode] = Field(default_factory=lambda: ["ingestion"])
+    profiles: Annotated[list[Profile], NoDecode] = Field(default_factory=lambda: list[Profile](["ingestion"]))
     # Streamable HTTP keeps no session between requests, so any replica behind a round-robin balancer
     # answers any request, for clients on 2025-11-25 as on 2026-07-28 (which is stateless anyway).
     stateless_http: bool = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Literal
 
 from ingestion_contracts.gateway import (
@@ -91,7 +92,7 @@ class DocumentReader:
         found = [d for d in self.find(collection, [key]) if source is None or d.source == source]
         return DocumentList(documents=found, total=len(found), offset=0, limit=1)
 
-    def find(self, collection: str, keys: list[str]) -> list[DocumentInfo]:
+    def find(self, collection: str, keys: builtins.list[str]) -> builtins.list[DocumentInfo]:
         """The stored documents with these identities (ids derive from (collection, key)), in no order."""
         wanted = {registry_key(collection, derive_doc_id(collection, key)): key for key in keys}
         rows = self.store.registry_get(list(wanted))

@@ -171,7 +171,7 @@ class GatewayService:
             writer = DocumentWriter(self.store, self.embedders.get(), self.observe, self.leases)
             status = writer.relabel(collection, doc, labels)
             return UpsertDocumentResponse(
-                doc_id=doc_id, collection=collection, source=labels.source, status=status,  # type: ignore[arg-type]  # DocumentWriter.relabel returns the status as a plain str
+                doc_id=doc_id, collection=collection, source=labels.source, status=status,
                 chunk_count=int(row["chunk_count"]), warnings=doc.warnings,
             )  # fmt: skip
 

@@ -263,7 +263,9 @@ class MilvusStore:
         if mode not in ("semantic", "keyword"):
             raise ValueError(f"store.search ranks by one field, semantic or keyword, not {mode!r} (see search.py)")
         self.ensure_loaded(name)
-        request = self._dense_request(vector, limit, expr) if mode == "semantic" else None
+        if mode == "semantic" and vector is None:
+            raise ValueError("store.search: a semantic ranking needs the query vector")
+        request = self._dense_request(vector, limit, expr) if mode == "semantic" and vector is not None else None
         request = request or self._sparse_request(text, limit, expr)
         result = self._on_loaded(
             name,

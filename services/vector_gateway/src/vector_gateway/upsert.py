@@ -22,6 +22,7 @@ from ingestion_contracts.gateway import (
     StageTimings,
     UpsertDocumentRequest,
     UpsertDocumentResponse,
+    UpsertStatus,
 )
 
 from .embedder import Embedder
@@ -106,7 +107,7 @@ class PlannedDocument:
     key: str
     existing: dict[str, Any] | None = None
     version: str = ""
-    status: str = "skipped"
+    status: UpsertStatus = "skipped"
     response: UpsertDocumentResponse | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -222,7 +223,7 @@ class DocumentWriter:
         self._answer(collection, docs, timings)
         return timings
 
-    def relabel(self, collection: str, doc: PlannedDocument, labels: RelabelRequest) -> str:
+    def relabel(self, collection: str, doc: PlannedDocument, labels: RelabelRequest) -> UpsertStatus:
         """Write the stored chunks again under new labels, as a new version, with the vectors they have.
 
         The same commit point as any write (the registry row names the new version), so a search sees
@@ -311,7 +312,7 @@ class DocumentWriter:
             if doc in fresh:
                 chunk_count, share = len(doc.request.chunks), len(doc.request.chunks) / written
             else:  # skipped or updated: the stored chunks stay
-                chunk_count, share = int(doc.existing["chunk_count"]), 0.0  # type: ignore[index]
+                chunk_count, share = int(doc.existing["chunk_count"]), 0.0  # type: ignore[index]  # a skipped or updated document was found stored: existing is set
             doc.response = UpsertDocumentResponse(
                 doc_id=doc.doc_id,
                 collection=collection,
