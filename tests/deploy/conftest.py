@@ -262,7 +262,7 @@ def dockerfile_violations(text: str, where: str) -> list[str]:
     if len(froms) < 2 or not any("--from=" in ln for ln in lines if ln.upper().startswith("COPY ")):
         out.append(f"{where}: not a multi-stage build (FROM ... AS builder, COPY --from=builder)")
     args = dict(
-        re.match(r"ARG\s+(\w+)=?(.*)", ln).groups()  # type: ignore[union-attr]
+        re.match(r"ARG\s+(\w+)=?(.*)", ln).groups()  # type: ignore[union-attr]  # the filter keeps only lines that match
         for ln in lines
         if re.match(r"ARG\s+\w+", ln)
     )

@@ -120,7 +120,7 @@ async def test_a_hosted_data_folder_is_shared_not_refused(env: dict[str, str], a
     """This test session's embedded backend hosts its data folder: the CLI attaches to it and works."""
     import anyio
 
-    held = str(app_state.settings.data_dir)  # type: ignore[attr-defined]
+    held = str(app_state.settings.data_dir)  # type: ignore[attr-defined]  # the fixture is typed loosely (object)
     shared = await anyio.run_process([*command(), "status", "--json"], env={**env, "INGESTION_MCP_DATA_DIR": held},
                                      check=False)  # fmt: skip
     assert shared.returncode in (0, 1), shared.stderr  # 1: this vault has no index yet, which status reports
