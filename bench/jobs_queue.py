@@ -62,12 +62,12 @@ async def measure(store: JobStore, state: Any, jobs: int) -> dict[str, Any]:
 async def main(jobs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         settings = McpSettings(broker_url=redis.url, data_dir=Path(tmp), max_concurrent_jobs=8)
-        state = AppState.create(settings, backend=None)  # type: ignore[arg-type]
+        state = AppState.create(settings, backend=None)  # type: ignore[arg-type]  # the no-op kind never calls a service
         in_process = JobManager(max_concurrent=8)
         results = {"in_process": await measure(in_process, state, jobs)}
 
         async def startup(ctx: dict[str, Any]) -> None:
-            ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]
+            ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]  # the no-op kind never calls a service
 
         worker = build_worker(settings, handle_signals=False)
         worker.on_startup = startup

@@ -95,14 +95,14 @@ class RedisJobStore:
 
     async def active(self) -> list[Job]:
         try:
-            ids = sorted(member.decode() for member in await self.redis.smembers(ACTIVE))  # type: ignore[misc]
+            ids = sorted(member.decode() for member in await self.redis.smembers(ACTIVE))  # type: ignore[misc]  # redis-py types the asyncio client's set calls as sync-or-awaitable
             raws = await self.redis.mget([record_key(i) for i in ids]) if ids else []
         except RedisError as exc:
             raise broker_down(exc) from None
         jobs = [Job.from_record(json.loads(raw)) for raw in raws if raw is not None]
         gone = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
         if gone:  # records that expired: their ids leave the set too
-            await self.redis.srem(ACTIVE, *gone)  # type: ignore[misc]
+            await self.redis.srem(ACTIVE, *gone)  # type: ignore[misc]  # redis-py types the asyncio client's set calls as sync-or-awaitable
         return sorted((job for job in jobs if not job.finished), key=lambda job: job.start_time)
 
     async def wait(self, job_id: str, timeout: float, on_progress: ProgressFn | None = None) -> Job:

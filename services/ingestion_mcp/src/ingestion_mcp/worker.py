@@ -62,7 +62,7 @@ def lost(attempts: int) -> ToolFailure:
 async def execute(ctx: dict[str, Any], job_id: str, kind: str, params: dict[str, Any]) -> str:
     """The one arq function: claim the job's record, run its kind, record how it ended."""
     state: AppState = ctx["state"]
-    store: RedisJobStore = state.jobs  # type: ignore[assignment]
+    store: RedisJobStore = state.jobs  # type: ignore[assignment]  # a worker's state always has the Redis store
     attempt: int = ctx["job_try"]
     job = await store.claim(job_id, attempt)
     if job is None:

@@ -58,7 +58,7 @@ async def other_replica(queue_settings: McpSettings) -> AsyncIterator[RedisJobSt
 # A job kind for the queue machinery's own tests: named stages, each taking `stage_s`, each logged
 # in Redis when it ends, so a test sees exactly which stages ran (what a real ingest's stages are).
 async def staged(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
-    store: RedisJobStore = state.jobs  # type: ignore[assignment]
+    store: RedisJobStore = state.jobs  # type: ignore[assignment]  # built with a broker URL: the Redis store
     stages = params["stages"]
     for number, stage in enumerate(stages):
         await progress(number / len(stages), stage)

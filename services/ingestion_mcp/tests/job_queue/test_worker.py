@@ -21,7 +21,7 @@ from ingestion_mcp.worker import build_worker
 @contextlib.asynccontextmanager
 async def running_worker(settings: McpSettings) -> AsyncIterator[Any]:
     async def startup(ctx: dict[str, Any]) -> None:
-        ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]
+        ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]  # these job kinds never call a service
 
     worker = build_worker(settings, handle_signals=False)
     worker.on_startup = startup
