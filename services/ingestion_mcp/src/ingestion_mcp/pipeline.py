@@ -118,7 +118,7 @@ class Work:
         return self.outcome is None
 
     def fail(self, exc: BaseException) -> None:
-        self.outcome = exc if isinstance(exc, ToolFailure) else failure_from(exc)  # type: ignore[arg-type]
+        self.outcome = exc if isinstance(exc, ToolFailure) else failure_from(exc)
 
     def add_stage(self, name: str, started: float) -> None:
         self.stages[name] = round(self.stages.get(name, 0.0) + (time.perf_counter() - started) * 1000, 1)
@@ -161,7 +161,7 @@ class Ingestor:
         for work in works:
             if isinstance(work.outcome, IngestOutcome):
                 work.outcome.processing_ms = elapsed
-        return [w.outcome for w in works]  # type: ignore[misc]
+        return [w.outcome for w in works]  # type: ignore[misc]  # every work item has its outcome once the stages ran
 
     async def ingest_one(self, item: IngestItem, **options: Any) -> IngestOutcome:
         (outcome,) = await self.ingest([item], **options)
@@ -183,20 +183,20 @@ class Ingestor:
             finally:
                 work.add_stage("reading_ms", started)
         acquired = [w for w in works if w.pending]
-        stored = await self.find_many(collection, [w.doc.key for w in acquired])  # type: ignore[union-attr]
+        stored = await self.find_many(collection, [w.doc.key for w in acquired])  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
         for work in acquired:
-            work.existing = stored.get(work.doc.key)  # type: ignore[union-attr]
+            work.existing = stored.get(work.doc.key)  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
             try:
                 if not force:
                     await self._unchanged(work, collection, chunking)
             except Exception as exc:  # noqa: BLE001 - reported per item
                 work.fail(exc)
         # Before 0.3 a given `source` was the identity: a copy of this same content stored that way is replaced.
-        movers = [w for w in works if w.pending and w.existing is None and w.source != w.doc.key]  # type: ignore[union-attr]
+        movers = [w for w in works if w.pending and w.existing is None and w.source != w.doc.key]  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
         legacy = await self.find_many(collection, [w.source for w in movers]) if movers else {}
         for work in movers:
             found = legacy.get(work.source)
-            if found and found.chunking == "" and found.content_hash == work.doc.content_hash:  # type: ignore[union-attr]
+            if found and found.chunking == "" and found.content_hash == work.doc.content_hash:  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
                 work.legacy = found
 
     async def _unchanged(self, work: Work, collection: str, chunking: str) -> None:
@@ -217,7 +217,7 @@ class Ingestor:
         if not same:
             status = (await self.backend.relabel(collection, existing.doc_id, labels)).status
         work.outcome = IngestOutcome(
-            status=status, doc_id=existing.doc_id, collection=collection, key=doc.key, source=labels.source,  # type: ignore[arg-type]
+            status=status, doc_id=existing.doc_id, collection=collection, key=doc.key, source=labels.source,  # type: ignore[arg-type]  # the gateway answers one of the statuses the contract names
             title=labels.title or existing.title, file_type=existing.file_type, chunks=existing.chunk_count,
             tokens=existing.token_count, stages=work.stages,
         )  # fmt: skip
@@ -266,7 +266,7 @@ class Ingestor:
         """Embed in batches of EMBED_BATCH chunks: progress after each, and a cancel takes effect between them."""
         todo = [w for w in works if w.pending and w.chunks is not None]
         passages = [(w, PassageIn(title=w.title, heading_path=c.heading_path, text=c.text))
-                    for w in todo for c in w.chunks.chunks]  # type: ignore[union-attr]  # fmt: skip
+                    for w in todo for c in w.chunks.chunks]  # type: ignore[union-attr]  # chunked work items have their chunks  # fmt: skip
         for start in range(0, len(passages), EMBED_BATCH):
             await progress(0.5 + 0.45 * start / len(passages), "embedding")
             batch = passages[start : start + EMBED_BATCH]
@@ -298,16 +298,16 @@ class Ingestor:
             )
             status = "replaced" if work.legacy is not None and saved.status == "indexed" else saved.status
             work.outcome = IngestOutcome(
-                status=status, doc_id=saved.doc_id, collection=collection, key=work.doc.key,  # type: ignore[union-attr]
-                source=work.source, title=work.title, file_type=work.doc.file_type,  # type: ignore[union-attr]
-                chunks=saved.chunk_count, tokens=work.chunks.total_tokens,  # type: ignore[union-attr]
-                stages=work.stages, warnings=[*work.warnings, *work.chunks.warnings, *saved.warnings],  # type: ignore[union-attr]
+                status=status, doc_id=saved.doc_id, collection=collection, key=work.doc.key,  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
+                source=work.source, title=work.title, file_type=work.doc.file_type,  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
+                chunks=saved.chunk_count, tokens=work.chunks.total_tokens,  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
+                stages=work.stages, warnings=[*work.warnings, *work.chunks.warnings, *saved.warnings],  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
                 page_count=work.page_count, pipeline=work.pipeline,
             )  # fmt: skip
 
     async def _drop_legacy(self, collection: str, work: Work) -> None:
         try:
-            await self.backend.delete_document(collection, work.legacy.doc_id)  # type: ignore[union-attr]
+            await self.backend.delete_document(collection, work.legacy.doc_id)  # type: ignore[union-attr]  # this branch runs only for a work item stored under its pre-0.3 identity
         except UpstreamError as exc:
             work.warnings.append(f"The copy stored under the old identity could not be removed: {exc.message}")
 
@@ -338,7 +338,7 @@ class Ingestor:
 
     @staticmethod
     def chunk_request(markdown: str, chunking: str, page_spans: list[PageSpan] | None = None) -> ChunkRequest:
-        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [])  # type: ignore[arg-type]
+        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [])  # type: ignore[arg-type]  # the chunking name was checked against the presets before
 
     def check_text(self, text: str, *, minimum: bool) -> None:
         """Text to index must have letters or digits; text handed over directly must also be of useful length."""
