@@ -2,7 +2,8 @@
 
 What an OpenShift Service or a cloud load balancer does to MCP replicas, small enough to run in a test:
 requests are forwarded one by one in turn (not per connection, so a client's keep-alive connection
-still spreads its calls), responses stream back as they come (SSE progress included), and a client
+still spreads its calls), an upstream that refuses connections is skipped (a Service drops an endpoint
+that is gone), responses stream back as they come (SSE progress included), and a client
 that closes its response closes the upstream one too, which is how the 2026-07-28 wire cancels.
 
     python scripts/rr_proxy.py --port 9000 http://127.0.0.1:8001 http://127.0.0.1:8002
@@ -68,18 +69,26 @@ class RoundRobinProxy:
             await _reply(send, 200, json.dumps(answer).encode())
             return
         body = await _read_body(receive)
-        upstream = self._next()
-        self.served[upstream] += 1
-        self.log.append({"upstream": upstream, "method": scope["method"], "rpc": _rpc_method(body)})
-        url = upstream + scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
         headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k.decode().lower() not in HOP_BY_HOP]
         assert self._client is not None, "the proxy's lifespan did not run"
-        request = self._client.build_request(scope["method"], url, headers=headers, content=body)
-        try:
-            response = await self._client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            await _reply(send, 502, f"upstream {upstream} unreachable: {type(exc).__name__}".encode())
+        # An upstream that refuses connections is skipped, as a Service drops an endpoint that is gone.
+        for _ in self.upstreams:
+            upstream = self._next()
+            url = upstream + scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
+            request = self._client.build_request(scope["method"], url, headers=headers, content=body)
+            try:
+                response = await self._client.send(request, stream=True)
+            except httpx.ConnectError:
+                continue
+            except httpx.TransportError as exc:
+                await _reply(send, 502, f"upstream {upstream} failed: {type(exc).__name__}".encode())
+                return
+            break
+        else:
+            await _reply(send, 502, b"no upstream accepted the connection")
             return
+        self.served[upstream] += 1
+        self.log.append({"upstream": upstream, "method": scope["method"], "rpc": _rpc_method(body)})
         # The client hanging up must reach the upstream: stop relaying and close its response.
         relay = asyncio.ensure_future(self._relay(response, send))
         watch = asyncio.ensure_future(_disconnected(receive))

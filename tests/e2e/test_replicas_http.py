@@ -7,6 +7,7 @@ found" to half of them. Clients on both protocol revisions must not notice that 
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -237,3 +238,51 @@ async def test_a_cancel_reaches_the_queued_job_whichever_replica_gets_it(
         text = "The pilot boat leaves the harbour at slack water and returns with the evening tide."
         made = await client.call_tool("ingest_text", {"text": text, "name": "pilot", "collection": collection})
         assert made.structured_content["status"] == "indexed", made.content
+
+
+async def test_a_call_whose_replica_is_killed_still_completes_on_the_queue(queued: Balanced, collection: str) -> None:
+    """The replica holding a client's call is SIGKILLed mid-ingest: the call breaks, the job does not.
+
+    The client asks the balancer (which skips the dead replica) what is running, follows the job to its
+    end, and finds exactly one copy of its document with every chunk."""
+    start = len(queued.log())
+    async with _http(queued) as http, _client(queued, http, "2026-07-28") as client:
+        embedding, broken = anyio.Event(), anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if message == "embedding":
+                embedding.set()
+
+        async def ingest() -> None:
+            arguments = {"text": long_text(300, "orphaned"), "name": "orphan", "collection": collection}
+            try:
+                await client.call_tool("ingest_text", arguments, progress_callback=on_progress)
+            except Exception:  # noqa: BLE001 - the replica died under the call: that is the point
+                broken.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ingest)
+            with anyio.fail_after(300):
+                await embedding.wait()
+            accepted_by = next(e for e in queued.log()[start:] if e["rpc"] == "tools/call")["upstream"]
+            victim = next(r for r in queued.replicas if r.url == accepted_by)
+            await anyio.to_thread.run_sync(victim.stop, signal.SIGKILL)
+            with anyio.fail_after(60):
+                await broken.wait()
+        try:
+            with anyio.fail_after(60):
+                jobs: list[dict] = []
+                while not jobs:
+                    listing = (await client.call_tool("list_active_jobs", {})).structured_content
+                    jobs = [job for job in listing["jobs"] if job["description"] == "orphan"]
+            job_id = jobs[0]["job_id"]
+            with anyio.fail_after(300):
+                while (job := (await client.call_tool("get_job_status", {"job_id": job_id})).structured_content["job"])[
+                    "status"
+                ] == "running":
+                    await anyio.sleep(0.5)
+            assert job["status"] == "completed", job
+            assert await counts(client, collection) == (1, job["result"]["chunks"])
+        finally:
+            await anyio.to_thread.run_sync(victim.start)
+            await anyio.to_thread.run_sync(victim.wait_ready)
