@@ -61,7 +61,7 @@ def _tokenizer_matches(model: SentenceTransformer, names: list[str]) -> bool:
         for texts in ([text] for text in _PROBES), [_PROBES]:
             for batch in texts:
                 want, got = model.preprocess(batch), _direct_features(model, batch)
-                if any(not np.array_equal(want[n].cpu().numpy(), got.get(n)) for n in names):
+                if any(n not in got or not np.array_equal(want[n].cpu().numpy(), got[n]) for n in names):
                     return False
     except Exception:  # noqa: BLE001 - a tokenizer that cannot be called directly keeps the generic path
         return False

@@ -72,7 +72,7 @@ class _Transformer:
     def build(model: SentenceTransformer, names: list[str]) -> Any:
         import torch
 
-        auto_model = model[0].auto_model
+        auto_model = hf_model(model)
 
         class Module(torch.nn.Module):
             def __init__(self) -> None:
@@ -83,6 +83,11 @@ class _Transformer:
                 return self.auto_model(**dict(zip(names, tensors, strict=True))).last_hidden_state
 
         return Module().eval()
+
+
+def hf_model(model: SentenceTransformer) -> Any:
+    """The Hugging Face model inside the first module (torch types modules' attributes as Tensor | Module)."""
+    return model[0].auto_model
 
 
 def export(model: SentenceTransformer, target: Path) -> Path:
@@ -107,7 +112,7 @@ def trace(model: SentenceTransformer, path: str) -> None:
 
     names = input_names(model)
     sample = model.preprocess(["an example sentence to trace the graph with", "and a second one"])
-    auto_model = model[0].auto_model
+    auto_model = hf_model(model)
     attention = auto_model.config._attn_implementation
     try:
         # The eager attention traces to the MatMul/Softmax pattern that fuse() turns into one Attention op.
@@ -133,7 +138,7 @@ def fuse(model: SentenceTransformer, path: str) -> None:
     """ONNX Runtime's transformer optimizer (part of onnxruntime) on BERT-like graphs; others stay as traced."""
     from onnxruntime.transformers import optimizer
 
-    config = model[0].auto_model.config
+    config = hf_model(model).config
     heads, hidden = getattr(config, "num_attention_heads", 0), getattr(config, "hidden_size", 0)
     if config.model_type not in FUSED_MODEL_TYPES or not heads or not hidden:
         return
@@ -157,8 +162,9 @@ def verify(model: SentenceTransformer, path: str) -> None:
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
     got = torch.from_numpy(session.run([OUTPUT_NAME], {n: features[n].cpu().numpy() for n in names})[0])
     with torch.no_grad():
-        want = model[0].auto_model(**{n: features[n].to(model.device) for n in names}).last_hidden_state.cpu()
-    mask = features["attention_mask"].bool() if "attention_mask" in features else torch.ones(got.shape[:2], dtype=bool)
+        want = hf_model(model)(**{n: features[n].to(model.device) for n in names}).last_hidden_state.cpu()
+    everything = torch.ones(tuple(got.shape[:2]), dtype=torch.bool)
+    mask = features["attention_mask"].bool() if "attention_mask" in features else everything
     cosine = torch.nn.functional.cosine_similarity(got[mask], want[mask], dim=-1).min().item()
     if cosine < MIN_COSINE:
         raise ValueError(f"the ONNX graph's token embeddings differ from torch's (cosine {cosine:.5f})")
