@@ -155,7 +155,7 @@ async def _wait_ready(backend: Backend, *, index_only: bool = False) -> None:
                 checks = {name: value for name, value in checks.items() if name == "vector gateway"}
             if all(value == "ok" for value in checks.values()):
                 return
-            await anyio.sleep(0.5)
+            await anyio.sleep(0.1)
     raise CliError(EXIT_API, f"the services did not become ready in {READY_TIMEOUT_S:.0f} s: {checks}")
 
 
