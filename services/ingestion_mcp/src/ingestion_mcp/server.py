@@ -9,6 +9,7 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult
+from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from . import __version__
@@ -27,6 +28,7 @@ from .tools import (
     vector_store,
 )
 from .tools.common import ErrorRenderer, result
+from .tools.lean_schema import lean
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -97,6 +99,15 @@ class ProfileServer(MCPServer):
             return register(fn)
 
         return decorate
+
+    async def list_tools(self) -> list[MCPTool]:
+        """Each schema without pydantic's titles and other redundant keys: the tools/list is in every conversation."""
+        return [
+            tool.model_copy(
+                update={"input_schema": lean(tool.input_schema), "output_schema": lean(tool.output_schema, output=True)}
+            )
+            for tool in await super().list_tools()
+        ]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -116,23 +117,41 @@ async def test_search_returns_document_chunks_by_cosine_score(docs_mcp: Any, gui
     async with docs_mcp() as docs_client:
         query = {"query": "how do honey bees tell others where the flowers are", "options": {"minScore": 0.3}}
         out = (await docs_client.call_tool("search_documents", query)).structured_content
-        assert out["total"] == len(out["results"]) >= 1
-        top = out["results"][0]
+        assert len(out["result"]) >= 1
+        top = out["result"][0]
         assert set(top) == {"id", "filePath", "chunkIndex", "content", "score", "metadata"}
         assert "waggle dance" in top["content"] and top["filePath"] == guide["filePath"]
         assert set(top["metadata"]) == {"fileSize", "lastModified", "chunkOffset", "tokenCount"}
         assert top["metadata"]["fileSize"] == Path(guide["filePath"]).stat().st_size
-        scores = [r["score"] for r in out["results"]]
+        scores = [r["score"] for r in out["result"]]
         assert scores == sorted(scores, reverse=True) and all(0.3 <= s <= 1 for s in scores)
 
 
 async def test_min_score_default_drops_weak_matches_and_metadata_is_optional(docs_mcp: Any, guide: dict) -> None:
     async with docs_mcp() as docs_client:
         weak = (await docs_client.call_tool("search_documents", {"query": "zxqv plomb"})).structured_content
-        assert weak["results"] == [] and "minScore" in weak["message"]
+        assert weak == {"result": []}
         loose = {"query": "zxqv plomb", "options": {"minScore": 0, "limit": 2, "includeMetadata": False}}
         out = (await docs_client.call_tool("search_documents", loose)).structured_content
-        assert len(out["results"]) == 2 and all("metadata" not in r for r in out["results"])
+        assert len(out["result"]) == 2 and all("metadata" not in r for r in out["result"])
+
+
+async def test_search_and_active_jobs_answer_arrays(docs_mcp: Any, guide: dict) -> None:
+    """The spec answers both with an array: the text block is that JSON array, and structuredContent (an object
+    in MCP) wraps it as {"result": [...]}, as the MCP SDK does for a tool returning a list."""
+    async with docs_mcp() as docs_client:
+        query = {"query": "how do honey bees tell others where the flowers are", "options": {"minScore": 0.3}}
+        found = await docs_client.call_tool("search_documents", query)
+        chunks = json.loads(found.content[0].text)
+        assert isinstance(chunks, list) and "waggle dance" in chunks[0]["content"]
+        assert found.structured_content == {"result": chunks}
+        active = await docs_client.call_tool("list_active_jobs", {})
+        jobs = json.loads(active.content[0].text)
+        assert isinstance(jobs, list) and active.structured_content == {"result": jobs}
+        listed = await tools(docs_client)
+        for name in ("search_documents", "list_active_jobs"):
+            schema = listed[name].output_schema
+            assert schema["required"] == ["result"] and schema["properties"]["result"]["type"] == "array", name
 
 
 async def test_out_of_range_options_are_refused(docs_mcp: Any) -> None:
@@ -184,7 +203,7 @@ async def test_fetch_file_job_progress_rises_to_completed(docs_mcp: Any, docs_st
         )
         job_id = started.structured_content["jobId"]
         active = (await docs_client.call_tool("list_active_jobs", {})).structured_content
-        assert job_id in [j["id"] for j in active["jobs"]] and active["total"] == len(active["jobs"])
+        assert job_id in [j["id"] for j in active["result"]]
         job, seen = await run_job(docs_client, job_id)
         assert seen == sorted(seen) and seen[0] < 100 and job["progress"] == 100
         assert job["status"] == "completed" and job["endTime"] and job["currentStep"] == "done"
@@ -192,7 +211,7 @@ async def test_fetch_file_job_progress_rises_to_completed(docs_mcp: Any, docs_st
         assert saved == docs_state.settings.documents_folder / "sub" / "short.md" and saved.is_file()
         assert job["result"]["indexed"] is True and job["result"]["status"] in ("indexed", "skipped")
         active = (await docs_client.call_tool("list_active_jobs", {})).structured_content
-        assert job_id not in [j["id"] for j in active["jobs"]]
+        assert job_id not in [j["id"] for j in active["result"]]
 
 
 async def test_fetch_file_without_indexing_and_html(docs_mcp: Any, web_port: int) -> None:
@@ -230,7 +249,7 @@ async def test_fetch_repo_indexes_one_markdown_file(docs_mcp: Any, git_repo: Pat
         assert job["status"] == "completed", job
         assert seen == sorted(seen) and job["result"]["files"] == 2 and job["result"]["filePath"].endswith(".md")
         query = {"query": "when should apple trees be pruned", "options": {"minScore": 0.3, "limit": 3}}
-        hits = (await docs_client.call_tool("search_documents", query)).structured_content["results"]
+        hits = (await docs_client.call_tool("search_documents", query)).structured_content["result"]
         assert hits[0]["filePath"] == job["result"]["filePath"] and "dormant" in hits[0]["content"]
 
 

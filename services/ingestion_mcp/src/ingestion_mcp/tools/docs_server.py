@@ -14,12 +14,13 @@ JOB_NOT_FOUND / INVALID_INPUT. A failed job reports its message in `error` and i
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..errors import ToolFailure, UpstreamError
@@ -138,6 +139,13 @@ class DocsServer:
         )  # fmt: skip
 
 
+def array_result(wrapped: SearchDocumentsOutput | ActiveJobsOutput) -> CallToolResult:
+    """The spec answers with an array: the text block carries it, structuredContent wraps it as {"result": [...]}."""
+    data = wrapped.model_dump(mode="json", exclude_none=True)
+    text = json.dumps(data["result"], ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
 def job_view(job: Job) -> dict[str, Any]:
     error = None if job.error is None else " ".join(p for p in (job.error, job.suggestion) if p)
     view = JobView(
@@ -169,7 +177,7 @@ def _register_search(server: MCPServer, docs: DocsServer) -> None:
 
         Scores are relevance on one scale for every query (0-1): 0.7 or more is relevant with the bundled
         model, so the default options.minScore (0.7) returns on-topic chunks and nothing for an off-topic
-        query; lower it (e.g. 0.5) to see weaker matches.
+        query ([]); lower it (e.g. 0.5) to see weaker matches. Returns an array of chunks, best first.
         Read more around a hit with get_file_details(filePath, chunkIndex).
         """
         request = SearchRequest(
@@ -185,10 +193,7 @@ def _register_search(server: MCPServer, docs: DocsServer) -> None:
         if found.total_searched == 0:
             raise index_empty()
         chunks = [docs.chunk(hit, score=True, with_metadata=options.includeMetadata) for hit in found.hits]
-        message = None
-        if not chunks:
-            message = f"No chunk scored {options.minScore} or more; lower options.minScore (e.g. 0.5) or reword."
-        return result(SearchDocumentsOutput(results=chunks, total=len(chunks), query=query, message=message))
+        return array_result(SearchDocumentsOutput(result=chunks))
 
 
 def _register_files(server: MCPServer, docs: DocsServer) -> None:
@@ -326,6 +331,6 @@ def _register_jobs(server: MCPServer, docs: DocsServer) -> None:
     @server.tool(annotations=READ)
     @docs_tool
     async def list_active_jobs() -> Annotated[CallToolResult, ActiveJobsOutput]:
-        """All running fetch jobs with their progress and current step."""
+        """All running fetch jobs with their progress and current step, as an array."""
         jobs = [job_view(job) for job in await docs.state.jobs.active() if job.type in JOB_TYPES]
-        return result({"jobs": jobs, "total": len(jobs)})
+        return array_result(ActiveJobsOutput.model_validate({"result": jobs}))

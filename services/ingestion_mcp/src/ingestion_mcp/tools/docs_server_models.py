@@ -110,11 +110,11 @@ class DocumentChunk(BaseModel):
 
 
 class SearchDocumentsOutput(BaseModel):
-    results: list[DocumentChunk] | None = None
-    total: int | None = None
-    query: str | None = None
-    message: str | None = None
-    error: ErrorDetail | None = None
+    """The spec's array of chunks, best first ([] when none scores options.minScore). The text block is that
+    JSON array; structuredContent must be an object in MCP, so it wraps the array as {"result": [...]}, as the
+    MCP SDK does for a tool returning a list."""
+
+    result: list[DocumentChunk]
 
 
 class FileDetailsOutput(BaseModel):
@@ -178,6 +178,6 @@ class JobStatusOutput(BaseModel):
 
 
 class ActiveJobsOutput(BaseModel):
-    jobs: list[JobView] | None = None
-    total: int | None = None
-    error: ErrorDetail | None = None
+    """The spec's array of running jobs: the text block is the JSON array, structuredContent {"result": [...]}."""
+
+    result: list[JobView]

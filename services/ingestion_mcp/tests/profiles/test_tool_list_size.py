@@ -1,0 +1,80 @@
+"""What every conversation pays for: each profile's tools/list, compact JSON as the client receives it,
+stays under a pinned ceiling (the measured size rounded up a little; README "Tools" prints the sizes).
+A ceiling that breaks asks for a review of what grew, not a higher number by reflex.
+
+Measure all profiles: `.venv/bin/pytest -q services/ingestion_mcp/tests/profiles/test_tool_list_size.py -s`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from ingestion_mcp.server import build_server
+from ingestion_mcp.tools.lean_schema import lean
+from mcp import Client
+
+from .conftest import profile_state
+
+# Bytes of {"tools": [...]} as compact JSON. Issue 13 aims at <= 16384 for the default profile.
+CEILINGS = {"ingestion": 31_500, "mcpvectordb": 6_600, "vector_store": 4_800, "docs_server": 13_300, "obsidian": 2_300}
+
+
+async def listed_size(state: Any) -> int:
+    async with Client(build_server(state)) as client:
+        tools = (await client.list_tools()).tools
+    payload = {"tools": [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]}
+    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+
+
+@pytest.mark.parametrize("profile", list(CEILINGS))
+async def test_tools_list_stays_under_its_ceiling(profile: str, app_state: Any) -> None:
+    size = await listed_size(profile_state(app_state, profiles=[profile]))
+    print(f"\n{profile}: tools/list {size} bytes compact JSON (ceiling {CEILINGS[profile]})")
+    assert size <= CEILINGS[profile], f"{profile}'s tools/list grew to {size} bytes (ceiling {CEILINGS[profile]})"
+
+
+def test_lean_drops_titles_and_output_null_defaults_but_keeps_a_property_named_title() -> None:
+    schema = {
+        "title": "Out",
+        "type": "object",
+        "properties": {
+            "title": {"title": "Title", "type": "string"},
+            "page": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None, "title": "Page"},
+            "mode": {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]},
+            "meta": {"anyOf": [{"type": "object", "additionalProperties": True}, {"type": "null"}]},
+        },
+        "required": ["title"],
+    }
+    assert lean(schema, output=True) == {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "page": {"type": ["integer", "null"], "minimum": 1},
+            "mode": {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]},  # enum would refuse null
+            "meta": {"type": ["object", "null"]},
+        },
+        "required": ["title"],
+    }
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"title": "x"}, {"title": "x", "page": None}, {"title": "x", "page": 0}, {"title": "x", "page": "2"},
+     {"title": "x", "mode": None}, {"title": "x", "mode": "c"}, {"title": "x", "meta": {"k": 1}}, {"title": 1}, {}],
+)  # fmt: skip
+def test_lean_accepts_exactly_what_the_original_accepts(value: dict[str, Any]) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "title": {"title": "Title", "type": "string"},
+            "page": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None},
+            "mode": {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]},
+            "meta": {"anyOf": [{"type": "object", "additionalProperties": True}, {"type": "null"}]},
+        },
+        "required": ["title"],
+    }
+    validator = jsonschema.Draft202012Validator
+    for output in (False, True):
+        assert validator(schema).is_valid(value) == validator(lean(schema, output=output)).is_valid(value)
