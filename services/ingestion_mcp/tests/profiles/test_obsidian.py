@@ -27,7 +27,9 @@ async def answer(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     assert not response.is_error, response.content
     text = response.content[0].text
     assert response.structured_content == {"result": text}
-    return json.loads(text)
+    parsed = json.loads(text)
+    assert text == json.dumps(parsed, ensure_ascii=False, separators=(",", ":")), "not compact JSON"
+    return parsed
 
 
 async def failure(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:

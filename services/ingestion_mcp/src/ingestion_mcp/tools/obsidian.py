@@ -52,7 +52,7 @@ def obsidian_tool(fn: Any) -> Any:
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> str | CallToolResult:
         try:
-            return json.dumps(await fn(*args, **kwargs), ensure_ascii=False, indent=2)
+            return json.dumps(await fn(*args, **kwargs), ensure_ascii=False, separators=(",", ":"))  # compact
         except Exception as exc:  # noqa: BLE001 - every failure is answered in the spec's shape
             return error_result(as_obsidian_error(exc))
 
