@@ -9,7 +9,8 @@ that closes its response closes the upstream one too, which is how the 2026-07-2
     python scripts/rr_proxy.py --port 9000 http://127.0.0.1:8001 http://127.0.0.1:8002
 
 ``GET /_proxy/stats`` answers how many requests each upstream received; ``GET /_proxy/log`` the
-requests in order: upstream, HTTP method and JSON-RPC method (so a test can tell where a cancel went).
+requests in turn order: upstream, HTTP method and JSON-RPC method (so a test can tell where a cancel
+went); ``GET /_proxy/next`` the upstream the next request goes to.
 """
 
 from __future__ import annotations
@@ -64,9 +65,10 @@ class RoundRobinProxy:
                 return
 
     async def _forward(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["path"] in ("/_proxy/stats", "/_proxy/log"):
-            answer = dict(self.served) if scope["path"] == "/_proxy/stats" else self.log
-            await _reply(send, 200, json.dumps(answer).encode())
+        if scope["path"] in ("/_proxy/stats", "/_proxy/log", "/_proxy/next"):
+            answers = {"/_proxy/stats": dict(self.served), "/_proxy/log": self.log,
+                       "/_proxy/next": self.upstreams[self._turn % len(self.upstreams)]}  # fmt: skip
+            await _reply(send, 200, json.dumps(answers[scope["path"]]).encode())
             return
         body = await _read_body(receive)
         headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k.decode().lower() not in HOP_BY_HOP]
@@ -74,11 +76,14 @@ class RoundRobinProxy:
         # An upstream that refuses connections is skipped, as a Service drops an endpoint that is gone.
         for _ in self.upstreams:
             upstream = self._next()
+            entry = {"upstream": upstream, "method": scope["method"], "rpc": _rpc_method(body)}
+            self.log.append(entry)  # in the order of the turns, before any answer
             url = upstream + scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
             request = self._client.build_request(scope["method"], url, headers=headers, content=body)
             try:
                 response = await self._client.send(request, stream=True)
             except httpx.ConnectError:
+                entry["refused"] = True
                 continue
             except httpx.TransportError as exc:
                 await _reply(send, 502, f"upstream {upstream} failed: {type(exc).__name__}".encode())
@@ -88,7 +93,6 @@ class RoundRobinProxy:
             await _reply(send, 502, b"no upstream accepted the connection")
             return
         self.served[upstream] += 1
-        self.log.append({"upstream": upstream, "method": scope["method"], "rpc": _rpc_method(body)})
         # The client hanging up must reach the upstream: stop relaying and close its response.
         relay = asyncio.ensure_future(self._relay(response, send))
         watch = asyncio.ensure_future(_disconnected(receive))
