@@ -68,6 +68,32 @@ async def finished_job(client: Client, job_id: str, timeout: float = 300) -> dic
             await anyio.sleep(0.5)
 
 
+async def cancel_when_embedding(
+    client: Client, arguments: dict[str, Any], before_cancel: Any = None, timeout: float = 300
+) -> None:
+    """Call ingest_text and cancel the call as soon as its progress says "embedding" (what a user's
+    Ctrl-C does mid-ingest). ``before_cancel``: an async callable run just before the cancel."""
+    import anyio
+
+    embedding = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if message == "embedding":
+            embedding.set()
+
+    async def ingest() -> None:
+        await client.call_tool("ingest_text", arguments, progress_callback=on_progress)
+
+    with anyio.move_on_after(timeout) as outer:
+        async with anyio.create_task_group() as group:
+            group.start_soon(ingest)
+            await embedding.wait()
+            if before_cancel is not None:
+                await before_cancel()
+            group.cancel_scope.cancel()
+    assert not outer.cancelled_caught, "embedding never started"
+
+
 def long_text(paragraphs: int, marker: str) -> str:
     """Distinct prose (no two paragraphs alike) of about 600 characters a paragraph."""
     out = [f"# Report {marker}"]

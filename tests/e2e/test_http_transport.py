@@ -93,29 +93,14 @@ async def test_an_authenticated_client_ingests_and_searches(server: str) -> None
 async def test_a_cancelled_call_over_http_stops_the_work(server: str) -> None:
     """The 2026 HTTP wire cancels by closing the request's stream: the ingest stops, nothing is stored."""
     import anyio
-    from journeys import counts, long_text
+    from journeys import cancel_when_embedding, counts, long_text
 
     headers = {"Authorization": f"Bearer {TOKEN}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
         Client(streamable_http_client(f"{server}/mcp", http_client=http)) as client,
     ):
-        embedding = anyio.Event()
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if message == "embedding":
-                embedding.set()
-
-        async def ingest() -> None:
-            arguments = {"text": long_text(660, "http"), "name": "big"}
-            await client.call_tool("ingest_text", arguments, progress_callback=on_progress)
-
-        with anyio.move_on_after(300) as outer:
-            async with anyio.create_task_group() as group:
-                group.start_soon(ingest)
-                await embedding.wait()
-                group.cancel_scope.cancel()
-        assert not outer.cancelled_caught, "embedding never started"
+        await cancel_when_embedding(client, {"text": long_text(660, "http"), "name": "big"})
         with anyio.fail_after(60):
             while (await client.call_tool("list_active_jobs", {})).structured_content["jobs"]:
                 await anyio.sleep(0.5)

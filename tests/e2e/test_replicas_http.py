@@ -19,7 +19,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from journeys import counts, long_text
+from journeys import cancel_when_embedding, counts, long_text
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from service_stack import ServiceProcess, ServiceStack, free_port
@@ -139,22 +139,9 @@ async def test_a_cancelled_call_stops_the_work(balanced: Balanced, protocol: str
     """
     url = balanced.url if route == "balancer" else balanced.replicas[0].url + "/mcp"
     async with _http(balanced) as http, Client(streamable_http_client(url, http_client=http), mode=protocol) as client:
-        embedding = anyio.Event()
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if message == "embedding":
-                embedding.set()
-
-        async def ingest() -> None:
-            arguments = {"text": long_text(660, "cancelled"), "name": "big", "collection": collection}
-            await client.call_tool("ingest_text", arguments, progress_callback=on_progress)
-
-        with anyio.move_on_after(300) as outer:
-            async with anyio.create_task_group() as group:
-                group.start_soon(ingest)
-                await embedding.wait()
-                group.cancel_scope.cancel()
-        assert not outer.cancelled_caught, "embedding never started"
+        await cancel_when_embedding(
+            client, {"text": long_text(660, "cancelled"), "name": "big", "collection": collection}
+        )
         # Whichever replica ran it, it stops: no replica keeps a job running, nothing is stored.
         with anyio.fail_after(90):
             while any([(await client.call_tool("list_active_jobs", {})).structured_content["jobs"] for _ in range(2)]):
@@ -209,25 +196,15 @@ async def test_a_cancel_reaches_the_queued_job_whichever_replica_gets_it(
     start = len(queued.log())
     ingest_at = None
     async with _http(queued) as http, _client(queued, http, protocol) as client:
-        embedding = anyio.Event()
 
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if message == "embedding":
-                embedding.set()
+        async def aim_the_cancel() -> None:
+            nonlocal ingest_at
+            ingest_at = next(e for e in queued.log()[start:] if e["rpc"] == "tools/call")["upstream"]
+            if queued.next_upstream() == ingest_at:  # the balancer's next turn is the call's own replica:
+                await client.send_ping()  # one more request, so the cancel goes to the other one
 
-        async def ingest() -> None:
-            arguments = {"text": long_text(660, "queued"), "name": "big", "collection": collection}
-            await client.call_tool("ingest_text", arguments, progress_callback=on_progress)
-
-        with anyio.move_on_after(300) as outer:
-            async with anyio.create_task_group() as group:
-                group.start_soon(ingest)
-                await embedding.wait()
-                ingest_at = next(e for e in queued.log()[start:] if e["rpc"] == "tools/call")["upstream"]
-                if queued.next_upstream() == ingest_at:  # the balancer's next turn is the call's own replica:
-                    await client.send_ping()  # one more request, so the cancel goes to the other one
-                group.cancel_scope.cancel()
-        assert not outer.cancelled_caught, "embedding never started"
+        arguments = {"text": long_text(660, "queued"), "name": "big", "collection": collection}
+        await cancel_when_embedding(client, arguments, before_cancel=aim_the_cancel)
         with anyio.fail_after(90):
             while (await client.call_tool("list_active_jobs", {})).structured_content["jobs"]:
                 await anyio.sleep(0.5)
