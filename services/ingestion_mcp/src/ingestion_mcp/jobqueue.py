@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -139,42 +140,49 @@ class RedisJobStore:
 
     async def _cancel_queued(self, job_id: str, reason: str) -> bool:
         """Mark a job that no worker has claimed yet cancelled (a worker's claim and this exclude each other)."""
+
+        def cancel(job: Job) -> bool:
+            if job.finished or job.attempt > 0:
+                return False
+            job.cancel_reason = reason
+            job.finish(cancelled=True)
+            return True
+
+        return await self._transact(job_id, cancel, ttl=int(self.retention_s), ended=True) is not None
+
+    async def _transact(
+        self, job_id: str, change: Callable[[Job], bool], *, ttl: int, ended: bool = False
+    ) -> Job | None:
+        """Read the job's record, let ``change`` edit it, and write it back in one transaction, again
+        from the top if another writer got there first. None when there is no record or ``change``
+        declines; ``ended``: the job also leaves the active set."""
         while True:
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
                     await pipe.watch(record_key(job_id))
                     raw = await pipe.get(record_key(job_id))
                     job = None if raw is None else Job.from_record(json.loads(raw))
-                    if job is None or job.finished or job.attempt > 0:
-                        return False
-                    job.cancel_reason = reason
-                    job.finish(cancelled=True)
+                    if job is None or not change(job):
+                        return None
                     pipe.multi()
-                    ttl = int(self.retention_s)
                     pipe.set(record_key(job_id), json.dumps(job.record()), ex=ttl)
-                    pipe.srem(ACTIVE, job_id)
+                    if ended:
+                        pipe.srem(ACTIVE, job_id)
                     await pipe.execute()
-                    return True
+                    return job
                 except WatchError:
                     continue
 
     async def claim(self, job_id: str, attempt: int) -> Job | None:
         """A worker takes the job for its ``attempt``-th try; None if it ended meanwhile (or expired)."""
-        while True:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                try:
-                    await pipe.watch(record_key(job_id))
-                    raw = await pipe.get(record_key(job_id))
-                    job = None if raw is None else Job.from_record(json.loads(raw))
-                    if job is None or job.finished:
-                        return None
-                    job.attempt, job.current_step = attempt, "starting"
-                    pipe.multi()
-                    pipe.set(record_key(job_id), json.dumps(job.record()), ex=RUNNING_TTL_S)
-                    await pipe.execute()
-                    return job
-                except WatchError:
-                    continue
+
+        def take(job: Job) -> bool:
+            if job.finished:
+                return False
+            job.attempt, job.current_step = attempt, "starting"
+            return True
+
+        return await self._transact(job_id, take, ttl=RUNNING_TTL_S)
 
     async def cancel_requested(self, job_id: str) -> str | None:
         raw = await self.redis.get(cancel_key(job_id))
