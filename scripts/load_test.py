@@ -125,6 +125,7 @@ def verify(stack: ServiceStack, collection: str, tally: Tally) -> dict[str, Any]
         "duplicated": state["documents"] - len(stored),
         "chunk_rows": state["chunk_rows"],
         "stray_chunk_rows": state["chunk_rows"] - sum(state["sources"].values()),
+        "unreadable_chunks": state["unreadable_chunks"],
     }
 
 
@@ -165,8 +166,9 @@ async def run_load(stack: ServiceStack, *, clients: int, duration_s: float, conn
         "search": percentiles(tally.search_ms),
         **checks,
     }
-    report["ok"] = not (report["errors"] or checks["lost"] or checks["unexpected"] or checks["duplicated"]) and (
-        checks["stray_chunk_rows"] == 0 and checks["documents_stored"] == checks["documents_acknowledged"]
+    wrong = ("lost", "unexpected", "duplicated", "unreadable_chunks", "stray_chunk_rows")
+    report["ok"] = not (report["errors"] or any(checks[k] for k in wrong)) and (
+        checks["documents_stored"] == checks["documents_acknowledged"]
     )
     return report
 

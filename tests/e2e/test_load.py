@@ -14,6 +14,7 @@ async def test_short_load_run_has_no_errors_and_no_lost_or_duplicated_documents(
     assert report["errors"] == 0, report["error_samples"]
     assert report["ingests"] > 0 and report["searches"] > 0
     assert report["lost"] == [] and report["unexpected"] == [] and report["duplicated"] == 0
+    assert report["unreadable_chunks"] == {}  # every listed document's chunks read back
     assert report["stray_chunk_rows"] == 0 and report["documents_stored"] == report["documents_acknowledged"]
     assert report["ok"] and report["ingest"]["p95_ms"] is not None and report["search"]["p50_ms"] is not None
 
@@ -30,4 +31,5 @@ async def test_short_load_run_through_the_balanced_queue_topology_loses_nothing(
     assert report["errors"] == 0, report["error_samples"]
     assert report["ingests"] > 0 and report["searches"] > 0
     assert report["lost"] == [] and report["unexpected"] == [] and report["duplicated"] == 0
+    assert report["unreadable_chunks"] == {} and report["stray_chunk_rows"] == 0
     assert report["ok"] and report["documents_stored"] == report["documents_acknowledged"]

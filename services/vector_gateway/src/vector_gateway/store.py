@@ -17,6 +17,7 @@ from servicekit import DependencyUnavailable
 from . import lexical, schema
 from .filters import in_list
 from .lexical import DEFAULT_ANALYSIS, Analysis
+from .lite_guard import LiteClient
 
 log = logging.getLogger("vector_gateway.store")
 T = TypeVar("T")
@@ -50,8 +51,6 @@ class MilvusStore:
         self._token = token
         self._client: Any = None
         self._lock = threading.Lock()
-        # Milvus Lite fails two flushes at once ("current_seq is monotonic"): one flush at a time.
-        self._flush_lock = threading.Lock()
         self._loaded: set[str] = set()
         self._dimensions: dict[str, tuple[int, str]] = {}
         self._analyses: dict[str, Analysis] = {}
@@ -85,6 +84,8 @@ class MilvusStore:
             raise DependencyUnavailable(
                 f"Cannot open Milvus at {self.uri}: {type(exc).__name__}: {exc}", suggestion=hint
             ) from exc
+        if is_lite:  # Lite loses rows from reads during a flush unless calls are serialised (lite_guard.py)
+            client = LiteClient(client, self.uri)
         self._ensure_registry(client)
         return client
 
@@ -227,9 +228,8 @@ class MilvusStore:
 
     def flush(self, *names: str) -> None:
         if self.flush_after_write:
-            with self._flush_lock:
-                for name in names:
-                    self.client.flush(name)
+            for name in names:
+                self.client.flush(name)
 
     # -- searches -------------------------------------------------------------------------
     def _dense_request(self, vector: list[float], limit: int, expr: str) -> Any:
