@@ -254,3 +254,44 @@ async def test_a_write_outliving_its_lease_commits_nothing_and_a_sweep_clears_it
     row = one_complete_version(a.store, doc_id)
     assert int(row["chunk_count"]) == len(V0) and await content(b, doc_id) == "\n\n".join(V0)
     await no_open_leases(a.store)
+
+
+async def test_a_commit_landing_after_its_lease_and_a_sweep_still_leaves_the_document_whole(app, make_doc) -> None:
+    """A stalls between its last registry read and its commit call for longer than its lease (a frozen process):
+    B's sweep takes V1's rows as dead, then A's commit names V1. A notices and writes V1 again."""
+    a, b = replica(app), replica(app)
+    now = [a.leases.clock()]
+    a.leases.clock = b.leases.clock = lambda: now[0]
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, "commit")
+    writing = asyncio.create_task(write(a, request(make_doc, V1)))
+    await pause.wait()
+    now[0] += a.leases.seconds + 1
+    assert await b.sweep_uncommitted() == len(V1)  # B sees an expired lease: V1 can never be committed, it thinks
+    pause.release()
+    assert (await writing).status == "replaced"
+
+    row = one_complete_version(a.store, doc_id)
+    assert int(row["chunk_count"]) == len(V1) and await content(b, doc_id) == "\n\n".join(V1)
+    assert await found(b, "grey herons colonies") != []
+    await no_open_leases(a.store)
+
+
+async def test_a_late_commit_over_a_newer_write_on_another_replica_leaves_one_whole_version(app, make_doc) -> None:
+    """A stalls past its lease just before committing V1; B writes V2 and retires V1's rows; A's commit then names
+    V1. The document ends whole with the last committed content, not as a registry row over missing rows."""
+    a, b = replica(app), replica(app)
+    now = [a.leases.clock()]
+    a.leases.clock = b.leases.clock = lambda: now[0]
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    pause = Pause(a.store, "commit")
+    writing = asyncio.create_task(write(a, request(make_doc, V1)))
+    await pause.wait()
+    now[0] += a.leases.seconds + 1
+    assert (await write(b, request(make_doc, V2))).status == "replaced"
+    pause.release()
+    await writing
+
+    row = one_complete_version(a.store, doc_id)
+    assert int(row["chunk_count"]) == len(V1) and await content(b, doc_id) == "\n\n".join(V1)
+    await no_open_leases(a.store)

@@ -32,7 +32,7 @@ from .lexical import Analysis
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
 from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .store import MilvusStore
-from .versions import LeasePolicy, NewVersion, VersionWriter, content_version, write_conflict
+from .versions import LeasePolicy, NewVersion, VersionWriter, chunk_id, content_version, write_conflict
 
 log = logging.getLogger("vector_gateway.upsert")
 MAX_HEADING_PATH_BYTES = 16_384
@@ -135,7 +135,7 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
     for chunk, vector in zip(req.chunks, vectors, strict=True):
         rows.append(
             {
-                "chunk_id": f"{doc.doc_id}-{doc.version}-{chunk.index}",
+                "chunk_id": chunk_id(doc.doc_id, doc.version, chunk.index),
                 "doc_id": doc.doc_id,
                 "version": doc.version,
                 "chunk_index": chunk.index,
@@ -347,7 +347,7 @@ def _version_expr(row: dict[str, Any]) -> str:
 def _relabelled_row(
     row: dict[str, Any], doc: PlannedDocument, changes: dict[str, Any], key: str, analysis: Analysis
 ) -> dict[str, Any]:
-    new = {**row, **changes, "version": doc.version, "chunk_id": f"{doc.doc_id}-{doc.version}-{row['chunk_index']}"}
+    new = {**row, **changes, "version": doc.version, "chunk_id": chunk_id(doc.doc_id, doc.version, row["chunk_index"])}
     new["metadata"] = stored_metadata(changes["metadata"], key=key)
     new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis)
     return new

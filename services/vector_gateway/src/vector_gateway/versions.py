@@ -34,6 +34,7 @@ from .store import MilvusStore
 log = logging.getLogger("vector_gateway.versions")
 
 LEASE_SECONDS = 600.0
+LATE_REWRITES = 2  # how often a commit that landed after its lease, with rows swept meanwhile, is written again
 CLOCK_SKEW_SECONDS = 60.0  # how far replica clocks may disagree; a writer stops committing this long before expiry
 VERSION_LENGTH = 28  # 12 hex digits of milliseconds, 4 of a per-process sequence, 12 random
 DELETE_GROUP = 100  # documents per delete expression
@@ -74,6 +75,11 @@ def content_version(row: dict[str, Any]) -> str:
     """The version that wrote a registry row's content (a relabel copies content under a new version)."""
     ingest = (row.get("metadata") or {}).get(RESERVED_METADATA_KEY) or {}
     return str(ingest.get("content_version") or row["version"])
+
+
+def chunk_id(doc_id: str, version: str, index: int) -> str:
+    """A chunk row's primary key: unique per document version."""
+    return f"{doc_id}-{version}-{index}"
 
 
 def lease_key(collection: str, doc_id: str, version: str) -> str:
@@ -197,7 +203,7 @@ class VersionWriter:
         except BaseException:
             self._abandon(collection, news)
             raise
-        self._commit(collection, news, expires)
+        self._commit(collection, news, expires, rows)
 
     def _open(self, collection: str, news: list[NewVersion]) -> int:
         expires = self.leases.expiry_ms()
@@ -208,7 +214,9 @@ class VersionWriter:
         ])  # fmt: skip
         return expires
 
-    def _commit(self, collection: str, news: list[NewVersion], expires: int) -> None:
+    def _commit(
+        self, collection: str, news: list[NewVersion], expires: int, rows: list[dict[str, Any]], depth: int = 0
+    ) -> None:
         current = self.store.registry_get([n.key for n in news], REGISTRY_FIELDS)
         if not self.leases.may_commit(expires):
             self._abandon(collection, news)
@@ -231,6 +239,8 @@ class VersionWriter:
         winners = [n for n in news if n.outcome == "committed"]
         if winners:
             self._publish(collection, winners)
+            if not self.leases.may_commit(expires):  # committed late: a sweep may have taken its rows meanwhile
+                self._rewrite_swept(collection, winners, rows, depth)
 
     def _publish(self, collection: str, winners: list[NewVersion]) -> None:
         try:
@@ -239,6 +249,45 @@ class VersionWriter:
             self._settle(collection, winners)
             raise
         self._end_leases(collection, winners)
+
+    def _rewrite_swept(
+        self, collection: str, winners: list[NewVersion], rows: list[dict[str, Any]], depth: int
+    ) -> None:
+        """A writer that stalled past its lease between its last registry read and its commit call committed a
+        version whose rows another replica may have deleted as dead (Milvus has no compare-and-set to refuse
+        that commit). Check the rows; where some are gone, write the same content again as a fresh version,
+        under a fresh lease, committed only while the registry still names the swept one. The document ends
+        whole: with this content (last committed wins), or with whatever a writer committed since."""
+        swept = [n for n in winners if self._rows_of(collection, n) < int(n.registry["chunk_count"])]
+        if not swept:
+            return
+        if depth >= LATE_REWRITES:
+            raise DependencyUnavailable(
+                f"{len(swept)} document(s) were committed after their write lease and their rows were removed "
+                "meanwhile; writing them again did not finish within the lease either.",
+                suggestion="Retry the write; for very large documents raise VECTOR_GATEWAY_WRITE_LEASE_S.",
+            )
+        log.warning("%d version(s) committed after their lease lost rows to a sweep: writing them again", len(swept))
+        for n in swept:
+            version = self.leases.new_version()
+            again = NewVersion(n.doc_id, n.key, version, {**n.registry, "version": version}, based_on=n.version)
+            copied = [{**r, "version": version, "chunk_id": chunk_id(n.doc_id, version, r["chunk_index"])}
+                      for r in rows if r["doc_id"] == n.doc_id]  # fmt: skip
+            expires = self._open(collection, [again])
+            try:
+                self.store.insert(collection, copied)
+            except BaseException:
+                self._abandon(collection, [again])
+                raise
+            self._commit(collection, [again], expires, copied, depth + 1)
+            if again.outcome == "committed":
+                n.version, n.registry = again.version, again.registry
+            elif again.current is not None:  # a write committed since: that one stays, whole
+                n.outcome, n.current = "superseded", again.current
+
+    def _rows_of(self, collection: str, new: NewVersion) -> int:
+        expr = combine(f"doc_id == {quote(new.doc_id)}", in_list("version", [new.version]))
+        return self.store.count(collection, expr)
 
     def _settle(self, collection: str, winners: list[NewVersion]) -> None:
         """After a failed commit call: keep the versions it committed anyway, abandon the others."""
