@@ -11,6 +11,7 @@ import asyncio
 import copy
 import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -236,62 +237,70 @@ async def test_new_content_held_while_another_replica_relabels(app, make_doc, po
     await no_open_leases(a.store)
 
 
-async def test_a_write_outliving_its_lease_commits_nothing_and_a_sweep_clears_it(app, make_doc) -> None:
+@dataclass
+class HeldWrite:
+    """Replica A has stored V0 and is held at one point of writing V1; both replicas read one clock the test moves."""
+
+    a: GatewayService
+    b: GatewayService
+    doc_id: str
+    pause: Pause
+    writing: asyncio.Task[Any]
+    now: list[float]
+
+    def stall_past_lease(self) -> None:  # A is frozen longer than its lease (a stopped process, a partition)
+        self.now[0] += self.a.leases.seconds + 1
+
+
+async def hold_v1(app: FastAPI, make_doc: Callable[..., dict[str, Any]], point: str) -> HeldWrite:
     a, b = replica(app), replica(app)
     now = [a.leases.clock()]
     a.leases.clock = b.leases.clock = lambda: now[0]
     doc_id = (await write(a, request(make_doc, V0))).doc_id
-    pause = Pause(a.store, "rows_written")
+    pause = Pause(a.store, point)
     writing = asyncio.create_task(write(a, request(make_doc, V1)))
     await pause.wait()
-    assert await b.sweep_uncommitted() == 0  # the lease is live: A may still commit
-    now[0] += a.leases.seconds + 1  # A stalls past its lease (a frozen process, a partition)
-    assert await b.sweep_uncommitted() == len(V1)
-    pause.release()
+    return HeldWrite(a, b, doc_id, pause, writing, now)
+
+
+async def test_a_write_outliving_its_lease_commits_nothing_and_a_sweep_clears_it(app, make_doc) -> None:
+    held = await hold_v1(app, make_doc, "rows_written")
+    assert await held.b.sweep_uncommitted() == 0  # the lease is live: A may still commit
+    held.stall_past_lease()
+    assert await held.b.sweep_uncommitted() == len(V1)
+    held.pause.release()
     with pytest.raises(ServiceError) as refused:
-        await writing
+        await held.writing
     assert refused.value.status_code == 503 and "lease" in str(refused.value)
-    row = one_complete_version(a.store, doc_id)
-    assert int(row["chunk_count"]) == len(V0) and await content(b, doc_id) == "\n\n".join(V0)
-    await no_open_leases(a.store)
+    row = one_complete_version(held.a.store, held.doc_id)
+    assert int(row["chunk_count"]) == len(V0) and await content(held.b, held.doc_id) == "\n\n".join(V0)
+    await no_open_leases(held.a.store)
 
 
 async def test_a_commit_landing_after_its_lease_and_a_sweep_still_leaves_the_document_whole(app, make_doc) -> None:
     """A stalls between its last registry read and its commit call for longer than its lease (a frozen process):
     B's sweep takes V1's rows as dead, then A's commit names V1. A notices and writes V1 again."""
-    a, b = replica(app), replica(app)
-    now = [a.leases.clock()]
-    a.leases.clock = b.leases.clock = lambda: now[0]
-    doc_id = (await write(a, request(make_doc, V0))).doc_id
-    pause = Pause(a.store, "commit")
-    writing = asyncio.create_task(write(a, request(make_doc, V1)))
-    await pause.wait()
-    now[0] += a.leases.seconds + 1
-    assert await b.sweep_uncommitted() == len(V1)  # B sees an expired lease: V1 can never be committed, it thinks
-    pause.release()
-    assert (await writing).status == "replaced"
+    held = await hold_v1(app, make_doc, "commit")
+    held.stall_past_lease()
+    assert await held.b.sweep_uncommitted() == len(V1)  # B sees an expired lease: V1 can never commit, it thinks
+    held.pause.release()
+    assert (await held.writing).status == "replaced"
 
-    row = one_complete_version(a.store, doc_id)
-    assert int(row["chunk_count"]) == len(V1) and await content(b, doc_id) == "\n\n".join(V1)
-    assert await found(b, "grey herons colonies") != []
-    await no_open_leases(a.store)
+    row = one_complete_version(held.a.store, held.doc_id)
+    assert int(row["chunk_count"]) == len(V1) and await content(held.b, held.doc_id) == "\n\n".join(V1)
+    assert await found(held.b, "grey herons colonies") != []
+    await no_open_leases(held.a.store)
 
 
 async def test_a_late_commit_over_a_newer_write_on_another_replica_leaves_one_whole_version(app, make_doc) -> None:
     """A stalls past its lease just before committing V1; B writes V2 and retires V1's rows; A's commit then names
     V1. The document ends whole with the last committed content, not as a registry row over missing rows."""
-    a, b = replica(app), replica(app)
-    now = [a.leases.clock()]
-    a.leases.clock = b.leases.clock = lambda: now[0]
-    doc_id = (await write(a, request(make_doc, V0))).doc_id
-    pause = Pause(a.store, "commit")
-    writing = asyncio.create_task(write(a, request(make_doc, V1)))
-    await pause.wait()
-    now[0] += a.leases.seconds + 1
-    assert (await write(b, request(make_doc, V2))).status == "replaced"
-    pause.release()
-    await writing
+    held = await hold_v1(app, make_doc, "commit")
+    held.stall_past_lease()
+    assert (await write(held.b, request(make_doc, V2))).status == "replaced"
+    held.pause.release()
+    await held.writing
 
-    row = one_complete_version(a.store, doc_id)
-    assert int(row["chunk_count"]) == len(V1) and await content(b, doc_id) == "\n\n".join(V1)
-    await no_open_leases(a.store)
+    row = one_complete_version(held.a.store, held.doc_id)
+    assert int(row["chunk_count"]) == len(V1) and await content(held.b, held.doc_id) == "\n\n".join(V1)
+    await no_open_leases(held.a.store)
