@@ -8,7 +8,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -28,7 +28,7 @@ from .tools import (
     vector_store,
 )
 from .tools.common import ErrorRenderer, result
-from .tools.lean_schema import lean
+from .tools.lean_schema import inline_single_use, lean
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -51,6 +51,19 @@ PROFILES: dict[str, list[Registrar]] = {
 
 # A compatibility profile served alone answers `initialize` with the name and version its spec gives.
 IDENTITIES: dict[str, tuple[str, str]] = {"mcpvectordb": (mcpvectordb.SERVER_NAME, mcpvectordb.SERVER_VERSION)}
+
+
+# Profiles whose contract is this project's own (the others follow a spec, defaults and $refs as written there):
+# results leave absent fields out (never null), so input and output schemas list optional fields in their
+# non-null form only, and a definition used once is written in place.
+OWN_CONTRACTS = {"ingestion"}
+
+
+def lean_annotations(hints: ToolAnnotations) -> ToolAnnotations:
+    """The hints without those the spec says mean nothing for a read-only tool (destructiveHint, idempotentHint)."""
+    if not hints.read_only_hint:
+        return hints
+    return hints.model_copy(update={"destructive_hint": None, "idempotent_hint": None})
 
 
 class ProfileClash(ValueError):
@@ -102,12 +115,15 @@ class ProfileServer(MCPServer):
 
     async def list_tools(self) -> list[MCPTool]:
         """Each schema without pydantic's titles and other redundant keys: the tools/list is in every conversation."""
-        return [
-            tool.model_copy(
-                update={"input_schema": lean(tool.input_schema), "output_schema": lean(tool.output_schema, output=True)}
-            )
-            for tool in await super().list_tools()
-        ]
+        return [self._lean(tool) for tool in await super().list_tools()]
+
+    def _lean(self, tool: MCPTool) -> MCPTool:
+        own = self.tool_profiles.get(tool.name) in OWN_CONTRACTS
+        output = inline_single_use(lean(tool.output_schema, output=True, absent_is_null=own))
+        arguments = lean(tool.input_schema, absent_is_null=own)
+        arguments = inline_single_use(arguments) if own else arguments
+        hints = tool.annotations and lean_annotations(tool.annotations)
+        return tool.model_copy(update={"input_schema": arguments, "output_schema": output, "annotations": hints})
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:

@@ -21,9 +21,9 @@ MAX_BATCH = 200
 
 
 class BatchItemArg(BaseModel):
-    file_path: str | None = Field(default=None, max_length=4096, description="A file to ingest, or...")
-    text: str | None = Field(default=None, description="...text to ingest (give exactly one of the two).")
-    name: str | None = Field(default=None, max_length=256, description="Identifier (texts) or label.")
+    file_path: str | None = Field(default=None, max_length=4096)
+    text: str | None = None
+    name: str | None = Field(default=None, max_length=256, description="A text's identity, or a file's label.")
     source: str | None = Field(default=None, max_length=2048)
     metadata: dict[str, Any] | None = None
 
@@ -52,9 +52,7 @@ def register(server: MCPServer, state: AppState) -> None:
     async def ingest_batch(
         items: Annotated[
             list[BatchItemArg],
-            Field(
-                min_length=1, max_length=MAX_BATCH, description=("Up to 200 items, each {file_path} or {text, name}.")
-            ),
+            Field(min_length=1, max_length=MAX_BATCH, description="Each {file_path} or {text, name}."),
         ],
         ctx: Context,
         collection: CollectionArg = None,
@@ -63,8 +61,8 @@ def register(server: MCPServer, state: AppState) -> None:
     ) -> Annotated[CallToolResult, BatchOutput]:
         """Ingest many files and/or texts in one call; much faster than one call each.
 
-        Each item succeeds or fails on its own (a bad file does not stop the others). Answers with the
-        per-item results, or with a job_id to poll with get_job_status when the batch takes longer.
+        Each item succeeds or fails on its own. Answers with per-item results, or with a job_id to poll
+        with get_job_status when it takes longer.
         """
         batch = [item.model_dump() for item in items]
         target = state.collection(collection)

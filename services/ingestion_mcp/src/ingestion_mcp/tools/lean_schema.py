@@ -1,15 +1,19 @@
 """Tool schemas without the bytes an agent pays for and learns nothing from.
 
 Applied once, where the server lists its tools: pydantic's generated `title` on every property and
-model (the name again, title-cased), an output's `"default": null` (an absent field says the same),
-`"additionalProperties": true` (what JSON Schema assumes anyway) and
-`anyOf: [{"type": X, ...}, {"type": "null"}]` written as `"type": [X, "null"], ...`. Each rewrite accepts exactly
-the values the original accepted, so a client validating structuredContent against outputSchema sees
-no difference.
+model (the name again, title-cased), an output's `default` (a result has no defaults), `"type": "string"` beside
+an enum of strings, `"additionalProperties": true` (what JSON Schema assumes anyway) and
+`anyOf: [{"type": X, ...}, {"type": "null"}]` written as `"type": [X, "null"], ...`. Each of these rewrites
+accepts exactly the values the original accepted. `inline_single_use` writes a `$defs` entry used once in place.
+
+One rewrite narrows, where the reader treats absent and null alike (`absent_is_null`): an optional property is
+listed without its null alternative. Tool arguments are validated by the server's own model, which still
+takes null; results of profiles that leave absent fields out (never null) validate against the narrower form.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 # Keys whose value is a map of names to schemas: the names there are data, never schema keywords.
@@ -18,27 +22,60 @@ _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 _SCHEMA_VALUES = ("items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "prefixItems")
 
 
-def lean(schema: Any, *, output: bool = False) -> Any:
+def lean(schema: Any, *, output: bool = False, absent_is_null: bool = False) -> Any:
     """A copy of a JSON schema with the redundant parts removed (see the module's docstring).
 
-    `"default": null` goes from output schemas only: in an input schema it tells the agent "optional, no value"."""
+    Defaults go from output schemas only. With absent_is_null (the side that reads the schema treats
+    an absent optional property and a null one alike: tool arguments, and results dumped without their None
+    fields), an optional property is listed in its non-null form only: `"type": "string"`, not
+    `"type": ["string", "null"], "default": null`."""
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
-        if (key == "default" and value is None and output) or (key == "additionalProperties" and value is True):
+        if (key == "default" and output) or (key == "additionalProperties" and value is True):
             continue
         if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: lean(sub, output=output) for name, sub in value.items()}
+            out[key] = {name: lean(sub, output=output, absent_is_null=absent_is_null) for name, sub in value.items()}
         elif key in _SCHEMA_VALUES:
             subs = value if isinstance(value, list) else [value]
-            leaned = [lean(sub, output=output) for sub in subs]
+            leaned = [lean(sub, output=output, absent_is_null=absent_is_null) for sub in subs]
             out[key] = leaned if isinstance(value, list) else leaned[0]
         else:
             out[key] = value
+    if (
+        out.get("type") == "string"
+        and isinstance(out.get("enum"), list)
+        and all(isinstance(v, str) for v in out["enum"])
+    ):
+        del out["type"]  # the enum's strings say it
+    if absent_is_null and isinstance(out.get("properties"), dict):
+        required = set(out.get("required", []))
+        props = out["properties"]
+        out["properties"] = {name: sub if name in required else _not_null(sub) for name, sub in props.items()}
     return _nullable_type(out)
+
+
+def _not_null(schema: Any) -> Any:
+    """An optional property's schema without its null alternative (and without `"default": null`)."""
+    if not isinstance(schema, dict):
+        return schema
+    schema = {key: value for key, value in schema.items() if not (key == "default" and value is None)}
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        kept = [kind for kind in kinds if kind != "null"]
+        return {**schema, "type": kept[0] if len(kept) == 1 else kept}
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        others = [branch for branch in branches if branch != {"type": "null"}]
+        rest = {key: value for key, value in schema.items() if key != "anyOf"}
+        if len(others) > 1:
+            return {**rest, "anyOf": others}
+        if isinstance(others[0], dict) and not set(others[0]) & set(rest):
+            return {**others[0], **rest}
+    return schema
 
 
 # Keywords that constrain only values of one JSON type: beside `"type": [X, "null"]` they leave null alone,
@@ -62,3 +99,33 @@ def _nullable_type(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     rest = {key: value for key, value in schema.items() if key != "anyOf"}
     return {**first, "type": [first["type"], "null"], **rest}
+
+
+def inline_single_use(schema: Any) -> Any:
+    """A root schema with each `$defs` entry that is referenced once written in place of its `$ref`.
+
+    A definition used once costs its name twice and a `$ref` line for nothing; one used more often (or by
+    itself) stays shared."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return schema
+    defs: dict[str, Any] = schema["$defs"]
+    text = json.dumps(schema)
+    uses = {name: text.count(json.dumps(f"#/$defs/{name}")) for name in defs}
+    single = {name for name, count in uses.items() if count == 1 and f"#/$defs/{name}" not in json.dumps(defs[name])}
+    if not single:
+        return schema
+
+    def substitute(node: Any) -> Any:
+        if isinstance(node, list):
+            return [substitute(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in single:
+            rest = {key: value for key, value in node.items() if key != "$ref"}
+            return {**substitute(defs[ref.removeprefix("#/$defs/")]), **rest}
+        return {key: substitute(value) for key, value in node.items() if key != "$defs"}
+
+    kept = {name: substitute(sub) for name, sub in defs.items() if name not in single}
+    body = substitute(schema)
+    return {"$defs": kept, **body} if kept else body

@@ -16,7 +16,8 @@ from ..jobs import Job
 from ..state import AppState
 from .common import result, safe_tool
 from .library_models import (
-    CollectionOutput,
+    CreatedCollectionOutput,
+    DeletedCollectionOutput,
     DeleteOutput,
     DocumentItem,
     DocumentListOutput,
@@ -24,10 +25,12 @@ from .library_models import (
     JobInfo,
     JobListOutput,
     JobOutput,
+    JobStatusOutput,
+    RunningJob,
     SimilarOutput,
 )
 from .primary import READ, search_item
-from .primary_models import CollectionArg, FormatArg, render_error
+from .primary_models import CollectionArg, FormatArg, PassageItem, render_error
 
 DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -176,7 +179,7 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
         for hit in found.hits:
             if hit.doc_id != doc_id and hit.doc_id not in best:
                 best[hit.doc_id] = hit
-        similar = [search_item(hit, False) for hit in list(best.values())[:top_k]]
+        similar: list[PassageItem] = [search_item(hit, False) for hit in list(best.values())[:top_k]]
         return result(SimilarOutput(
             success=True, doc_id=doc_id, name=doc_name(doc.key or doc.source), similar=similar,
             message=f"{len(similar)} documents similar to '{doc_name(doc.key or doc.source)}'.",
@@ -197,22 +200,24 @@ async def find_job(state: AppState, job_id: str) -> Job:
 def _register_jobs(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=READ)
     @safe_tool(render_error)
-    async def get_job_status(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
+    async def get_job_status(job_id: JobIdArg) -> Annotated[CallToolResult, JobStatusOutput]:
         """Status of a background job: progress 0-100, current step, timings, and its result or error."""
         job = await find_job(state, job_id)
         info = job_info(job)
         if job.status in ("failed", "cancelled"):  # the work did not happen: say so as an error, with what to do
-            return result(JobOutput(
+            return result(JobStatusOutput(
                 success=False, job=info, error=job.error, suggestion=job.suggestion,
                 message=f"Job {job.id} {job.status}.",
             ), is_error=False)  # fmt: skip
-        return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {job.status}, {job.progress:.0f}%."))
+        return result(
+            JobStatusOutput(success=True, job=info, message=f"Job {job.id}: {job.status}, {job.progress:.0f}%.")
+        )
 
     @server.tool(annotations=CANCEL)
     @safe_tool(render_error)
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
-        """Stop a background job (an ingest, batch or download). It stops at its next step, before anything
-        is written, and ends 'cancelled'; a job already storing its result finishes that atomic write."""
+        """Stop a background job (ingest, batch or download) at its next step: nothing is written and it ends
+        'cancelled' (a job already storing its result finishes that atomic write)."""
         job = await find_job(state, job_id)
         if job.status != "running":
             info = job_info(job)
@@ -227,14 +232,14 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
         """List the background jobs that are still running."""
-        jobs = [job_info(job) for job in await state.jobs.active()]
+        jobs: list[RunningJob] = [job_info(job) for job in await state.jobs.active()]
         return result(JobListOutput(success=True, jobs=jobs, message=f"{len(jobs)} active jobs."))
 
 
 def _register_collection_admin(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=CREATE)
     @safe_tool(render_error)
-    async def create_collection(name: NameArg) -> Annotated[CallToolResult, CollectionOutput]:
+    async def create_collection(name: NameArg) -> Annotated[CallToolResult, CreatedCollectionOutput]:
         """Create an empty collection (ingest tools also create one on first use)."""
         try:
             info = await state.backend.create_collection(name)
@@ -243,15 +248,15 @@ def _register_collection_admin(server: MCPServer, state: AppState) -> None:
                 raise ToolFailure(f"Collection '{name}' already exists.", "Ingest into it, or pick another name.",
                                   code="COLLECTION_EXISTS") from None  # fmt: skip
             raise
-        return result(CollectionOutput(success=True, name=info.name, document_count=0, chunk_count=0,
-                                       message=f"Created collection '{name}'."))  # fmt: skip
+        return result(CreatedCollectionOutput(success=True, name=info.name, document_count=0, chunk_count=0,
+                                              message=f"Created collection '{name}'."))  # fmt: skip
 
     @server.tool(annotations=DELETE)
     @safe_tool(render_error)
     async def delete_collection(
         name: NameArg,
-        confirm: Annotated[bool, Field(description="Must be true: deleting a collection removes every document.")],
-    ) -> Annotated[CallToolResult, CollectionOutput]:
+        confirm: Annotated[bool, Field(description="Must be true (every document goes).")],
+    ) -> Annotated[CallToolResult, DeletedCollectionOutput]:
         """Delete a collection with all its documents. Permanent; needs confirm=true."""
         if not confirm:
             raise ToolFailure("Not deleted: confirm must be true.", "Call again with confirm=true if you are sure.",
@@ -260,7 +265,7 @@ def _register_collection_admin(server: MCPServer, state: AppState) -> None:
             gone = await state.backend.delete_collection(name)
         except UpstreamError as exc:
             raise (await state.unknown_collection(name) if exc.status == 404 else exc) from None
-        return result(CollectionOutput(
+        return result(DeletedCollectionOutput(
             success=True, name=name, deleted_documents=gone.deleted_documents, deleted_chunks=gone.deleted_chunks,
             message=f"Deleted collection '{name}' ({gone.deleted_documents} documents).",
         ))  # fmt: skip

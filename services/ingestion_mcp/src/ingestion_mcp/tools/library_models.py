@@ -4,34 +4,41 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
-from .primary_models import SearchResultItem, ToolOutput
+from .primary_models import PassageItem, ToolOutput
 
 
 class DocumentItem(BaseModel):
     doc_id: str
-    name: str = Field(description="File name or title, for people.")
-    key: str = Field(default="", description="The document's identity: absolute path, URL or text name.")
-    source: str = Field(description="Source label given at ingest (defaults to the path).")
+    name: str
+    key: str = Field(default="", description="Identity: path, URL or text name.")
+    source: str
     collection: str
     chunk_count: int
     updated_at: str
-    # detailed only
-    title: str | None = None
-    file_type: str | None = None
-    content_hash: str | None = None
-    tags: list[str] | None = None
-    metadata: dict[str, Any] | None = None
-    token_count: int | None = None
-    last_modified: str | None = None
+    # detailed only (named in DocumentListOutput's description)
+    title: SkipJsonSchema[str | None] = None
+    file_type: SkipJsonSchema[str | None] = None
+    content_hash: SkipJsonSchema[str | None] = None
+    tags: SkipJsonSchema[list[str] | None] = None
+    metadata: SkipJsonSchema[dict[str, Any] | None] = None
+    token_count: SkipJsonSchema[int | None] = None
+    last_modified: SkipJsonSchema[str | None] = None
 
 
 class DocumentListOutput(ToolOutput):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "description": "response_format='detailed' adds to each document title, file_type, content_hash, tags, "
+            "metadata, token_count, last_modified."
+        }
+    )
     documents: list[DocumentItem] | None = None
     total: int | None = None
     offset: int | None = None
-    next_offset: int | None = Field(default=None, description="Pass as offset for the next page; absent at the end.")
+    next_offset: int | None = Field(default=None, description="Offset of the next page; absent at the end.")
 
 
 class DocumentOutput(ToolOutput):
@@ -50,16 +57,15 @@ class DeleteOutput(ToolOutput):
     doc_id: str | None = None
     collection: str | None = None
     deleted_chunks: int | None = None
-    deleted_documents: int | None = None
 
 
 class SimilarOutput(ToolOutput):
     doc_id: str | None = None
     name: str | None = None
-    similar: list[SearchResultItem] | None = None
+    similar: list[PassageItem] | None = None
 
 
-class JobInfo(BaseModel):
+class RunningJob(BaseModel):
     job_id: str
     type: str
     description: str
@@ -67,8 +73,11 @@ class JobInfo(BaseModel):
     progress: float = Field(description="0-100, never decreases.")
     current_step: str
     start_time: str
-    end_time: str | None = None
     step_ms: dict[str, float] | None = None
+
+
+class JobInfo(RunningJob):
+    end_time: str | None = None
     result: dict[str, Any] | None = None
     error: str | None = None
     suggestion: str | None = None
@@ -78,8 +87,14 @@ class JobOutput(ToolOutput):
     job: JobInfo | None = None
 
 
+class JobStatusOutput(JobOutput):
+    # a failed or cancelled job: success=false, with the job's error and what to do
+    error: str | None = None
+    suggestion: str | None = None
+
+
 class JobListOutput(ToolOutput):
-    jobs: list[JobInfo] | None = None
+    jobs: list[RunningJob] | None = None
 
 
 class BatchItemResult(BaseModel):
@@ -98,9 +113,13 @@ class BatchOutput(ToolOutput):
     failed: int | None = None
 
 
-class CollectionOutput(ToolOutput):
+class CreatedCollectionOutput(ToolOutput):
     name: str | None = None
     document_count: int | None = None
     chunk_count: int | None = None
+
+
+class DeletedCollectionOutput(ToolOutput):
+    name: str | None = None
     deleted_documents: int | None = None
     deleted_chunks: int | None = None

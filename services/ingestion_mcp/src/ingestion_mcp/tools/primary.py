@@ -21,6 +21,7 @@ from .primary_models import (
     CollectionArg,
     CollectionsOutput,
     CollectionSummary,
+    FileIngestOutput,
     ForceArg,
     FormatArg,
     IngestNames,
@@ -32,8 +33,11 @@ from .primary_models import (
     SearchResultItem,
     SourceArg,
     Stages,
+    TagFilterArg,
     TagsArg,
+    TextIngestOutput,
     TopKArg,
+    UrlIngestOutput,
     render_error,
 )
 
@@ -59,10 +63,11 @@ def ingest_output(
     outcome: IngestOutcome, label: str, response_format: str, **names: Unpack[IngestNames]
 ) -> IngestOutput:
     created = outcome.chunks if outcome.status in ("indexed", "replaced") else 0
-    out = IngestOutput(
-        success=True, message=ingest_message(outcome, label), status=outcome.status,
-        collection=outcome.collection, chunks_created=created, **names,
-    )  # fmt: skip
+    shape = FileIngestOutput if "file_name" in names else UrlIngestOutput if "url" in names else TextIngestOutput
+    out: IngestOutput = shape.model_validate({
+        "success": True, "message": ingest_message(outcome, label), "status": outcome.status,
+        "collection": outcome.collection, "chunks_created": created, **names,
+    })  # fmt: skip
     if response_format == "detailed":
         out.doc_id, out.source, out.estimated_tokens = outcome.doc_id, outcome.source, outcome.tokens
         out.key = outcome.key
@@ -135,7 +140,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=WRITE)
     @safe_tool(render_error)
     async def ingest_document(
-        file_path: Annotated[str, Field(min_length=1, max_length=4096, description="Path to the file to ingest.")],
+        file_path: Annotated[str, Field(min_length=1, max_length=4096, description="Absolute path.")],
         ctx: Context,
         collection: CollectionArg = None,
         source: SourceArg = None,
@@ -144,12 +149,11 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
         force: ForceArg = False,
-    ) -> Annotated[CallToolResult, IngestOutput]:
-        """Ingest a document file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, images) into a collection.
+    ) -> Annotated[CallToolResult, FileIngestOutput]:
+        """Ingest a file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, images) into a collection.
 
-        A document is identified by its absolute path. Re-ingesting an unchanged file is skipped; new
-        tags/metadata/source update it without re-embedding; changed content or chunking replaces it.
-        Use ingest_text for text you already have, ingest_from_url for the web. Then call search.
+        Identified by its absolute path: an unchanged file is skipped, new labels update it without re-embedding,
+        changed content replaces it. For text you have use ingest_text; for the web, ingest_from_url.
         """
         name = Path(file_path).name
         params = {
@@ -164,7 +168,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=WRITE)
     @safe_tool(render_error)
     async def ingest_text(
-        text: Annotated[str, Field(min_length=1, description="The text (plain or Markdown) to ingest.")],
+        text: Annotated[str, Field(min_length=1)],
         ctx: Context,
         collection: CollectionArg = None,
         name: Annotated[
@@ -172,22 +176,21 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=256,
-                description="Identity of this content: ingesting again under the same name updates or replaces it.",
+                description="Identity: ingesting the same name again updates or replaces it.",
             ),
         ] = None,
         source: Annotated[
-            str | None, Field(default=None, max_length=2048, description="Origin label of the text (e.g. 'slack').")
+            str | None, Field(default=None, max_length=2048, description="Label to filter on (e.g. 'slack').")
         ] = None,
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
         force: ForceArg = False,
-    ) -> Annotated[CallToolResult, IngestOutput]:
-        """Ingest text you already have (skips document parsing). At least 50 characters.
+    ) -> Annotated[CallToolResult, TextIngestOutput]:
+        """Ingest text you already have (plain or Markdown, at least 50 characters; no parsing).
 
-        The text is identified by its name (or, without a name, by its content). Markdown headings are kept
-        as the section of each passage. Use ingest_document for files.
+        Identified by its name (or else its content). Markdown headings become each passage's section.
         """
         params = {
             "text": text, "collection": state.collection(collection), "name": name, "source": source, "tags": tags,
@@ -211,42 +214,35 @@ def _register_search(server: MCPServer, state: AppState) -> None:
             Field(
                 default="hybrid",
                 pattern="^(hybrid|semantic|keyword)$",
-                description=(
-                    "'hybrid' (default) combines keyword (BM25) and meaning (vector) matches; 'keyword' for exact "
-                    "terms, codes and names; 'semantic' for paraphrases."
-                ),
+                description="'hybrid' = keyword + meaning; 'keyword' for exact terms, codes, names; 'semantic' "
+                "for paraphrases.",
             ),
         ] = "hybrid",
         filters: Annotated[
             dict[str, str | int | float | bool] | None,
             Field(
                 default=None,
-                description=(
-                    "Equality filters, AND-ed: file_type, page, source, title, doc_id, chunk_index, last_modified, "
-                    'or metadata.<key>. Example: {"file_type": "pdf", "page": 3}.'
-                ),
+                description="Equality filters, AND-ed, on file_type, page, source, title, doc_id, chunk_index, "
+                'last_modified or metadata.<key>: {"page": 3}.',
             ),
         ] = None,
-        tags: TagsArg = None,
+        tags: TagFilterArg = None,
         min_score: Annotated[
             float | None,
             Field(
                 default=None,
                 ge=0,
                 le=1,
-                description="Drop passages scoring below this (0-1). Scores mean the same for every query: "
-                "0.35 keeps what is relevant with the bundled model and drops off-topic matches.",
+                description="Drop passages scoring below this; 0.35 drops off-topic ones.",
             ),
         ] = None,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Find the passages most relevant to a query, with their document, page and section.
+        """Find the passages most relevant to a query, best first, with their document, page and section.
 
-        Searches every collection unless `collection` is given, ranked as one list. Returns the best passages
-        first. score (0-1) means the same for every query and collection: 0.35 or more is relevant with the
-        bundled model; set min_score=0.35 to get nothing rather than off-topic passages. The detailed format
-        says why each passage ranked (meaning and keyword parts of its score).
-        Use get_collections to see what is indexed.
+        Searches every collection unless `collection` is given. score (0-1) means the same for every query
+        and collection: 0.35 or more is relevant, so min_score=0.35 returns nothing rather than off-topic
+        passages. response_format='detailed' says why each ranked. get_collections shows what is indexed.
         """
         detailed = response_format == "detailed"
         request = SearchRequest(
@@ -276,7 +272,7 @@ def _register_collections(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=63,
-                description=("Give a name for that collection's stats and files; omit to list all collections."),
+                description="A collection's stats and files; omit to list all collections.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, CollectionsOutput]:

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from ingestion_contracts.common import COLLECTION_NAME_PATTERN, MAX_TAG_LENGTH, MAX_TAGS
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import ToolFailure
 
@@ -16,19 +17,22 @@ CollectionArg = Annotated[
     Field(
         default=None,
         pattern=COLLECTION_NAME_PATTERN,
-        description="Target collection (letters, digits, underscore). Omit for the default collection.",
+        description="Collection name; omit for the default one.",
     ),
 ]
 TagsArg = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
-    Field(default=None, max_length=MAX_TAGS, description="Tags to attach, usable later as search filters."),
+    Field(default=None, max_length=MAX_TAGS, description="Tags to attach (search can filter on them)."),
+]
+TagFilterArg = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
+    Field(default=None, max_length=MAX_TAGS, description="Only passages carrying every one of these tags."),
 ]
 ChunkingArg = Annotated[
     Literal["default", "dense", "sparse"],
     Field(
         default="default",
-        description="'default' 200/40-token windows for general documents, 'dense' 100/30 for high-precision "
-        "lookups, 'sparse' 400/60 for long-form prose.",
+        description="Token windows: 'default' 200, 'dense' 100 for precise lookups, 'sparse' 400 for long prose.",
     ),
 ]
 FormatArg = Annotated[
@@ -40,33 +44,27 @@ SourceArg = Annotated[
     Field(
         default=None,
         max_length=2048,
-        description="Source label for tracking and filtering (e.g. 'sharepoint'); defaults to the path. "
-        "Not the document's identity: two files with one source stay two documents.",
+        description="Label to filter on (e.g. 'sharepoint'); default: the path. Not the document's identity.",
     ),
 ]
 ForceArg = Annotated[
     bool,
-    Field(default=False, description="Re-convert, re-chunk and re-embed even when nothing changed."),
+    Field(default=False, description="Re-ingest even if unchanged."),
 ]
-MetadataArg = Annotated[
-    dict[str, Any] | None, Field(default=None, description="Optional key-value metadata stored with every chunk.")
-]
+MetadataArg = Annotated[dict[str, Any] | None, Field(default=None, description="Key-values stored with every chunk.")]
 QueryArg = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to find, in words.")]
-TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K, description="How many passages to return (1-100).")]
+TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K, description="Passages to return.")]
 
 
 # -- outputs ------------------------------------------------------------------------------
 class ToolOutput(BaseModel):
-    """Fields every primary answer may carry; errors set success=false, error and suggestion."""
-
+    # An error answer (isError) is {success: false, error, suggestion}; a successful one is described per tool.
     success: bool
     message: str | None = None
-    error: str | None = None
-    suggestion: str | None = None
 
 
 class Stages(BaseModel):
-    reading_ms: float | None = Field(default=None, description="Reading the file or downloading the URL.")
+    reading_ms: float | None = None
     parsing_ms: float | None = None
     chunking_ms: float | None = None
     embedding_ms: float | None = None
@@ -83,67 +81,92 @@ class IngestNames(TypedDict, total=False):
 
 
 class IngestOutput(ToolOutput):
+    # Fields of the detailed format are named in the schema's description, not typed one by one: fewer bytes
+    # in every conversation, and the schema still accepts them (no additionalProperties: false).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "description": "response_format='detailed' adds doc_id, key (identity: path, URL or text name), source, "
+            "estimated_tokens, page_count, pipeline, processing_time_ms, stages (ms per step), warnings."
+        }
+    )
     status: Literal["indexed", "replaced", "updated", "skipped"] | None = Field(
         default=None,
-        description="indexed = new; replaced = content or chunking changed (re-embedded); updated = same content, "
-        "new tags/metadata/source (no re-embedding); skipped = nothing changed.",
+        description="replaced: content or chunking changed (re-embedded); updated: labels only; skipped: unchanged.",
     )
-    file_name: str | None = None
-    name: str | None = None
-    url: str | None = None
-    content_type: str | None = None
     collection: str | None = None
     chunks_created: int | None = None
-    job_id: str | None = Field(default=None, description="Set when the work continues in the background.")
+    job_id: str | None = Field(default=None, description="Still running: poll get_job_status.")
     # detailed only
-    doc_id: str | None = None
-    key: str | None = Field(default=None, description="The document's identity: absolute path, URL or text name.")
-    source: str | None = None
-    estimated_tokens: int | None = None
-    page_count: int | None = None
-    pipeline: str | None = None
-    processing_time_ms: float | None = None
-    stages: Stages | None = None
-    warnings: list[str] | None = None
+    doc_id: SkipJsonSchema[str | None] = None
+    key: SkipJsonSchema[str | None] = None
+    source: SkipJsonSchema[str | None] = None
+    estimated_tokens: SkipJsonSchema[int | None] = None
+    page_count: SkipJsonSchema[int | None] = None
+    pipeline: SkipJsonSchema[str | None] = None
+    processing_time_ms: SkipJsonSchema[float | None] = None
+    stages: SkipJsonSchema[Stages | None] = None
+    warnings: SkipJsonSchema[list[str] | None] = None
+
+
+# Each ingest tool's answer names what it ingested its own way.
+class FileIngestOutput(IngestOutput):
+    file_name: str | None = None
+
+
+class TextIngestOutput(IngestOutput):
+    name: str | None = None
+
+
+class UrlIngestOutput(IngestOutput):
+    url: str | None = None
+    content_type: str | None = None
 
 
 class ScoreParts(BaseModel):
-    """Why a passage ranked: score = dense + keyword (each already weighted), and its place in each ranking."""
+    """score = dense (meaning) + keyword (BM25) parts; ranks from 1, absent: not ranked."""
 
-    dense: float = Field(description="Meaning part: 0.5 x calibrated cosine of query and passage (hybrid).")
-    keyword: float = Field(description="Keyword part: 0.5 x calibrated BM25 of the query's words (hybrid).")
-    dense_rank: int | None = Field(default=None, description="Place in the meaning ranking (1 = first); none: absent.")
-    keyword_rank: int | None = Field(default=None, description="Place in the BM25 ranking; none: absent.")
+    dense: float
+    keyword: float
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
     collection: str
 
 
-class SearchResultItem(BaseModel):
+class PassageItem(BaseModel):
     title: str
     source: str
     collection: str
     page: int | None = None
-    section: str | None = Field(default=None, description="Heading path of the passage, 'A > B'.")
+    section: str | None = Field(default=None, description="Headings, 'A > B'.")
     text: str
-    score: float = Field(
-        description="0-1, the same scale for every query and collection; 0.35 or more: relevant (hybrid mode)."
-    )
+    score: float
     doc_id: str
     chunk_index: int
-    # detailed only
-    tags: list[str] | None = None
-    metadata: dict[str, Any] | None = None
-    file_type: str | None = None
-    why: ScoreParts | None = Field(default=None, description="How the score was made (detailed format).")
+
+
+class SearchResultItem(PassageItem):
+    # detailed only (named in SearchOutput's description)
+    tags: SkipJsonSchema[list[str] | None] = None
+    metadata: SkipJsonSchema[dict[str, Any] | None] = None
+    file_type: SkipJsonSchema[str | None] = None
+    why: SkipJsonSchema[ScoreParts | None] = None
 
 
 class SearchOutput(ToolOutput):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "description": "response_format='detailed' adds searched_chunks, search_time_ms and, to each result, "
+            "tags, metadata, file_type and why {dense, keyword, dense_rank, keyword_rank, collection}: score = "
+            "dense (meaning) + keyword (BM25) part, ranks from 1."
+        }
+    )
     query: str | None = None
     mode: str | None = None
     results: list[SearchResultItem] | None = None
     total_results: int | None = None
     truncated: bool | None = None
-    searched_chunks: int | None = None
-    search_time_ms: float | None = None
+    searched_chunks: SkipJsonSchema[int | None] = None
+    search_time_ms: SkipJsonSchema[float | None] = None
 
 
 class CollectionSummary(BaseModel):
@@ -163,8 +186,6 @@ class CollectionsOutput(ToolOutput):
     files: list[str] | None = None
     file_count: int | None = None
     embedding_model: str | None = None
-    # error help
-    available_collections: list[str] | None = None
 
 
 def render_error(failure: ToolFailure) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from .primary_models import (
     IngestOutput,
     MetadataArg,
     TagsArg,
+    UrlIngestOutput,
     render_error,
 )
 
@@ -34,7 +35,7 @@ def register(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=FETCH)
     @safe_tool(render_error)
     async def ingest_from_url(
-        url: Annotated[str, Field(min_length=8, max_length=2048, description="http(s) URL to fetch and ingest.")],
+        url: Annotated[str, Field(min_length=8, max_length=2048, description="http(s) URL.")],
         ctx: Context,
         collection: CollectionArg = None,
         source: Annotated[
@@ -42,7 +43,7 @@ def register(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=256,
-                description="Source label for tracking and filtering; defaults to the URL's domain.",
+                description="Label to filter on; default: the URL's domain.",
             ),
         ] = None,
         tags: TagsArg = None,
@@ -50,12 +51,11 @@ def register(server: MCPServer, state: AppState) -> None:
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
         force: ForceArg = False,
-    ) -> Annotated[CallToolResult, IngestOutput]:
-        """Fetch a web page or a hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it.
+    ) -> Annotated[CallToolResult, UrlIngestOutput]:
+        """Fetch a web page or hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it.
 
-        HTML is reduced to its main content (navigation, scripts and boilerplate removed). Private and
-        internal addresses are refused. The document is identified by its URL (after redirects);
-        re-fetching unchanged content is skipped.
+        HTML is reduced to its main content; private and internal addresses are refused. Identified by its
+        URL (after redirects): unchanged content is skipped.
         """
         params = {
             "url": url, "collection": state.collection(collection), "source": source, "tags": tags,
