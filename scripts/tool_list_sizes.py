@@ -29,7 +29,7 @@ async def listed(profile: str, folder: Path) -> list[dict[str, Any]]:
     settings = McpSettings.model_validate({"profiles": [profile], "allowed_roots": [folder], "data_dir": folder})
     policy = SourcePolicy.from_settings(settings)
     # Listing reads settings only: no backend, ingestor or job store is opened.
-    state = AppState(settings=settings, backend=None, ingestor=None, jobs=None, policy=policy)  # type: ignore[arg-type]
+    state = AppState(settings=settings, backend=None, ingestor=None, jobs=None, policy=policy)  # type: ignore[arg-type]  # listing never touches the three services left out
     async with Client(build_server(state)) as client:
         tools = (await client.list_tools()).tools
     return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
