@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,24 @@ async def test_batch_lands_good_items_and_reports_bad_ones(connect, call_tool, d
         assert (out["succeeded"], out["failed"]) == (1, 2)
         assert [r["success"] for r in out["results"]] == [True, False, False]
         assert json.dumps(out).count("Text too short") == 1
+
+
+async def test_collections_take_the_names_users_write(connect, call_tool) -> None:
+    stem = f"legal-docs.2026-{uuid.uuid4().hex[:8]}"
+    longest = stem + "." + "x" * (254 - len(stem))
+    async with connect() as client:
+        for name in (stem, longest):
+            out = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection=name)
+            assert out["success"] is True and out["collection"] == name, out
+            found = await call_tool(client, "search", query="Perito Moreno rupture", collection=name)
+            assert found["results"][0]["section"] == "Field notes > Glaciers"
+            one = await call_tool(client, "get_collections", collection=name)
+            assert (one["name"], one["document_count"]) == (name, 1), one
+        listed = {c["name"] for c in (await call_tool(client, "get_collections"))["collections"]}
+        assert {stem, longest} <= listed and not [n for n in listed if n.startswith("_")]
+        assert len(longest) == 255
+        refused = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection=longest + "x")
+        assert refused["success"] is False and "1-255 letters, digits, '-', '_' or '.'" in refused["error"], refused
+        for hostile in ("../x", "a?limit=1", "..", "_documents"):
+            out = await call_tool(client, "search", query="glacier", collection=hostile)
+            assert out["success"] is False and "Invalid name" in out["error"], out

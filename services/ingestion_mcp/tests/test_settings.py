@@ -39,7 +39,7 @@ def test_public_http_without_token_is_refused(monkeypatch: pytest.MonkeyPatch) -
     assert McpSettings(transport="streamable-http", host="0.0.0.0").token_value() == "s3cret"
 
 
-@pytest.mark.parametrize("name", ["has space", "1starts_with_digit", "semi;colon", "x" * 64])
+@pytest.mark.parametrize("name", ["has space", "-starts-with-dash", "semi;colon", "x" * 256, "..", "_reserved", "a/b"])
 def test_invalid_default_collection_is_refused(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setenv("DEFAULT_COLLECTION", name)
     with pytest.raises(ValidationError, match="Invalid collection name"):
@@ -76,3 +76,9 @@ def test_a_profile_clash_is_a_configuration_error_not_a_traceback(tmp_path: Path
                           stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "both define the tool 'vector_search'" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["legal-docs.2026", "1starts_with_digit", "x" * 255])
+def test_default_collection_takes_the_names_users_write(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv("DEFAULT_COLLECTION", name)
+    assert McpSettings().default_collection == name

@@ -1,8 +1,8 @@
 """Wire contracts between the ingestion-mcp services. Depends on pydantic alone."""
 
 from .common import (
-    COLLECTION_NAME_PATTERN,
     DEFAULT_COLLECTION,
+    NAME_PATTERN,
     CollectionName,
     ErrorBody,
     HealthStatus,
@@ -10,8 +10,8 @@ from .common import (
 )
 
 __all__ = [
-    "COLLECTION_NAME_PATTERN",
     "DEFAULT_COLLECTION",
+    "NAME_PATTERN",
     "CollectionName",
     "ErrorBody",
     "HealthStatus",

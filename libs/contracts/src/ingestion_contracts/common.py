@@ -7,29 +7,37 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-# Milvus allows letters, digits and underscores, starting with a letter or underscore.
-# Names that start with an underscore are reserved for the gateway's own bookkeeping.
-COLLECTION_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,62}$"
-_COLLECTION_RE = re.compile(COLLECTION_NAME_PATTERN)
+# Collection, library and vector-store names, as users write them. The gateway maps each to a Milvus name
+# (vector_gateway/names.py); names that start with '_' stay reserved for the gateway's own collections.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$"
+MAX_NAME_LENGTH = 255
+NAME_RULE = "1-255 letters, digits, '-', '_' or '.', starting with a letter or digit"
+_NAME_RE = re.compile(NAME_PATTERN)
 
 DEFAULT_COLLECTION = "rag_gateway"
 MAX_TAGS = 32
 MAX_TAG_LENGTH = 64
 
 
-def check_collection_name(name: str) -> str:
-    """Return ``name`` if it is a valid collection name, else raise ValueError."""
-    if not _COLLECTION_RE.fullmatch(name):
-        raise ValueError(
-            f"Invalid collection name {name!r}: use 1-63 letters, digits or underscores, "
-            "starting with a letter (for example 'legal_docs')."
-        )
+def check_name(name: str, what: str = "name") -> str:
+    """Return ``name`` if it is a valid collection, library or store name, else raise ValueError."""
+    if not _NAME_RE.fullmatch(name):
+        shown = name if len(name) <= 40 else f"{name[:40]}... ({len(name)} characters)"
+        raise ValueError(f"Invalid {what} {shown!r}: use {NAME_RULE} (for example 'legal-docs.2026').")
     return name
+
+
+def check_collection_name(name: str) -> str:
+    return check_name(name, "collection name")
+
+
+# A tool argument: the pattern is in its JSON schema, and a refusal says what is allowed, with an example.
+UserName = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN}), AfterValidator(check_name)]
 
 
 CollectionName = Annotated[
     str,
-    Field(min_length=1, max_length=63, pattern=COLLECTION_NAME_PATTERN),
+    Field(min_length=1, max_length=MAX_NAME_LENGTH, pattern=NAME_PATTERN),
     AfterValidator(check_collection_name),
 ]
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]

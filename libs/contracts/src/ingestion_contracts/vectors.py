@@ -11,8 +11,6 @@ from pydantic import Field, field_validator
 from .common import WireModel
 from .gateway import FilterValue, Metadata, check_metadata
 
-# Store names become part of a Milvus collection name (letters, digits, underscores only).
-VECTOR_STORE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_]{0,59}$"
 # Namespaces never contain '/': a vector's key is "<namespace>/<id>".
 NAMESPACE_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$"
 METADATA_FILTER_KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"

@@ -234,3 +234,29 @@ async def test_list_libraries_counts_match_the_documents(vectordb, write, librar
         row = next(r for r in listed["libraries"] if r["library"] == name)
         assert row == {"library": name, "document_count": 2, "chunk_count": sum(m["chunk_count"] for m in made)}
         assert not any(r["library"].startswith("_") for r in listed["libraries"])
+
+
+async def test_libraries_take_the_names_users_write(vectordb, write) -> None:
+    tag = uuid.uuid4().hex[:8]
+    names = [f"my-lib-{tag}", f"team.docs-v2.{tag}", f"my_lib_{tag}", f"{tag}-" + "x" * (255 - len(tag) - 1)]
+    async with vectordb() as client:
+        made = {}
+        for index, (name, text) in enumerate(zip(names, (KITES, ORCHARD, KITES, ORCHARD), strict=True)):
+            made[name] = await ok(client, "ingest_file", path=str(write(f"names_{tag}_{index}.md", text)), library=name)
+            assert made[name]["library"] == name and made[name]["status"] == "indexed"
+        found = await ok(client, "search", query="kite wind sail", library=names[0], top_k=3)
+        assert {r["library"] for r in found["results"]} == {names[0]}
+        assert found["results"][0]["doc_id"] == made[names[0]]["doc_id"]
+        apples = await ok(client, "search", query="prune apple trees", filter={"library": names[1]})
+        assert apples["results"] and {r["library"] for r in apples["results"]} == {names[1]}
+        listed = await ok(client, "list_documents", library=names[3])
+        assert [d["library"] for d in listed["documents"]] == [names[3]]
+        libraries = {row["library"]: row for row in (await ok(client, "list_libraries"))["libraries"]}
+        for name in names:  # exactly as given; 'my-lib' and 'my_lib' are two libraries
+            assert libraries[name]["document_count"] == 1, name
+        assert not [n for n in libraries if n.startswith("_")]
+        too_long = await error(client, "ingest_file", path="unused.md", library="y" * 256)
+        assert "1-255 letters, digits, '-', '_' or '.'" in too_long and "for example" in too_long
+        for hostile in ("../x", "a?limit=1", ".", "-x", "a/b"):
+            refused = await error(client, "search", query="kite", library=hostile)
+            assert "Invalid name" in refused and "for example" in refused, refused

@@ -199,3 +199,26 @@ async def test_invalid_input_errors_have_the_spec_shape(app_state: AppState) -> 
         assert "id" in await error(client, "vector_add", id="", embedding=[1.0])
         nested = await error(client, "vector_add", id="deep", embedding=[1.0], metadata={"a": {"b": {"c": {"d": {}}}}})
         assert "nested" in nested
+
+
+async def test_store_names_users_write(app_state: AppState) -> None:
+    tag = uuid.uuid4().hex[:8]
+    name, twin, longest = f"project-embeddings-{tag}", f"project_embeddings_{tag}", f"{tag}." + "e" * 246
+    async with session(app_state) as client:
+        for store_name, vector in ((name, [1.0, 0.0]), (twin, [0.0, 1.0]), (longest, [0.6, 0.8])):
+            added = await ok(client, "vector_add", id="v1", embedding=vector, store_name=store_name)
+            assert added["status"] == "added", store_name
+        await ok(client, "vector_add", id="v2", embedding=[0.8, 0.6], store_name=name)
+        found = await ok(client, "vector_search", query=[1.0, 0.0], store_name=name)
+        assert [r["id"] for r in found["results"]] == ["v1", "v2"] and found["total_searched"] == 2
+        assert await ok(client, "vector_count", store_name=name) == {"count": 2, "store_name": name}
+        assert await ok(client, "vector_count", store_name=twin) == {"count": 1, "store_name": twin}
+        assert await ok(client, "vector_count", store_name=longest) == {"count": 1, "store_name": longest}
+        assert await ok(client, "vector_delete", id="v1", store_name=name) == {"deleted": True, "id": "v1"}
+        assert await ok(client, "vector_count", store_name=name) == {"count": 1, "store_name": name}
+        too_long = await error(client, "vector_count", store_name=longest + "e")
+        assert "1-255 letters, digits, '-', '_' or '.'" in too_long and "project-embeddings" in too_long
+        for hostile in ("../x", "a?limit=1", ".."):
+            assert "Invalid store_name" in await error(client, "vector_count", store_name=hostile)
+        collections = await app_state.backend.list_collections()
+    assert not [c.name for c in collections.collections if tag in c.name]

@@ -14,7 +14,7 @@ from ingestion_contracts.gateway import (
 )
 
 from .errors import document_not_found, invalid
-from .filters import combine, quote
+from .filters import combine, in_collection, quote
 from .fusion import Fused
 from .passages import ChunkSpan, rebuild_text
 from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
@@ -28,11 +28,12 @@ MAX_CHUNK_RANGE = 1000
 READ_RETRIES = 3
 
 
-def document_info(row: dict[str, Any]) -> DocumentInfo:
+def document_info(collection: str, row: dict[str, Any]) -> DocumentInfo:
+    """``collection`` is the user's name: the row records the Milvus name (names.py)."""
     metadata, ingest = split_metadata(row.get("metadata"), row["source"])
     return DocumentInfo(
         doc_id=row["doc_id"],
-        collection=row["collection"],
+        collection=collection,
         source=row["source"],
         key=ingest["key"],
         chunking=ingest["chunking"],
@@ -76,7 +77,7 @@ class DocumentReader:
     ) -> DocumentList:
         if key is not None:
             return self._by_key(collection, key, source)
-        expr = combine(f"collection == {quote(collection)}", f"source == {quote(source)}" if source else "")
+        expr = combine(in_collection(collection), f"source == {quote(source)}" if source else "")
         keys = self.store.registry_query(expr, ["key", "doc_id", "source", "updated_at"])
         if order == "source":
             keys.sort(key=lambda r: (r["source"], r["doc_id"]))
@@ -84,7 +85,7 @@ class DocumentReader:
             keys.sort(key=lambda r: (r["updated_at"], r["doc_id"]), reverse=True)
         page = [r["key"] for r in keys[offset : offset + limit]]
         rows = self.store.registry_get(page)
-        documents = [document_info(rows[k]) for k in page if k in rows]
+        documents = [document_info(collection, rows[k]) for k in page if k in rows]
         return DocumentList(documents=documents, total=len(keys), offset=offset, limit=limit)
 
     def _by_key(self, collection: str, key: str, source: str | None) -> DocumentList:
@@ -96,7 +97,7 @@ class DocumentReader:
         """The stored documents with these identities (ids derive from (collection, key)), in no order."""
         wanted = {registry_key(collection, derive_doc_id(collection, key)): key for key in keys}
         rows = self.store.registry_get(list(wanted))
-        return [info for k, row in rows.items() if (info := document_info(row)).key == wanted[k]]
+        return [info for k, row in rows.items() if (info := document_info(collection, row)).key == wanted[k]]
 
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)
@@ -111,7 +112,7 @@ class DocumentReader:
             row = fresh
             chunks = self.store.query(collection, _live_expr(row), ["chunk_index", "text", "start", "end"])
         spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
-        return DocumentContent(**document_info(row).model_dump(), content=rebuild_text(spans))
+        return DocumentContent(**document_info(collection, row).model_dump(), content=rebuild_text(spans))
 
     def chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
         row = self.registry_row(collection, doc_id)

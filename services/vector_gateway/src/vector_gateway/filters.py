@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 
 from ingestion_contracts.gateway import FILTERABLE_FIELDS, METADATA_KEY_PATTERN
 
+from . import names
+
 _METADATA_KEY_RE = re.compile(METADATA_KEY_PATTERN)
 _INTEGER_STRING_RE = re.compile(r"^-?\d{1,18}$")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -24,6 +26,11 @@ COLLECTION_KEY = "collection"
 
 class FilterError(ValueError):
     """A filter the caller must fix; the message names the key and the rule."""
+
+
+def in_collection(collection: str) -> str:
+    """Registry and lease rows of a collection: they record its Milvus name (names.py, at most 63 characters)."""
+    return f"collection == {quote(names.collection(collection))}"
 
 
 def quote(value: str, *, what: str = "value") -> str:

@@ -8,7 +8,7 @@ one that has written all its rows and not yet committed (docs/consistency.md).
 
 from __future__ import annotations
 
-from .filters import combine, quote
+from .filters import combine, in_collection
 from .store import MilvusStore
 from .versions import dead_versions, delete_versions
 
@@ -20,5 +20,5 @@ def sweep_collection(store: MilvusStore, collection: str, now_ms: int) -> int:
     store.ensure_loaded(collection)
     removed = delete_versions(store, collection, dead_versions(store, collection, None, now_ms), count=True)
     # An expired lease counts as no lease (its writer commits nothing after it): its row is only clutter.
-    store.leases_delete(combine(f"collection == {quote(collection)}", f"expires_ms <= {now_ms}"))
+    store.leases_delete(combine(in_collection(collection), f"expires_ms <= {now_ms}"))
     return removed

@@ -35,7 +35,7 @@ from ingestion_contracts.gateway import (
 from . import errors, recovery
 from .documents import DocumentOrder, DocumentReader
 from .embedder import Embedder, EmbedderHolder
-from .filters import COLLECTION_KEY, FilterError, build_filter, quote
+from .filters import COLLECTION_KEY, FilterError, build_filter, in_collection
 from .fusion import Fusion
 from .locks import KeyedLocks
 from .passages import passage_text
@@ -95,7 +95,7 @@ class GatewayService:
         with self._create_lock:
             if not self.store.has_collection(name):
                 # Registry rows of an earlier collection of that name would make new writes "skipped".
-                self.store.registry_delete(f"collection == {quote(name)}")
+                self.store.registry_delete(in_collection(name))
                 self.store.create_collection(name, embedder.dimension, embedder.model_name)
         self._check_model(name, embedder)
 
@@ -103,7 +103,7 @@ class GatewayService:
         dimension, model = self.store.describe(name)
         return CollectionInfo(
             name=name,
-            document_count=self.store.registry_count(f"collection == {quote(name)}"),
+            document_count=self.store.registry_count(in_collection(name)),
             chunk_count=self.store.count(name),
             embedding_model=model,
             dimension=dimension,
@@ -114,7 +114,7 @@ class GatewayService:
         with self._create_lock:
             if self.store.has_collection(name):
                 raise errors.collection_exists(name)
-            self.store.registry_delete(f"collection == {quote(name)}")
+            self.store.registry_delete(in_collection(name))
             self.store.create_collection(name, embedder.dimension, embedder.model_name)
         return self._info(name)
 
@@ -124,10 +124,10 @@ class GatewayService:
 
     def _drop(self, name: str) -> DeleteCollectionResponse:
         self._require(name)
-        documents = self.store.registry_count(f"collection == {quote(name)}")
+        documents = self.store.registry_count(in_collection(name))
         chunks = self.store.count(name)
         # Registry first: once its rows are gone the documents are gone, whatever happens next.
-        self.store.registry_delete(f"collection == {quote(name)}")
+        self.store.registry_delete(in_collection(name))
         self.store.flush(REGISTRY)
         self.store.drop_collection(name)
         return DeleteCollectionResponse(name=name, deleted_documents=documents, deleted_chunks=chunks)
@@ -210,7 +210,7 @@ class GatewayService:
         return await self._run(reader, collection, doc_id, start, end)
 
     async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
-        async with self._locks.hold([f"{collection}/{doc_id}"]):
+        async with self._locks.hold([registry_key(collection, doc_id)]):
             return await self._run(self._with_collection(collection, self.documents.delete), collection, doc_id)
 
     def _with_collection(self, collection: str, fn: Callable[..., T]) -> Callable[..., T]:

@@ -1,6 +1,9 @@
 """Milvus access: collections, rows, searches and flushes. Blocking: call it off the event loop.
 
 The same code talks to Milvus Lite (a .db path, in-process) and to a Milvus server (http://...).
+Callers name a document collection as its user does; the store maps that to its Milvus name (names.py).
+Names that start with '_' are the gateway's own (registry, leases, vector stores) and pass as they are:
+user names never start with '_' (the contracts refuse it).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, TypeVar
 
 from servicekit import DependencyUnavailable
 
-from . import lexical, schema
+from . import lexical, names, schema
 from .filters import in_list
 from .lexical import DEFAULT_ANALYSIS, Analysis
 from .lite_guard import LiteClient
@@ -25,6 +28,10 @@ T = TypeVar("T")
 MAX_TOPK = 16_384  # Milvus refuses a larger limit (and offset + limit in queries)
 INSERT_SLICE_BYTES = 16 * 1024 * 1024  # stay well under the 64 MiB gRPC message limit
 ITERATOR_BATCH = 4096
+
+
+def milvus_name(name: str) -> str:
+    return name if name.startswith("_") else names.collection(name)
 
 
 def _row_bytes(row: dict[str, Any]) -> int:
@@ -115,18 +122,29 @@ class MilvusStore:
 
     # -- collections --------------------------------------------------------------------
     def list_collections(self) -> list[str]:
-        return sorted(n for n in self.client.list_collections() if not n.startswith("_"))
+        """The document collections, by their users' names (never the gateway's own collections)."""
+        found = (
+            names.user_collection(n, functools.partial(self._properties, n)) for n in self.client.list_collections()
+        )
+        return sorted(name for name in found if name is not None)
+
+    def _properties(self, milvus: str) -> dict[str, str]:
+        return dict(self.client.describe_collection(milvus).get("properties") or {})
 
     def has_collection(self, name: str) -> bool:
-        return bool(self.client.has_collection(name))
+        return bool(self.client.has_collection(milvus_name(name)))
 
     def create_collection(self, name: str, dimension: int, model_name: str) -> None:
         client = self.client
         client.create_collection(
-            name,
+            milvus_name(name),
             schema=schema.chunk_schema(client, dimension, self.stop_words),
             index_params=schema.chunk_index_params(client, self.dense_index),
-            properties={schema.MODEL_PROPERTY: model_name, lexical.PROPERTY: self.analysis},
+            properties={
+                schema.MODEL_PROPERTY: model_name,
+                lexical.PROPERTY: self.analysis,
+                names.USER_NAME_PROPERTY: name,
+            },
             consistency_level="Strong",  # a document is searchable as soon as its upsert answers
         )
         self._loaded.add(name)
@@ -146,14 +164,14 @@ class MilvusStore:
         return self._analyses[name]
 
     def _describe(self, name: str) -> None:
-        info = self.client.describe_collection(name)
+        info = self.client.describe_collection(milvus_name(name))
         properties = info.get("properties") or {}
         dim = next(int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector")
         self._dimensions[name] = (dim, properties.get(schema.MODEL_PROPERTY, "unknown"))
         self._analyses[name] = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
 
     def drop_collection(self, name: str) -> None:
-        self.client.drop_collection(name)
+        self.client.drop_collection(milvus_name(name))
         self._loaded.discard(name)
         self._dimensions.pop(name, None)
         self._analyses.pop(name, None)
@@ -161,7 +179,7 @@ class MilvusStore:
     def ensure_loaded(self, name: str) -> None:
         # A reopened Lite database (or a restarted server) serves nothing until loaded.
         if name not in self._loaded:
-            self.client.load_collection(name)
+            self.client.load_collection(milvus_name(name))
             self._loaded.add(name)
 
     def _on_loaded(self, name: str, call: Callable[[], T]) -> T:
@@ -172,17 +190,18 @@ class MilvusStore:
         except Exception as exc:
             if "'released'" not in str(exc):
                 raise
-            self.client.load_collection(name)
+            self.client.load_collection(milvus_name(name))
             self._loaded.add(name)
             return call()
 
     # -- rows -----------------------------------------------------------------------------
     def count(self, name: str, expr: str = "") -> int:
         self.ensure_loaded(name)
-        result = self.client.query(name, filter=expr, output_fields=["count(*)"])
+        result = self.client.query(milvus_name(name), filter=expr, output_fields=["count(*)"])
         return int(result[0]["count(*)"]) if result else 0
 
     def insert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        name = milvus_name(name)
         batch: list[dict[str, Any]] = []
         size = 0
         for row in rows:
@@ -196,14 +215,14 @@ class MilvusStore:
             self.client.insert(name, batch)
 
     def delete(self, name: str, expr: str) -> None:
-        self.client.delete(name, filter=expr)
+        self.client.delete(milvus_name(name), filter=expr)
 
     def query(self, name: str, expr: str, fields: list[str], limit: int | None = None) -> list[dict[str, Any]]:
         """Rows matching ``expr``; every one of them when ``limit`` is None (paged by an iterator)."""
         self.ensure_loaded(name)
         if limit is not None:
             query = functools.partial(
-                self.client.query, name, filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)
+                self.client.query, milvus_name(name), filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)
             )
             return list(self._on_loaded(name, query))
         return list(self._iterate(name, expr, fields))
@@ -213,13 +232,18 @@ class MilvusStore:
         self.ensure_loaded(name)
         rows = list(
             self._on_loaded(
-                name, functools.partial(self.client.query, name, filter=expr, output_fields=fields, limit=MAX_TOPK)
+                name,
+                functools.partial(
+                    self.client.query, milvus_name(name), filter=expr, output_fields=fields, limit=MAX_TOPK
+                ),
             )
         )
         return rows if len(rows) < MAX_TOPK else list(self._iterate(name, expr, fields))
 
     def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
-        iterator = self.client.query_iterator(name, batch_size=ITERATOR_BATCH, filter=expr, output_fields=fields)
+        iterator = self.client.query_iterator(
+            milvus_name(name), batch_size=ITERATOR_BATCH, filter=expr, output_fields=fields
+        )
         try:
             while batch := iterator.next():
                 yield from batch
@@ -229,7 +253,7 @@ class MilvusStore:
     def flush(self, *names: str) -> None:
         if self.flush_after_write:
             for name in names:
-                self.client.flush(name)
+                self.client.flush(milvus_name(name))
 
     # -- searches -------------------------------------------------------------------------
     def _dense_request(self, vector: list[float], limit: int, expr: str) -> Any:
@@ -271,7 +295,7 @@ class MilvusStore:
             name,
             functools.partial(
                 self.client.search,
-                name,
+                milvus_name(name),
                 data=request.data,
                 anns_field=request.anns_field,
                 search_params=request.param,
@@ -290,7 +314,10 @@ class MilvusStore:
         if not chunk_ids:
             return {}
         rows = self.client.query(
-            name, filter=in_list("chunk_id", chunk_ids), output_fields=schema.CHUNK_OUTPUT_FIELDS, limit=len(chunk_ids)
+            milvus_name(name),
+            filter=in_list("chunk_id", chunk_ids),
+            output_fields=schema.CHUNK_OUTPUT_FIELDS,
+            limit=len(chunk_ids),
         )
         return {row["chunk_id"]: row for row in rows}
 

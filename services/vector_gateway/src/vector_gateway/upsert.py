@@ -25,6 +25,7 @@ from ingestion_contracts.gateway import (
     UpsertStatus,
 )
 
+from . import names
 from .embedder import Embedder
 from .errors import invalid
 from .filters import combine, in_list
@@ -64,7 +65,8 @@ def labels_of(row: dict[str, Any]) -> tuple[str, str, frozenset[str], str]:
 
 
 def registry_key(collection: str, doc_id: str) -> str:
-    return f"{collection}/{doc_id}"
+    """A document's registry row: its collection's Milvus name (names.py), '/', its id."""
+    return f"{names.collection(collection)}/{doc_id}"
 
 
 def now_iso() -> str:
@@ -163,7 +165,7 @@ def _registry_row(collection: str, doc: PlannedDocument, stamp: str) -> dict[str
     req = doc.request
     return {
         "key": doc.key,
-        "collection": collection,
+        "collection": names.collection(collection),
         "doc_id": doc.doc_id,
         "version": doc.version,
         "source": req.source,

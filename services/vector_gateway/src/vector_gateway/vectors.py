@@ -1,9 +1,9 @@
 """Raw vector stores: caller-supplied embeddings stored and searched by id. Knows nothing of HTTP.
 
-Store ``name`` lives in the Milvus collection ``_vs_<name>``: the leading underscore keeps it out of
-the document collections (list_collections, search, list_libraries). Its dimension is fixed by its
-first vector and its metric is recorded on the collection (a property and the index), so a store
-keeps both across restarts and configuration changes. A vector's primary key is "<namespace>/<id>"
+Store ``name`` lives in the Milvus collection names.vector_store(name), ``_vs_<name>`` for a plain name:
+the leading underscore keeps it out of the document collections (list_collections, search, list_libraries).
+Its dimension is fixed by its first vector and its metric is recorded on the collection (a property and the
+index), so a store keeps both across restarts and configuration changes. A vector's primary key is "<namespace>/<id>"
 (namespaces never contain '/'): the same id in two namespaces is two vectors.
 """
 
@@ -28,13 +28,12 @@ from ingestion_contracts.vectors import (
     VectorStoreInfo,
 )
 
-from . import errors
+from . import errors, names
 from .filters import FilterError, combine, field_condition, quote
 from .locks import KeyedLocks
 from .store import MilvusStore
 
 T = TypeVar("T")
-COLLECTION_PREFIX = "_vs_"
 METRIC_PROPERTY = "vector_store_metric"
 MILVUS_METRICS: dict[str, str] = {"cosine": "COSINE", "dot": "IP", "euclidean": "L2"}
 OUTPUT_FIELDS = ["id", "namespace", "metadata"]
@@ -48,7 +47,7 @@ class StoreShape:
 
 
 def collection_name(store: str) -> str:
-    return COLLECTION_PREFIX + store
+    return names.vector_store(store)
 
 
 def vector_key(namespace: str | None, vector_id: str) -> str:
@@ -103,7 +102,8 @@ class VectorStores:
         self._shapes[name] = StoreShape(dimension, cast(VectorMetric, metric))
         return self._shapes[name]
 
-    def _create(self, name: str, dimension: int, metric: VectorMetric) -> StoreShape:
+    def _create(self, store: str, dimension: int, metric: VectorMetric) -> StoreShape:
+        name = collection_name(store)
         with self._create_lock:
             shape = self._shape(name)
             if shape is not None:
@@ -116,7 +116,7 @@ class VectorStores:
                 name,
                 schema=_schema(client, dimension),
                 index_params=index,
-                properties={METRIC_PROPERTY: metric},
+                properties={METRIC_PROPERTY: metric, names.USER_NAME_PROPERTY: store},
                 consistency_level="Strong",
             )
             self._shapes[name] = StoreShape(dimension, metric)
@@ -141,7 +141,7 @@ class VectorStores:
         shape = self._shape(name)
         # Checked before a new store exists: a refused first vector must not leave an empty store behind.
         self._check(store, shape or StoreShape(len(request.embedding), request.metric), request.embedding, "embedding")
-        shape = shape or self._create(name, len(request.embedding), request.metric)
+        shape = shape or self._create(store, len(request.embedding), request.metric)
         key = vector_key(request.namespace, request.id)
         existed = self._exists(name, key)
         row = {

@@ -27,7 +27,8 @@ from typing import Any
 from ingestion_contracts.gateway import RESERVED_METADATA_KEY
 from servicekit import Conflict, DependencyUnavailable
 
-from .filters import combine, in_list, quote
+from . import names
+from .filters import combine, in_collection, in_list, quote
 from .schema import REGISTRY_FIELDS
 from .store import MilvusStore
 
@@ -83,7 +84,7 @@ def chunk_id(doc_id: str, version: str, index: int) -> str:
 
 
 def lease_key(collection: str, doc_id: str, version: str) -> str:
-    return f"{collection}/{doc_id}/{version}"
+    return f"{names.collection(collection)}/{doc_id}/{version}"
 
 
 def _default_writer() -> str:
@@ -124,15 +125,15 @@ def _versions_present(store: MilvusStore, collection: str, doc_ids: list[str] | 
 
 def _live_leases(store: MilvusStore, collection: str, doc_ids: list[str] | None, now_ms: int) -> set[tuple[str, str]]:
     docs = in_list("doc_id", doc_ids) if doc_ids is not None else ""
-    expr = combine(f"collection == {quote(collection)}", docs, f"expires_ms > {now_ms}")
+    expr = combine(in_collection(collection), docs, f"expires_ms > {now_ms}")
     return {(row["doc_id"], row["version"]) for row in store.leases_query(expr)}
 
 
 def _named_versions(store: MilvusStore, collection: str, doc_ids: list[str] | None) -> dict[str, str]:
     if doc_ids is None:
-        rows = store.registry_query(f"collection == {quote(collection)}", ["doc_id", "version"])
+        rows = store.registry_query(in_collection(collection), ["doc_id", "version"])
     else:
-        keys = [f"{collection}/{d}" for d in doc_ids]
+        keys = [f"{names.collection(collection)}/{d}" for d in doc_ids]
         rows = list(store.registry_get(keys, ["key", "doc_id", "version"]).values())
     return {row["doc_id"]: row["version"] for row in rows}
 
@@ -208,8 +209,8 @@ class VersionWriter:
     def _open(self, collection: str, news: list[NewVersion]) -> int:
         expires = self.leases.expiry_ms()
         self.store.leases_open([
-            {"key": lease_key(collection, n.doc_id, n.version), "collection": collection, "doc_id": n.doc_id,
-             "version": n.version, "writer": self.leases.writer, "expires_ms": expires}
+            {"key": lease_key(collection, n.doc_id, n.version), "collection": names.collection(collection),
+             "doc_id": n.doc_id, "version": n.version, "writer": self.leases.writer, "expires_ms": expires}
             for n in news
         ])  # fmt: skip
         return expires

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Annotated
 
-from ingestion_contracts.common import COLLECTION_NAME_PATTERN
+from ingestion_contracts.common import UserName
 from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -36,7 +36,7 @@ DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
-NameArg = Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN, description="Collection name.")]
+NameArg = Annotated[UserName, Field(description="Collection name.")]
 INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")
 JobIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Job id returned by an ingest tool.")]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from ingestion_contracts.common import COLLECTION_NAME_PATTERN
+from ingestion_contracts.common import NAME_PATTERN, UserName
 from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
@@ -24,12 +24,12 @@ from .remote import FETCH
 
 SERVER_NAME = "mcpvectordb"
 SERVER_VERSION = "0.2.0"
-LibraryArg = Annotated[str | None, Field(default=None, pattern=COLLECTION_NAME_PATTERN)]
+LibraryArg = Annotated[UserName | None, Field(default=None)]
 DEFAULT_LIBRARY = "default"
 # The ChunkRecord fields a filter compares for equality (content and metadata are not comparable).
 _METADATA_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 FILTER_FIELDS = ("chunk_index", "doc_id", "file_type", "last_modified", "library", "page", "source", "title")
-_LIBRARY_RE = re.compile(COLLECTION_NAME_PATTERN)
+_LIBRARY_RE = re.compile(NAME_PATTERN)
 
 
 def render_error(failure: ToolFailure) -> dict[str, Any]:
@@ -218,7 +218,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def ingest_file(
         path: Annotated[str, Field(min_length=1, max_length=4096, description="Absolute or relative path to the file")],
-        library: Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN)] = DEFAULT_LIBRARY,
+        library: UserName = DEFAULT_LIBRARY,
         metadata: dict[str, Any] | None = None,
     ) -> Annotated[CallToolResult, IngestResult]:
         """Convert a local file and index it in the vector store."""
@@ -228,7 +228,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def ingest_url(
         url: Annotated[str, Field(min_length=8, max_length=2048, description="HTTP or HTTPS URL to fetch")],
-        library: Annotated[str, Field(pattern=COLLECTION_NAME_PATTERN)] = DEFAULT_LIBRARY,
+        library: UserName = DEFAULT_LIBRARY,
         metadata: dict[str, Any] | None = None,
     ) -> Annotated[CallToolResult, IngestResult]:
         """Fetch an HTTP/HTTPS URL, convert its content, and index it."""

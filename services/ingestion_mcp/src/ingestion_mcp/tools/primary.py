@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Unpack
 
+from ingestion_contracts.common import UserName
 from ingestion_contracts.gateway import SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -268,12 +269,8 @@ def _register_collections(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def get_collections(
         collection: Annotated[
-            str | None,
-            Field(
-                default=None,
-                max_length=63,
-                description="A collection's stats and files; omit to list all collections.",
-            ),
+            UserName | None,
+            Field(default=None, description="A collection's stats and files; omit to list all collections."),
         ] = None,
     ) -> Annotated[CallToolResult, CollectionsOutput]:
         """List collections with their document counts, or give the stats and files of one collection."""

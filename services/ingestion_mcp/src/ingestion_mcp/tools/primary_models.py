@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypedDict
 
-from ingestion_contracts.common import COLLECTION_NAME_PATTERN, MAX_TAG_LENGTH, MAX_TAGS
+from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS, UserName
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -13,10 +13,9 @@ from ..errors import ToolFailure
 
 # -- inputs -------------------------------------------------------------------------------
 CollectionArg = Annotated[
-    str | None,
+    UserName | None,
     Field(
         default=None,
-        pattern=COLLECTION_NAME_PATTERN,
         description="Collection name; omit for the default one.",
     ),
 ]

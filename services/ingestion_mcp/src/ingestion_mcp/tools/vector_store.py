@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
+from ingestion_contracts.common import NAME_PATTERN, NAME_RULE
 from ingestion_contracts.vectors import (
     DEFAULT_VECTOR_STORE,
     MAX_K,
     NAMESPACE_PATTERN,
-    VECTOR_STORE_PATTERN,
     VectorAddRequest,
     VectorSearchRequest,
 )
@@ -29,12 +29,10 @@ from .common import result, safe_tool
 from .library import DELETE
 from .primary import READ, WRITE
 
-_STORE_RE = re.compile(VECTOR_STORE_PATTERN)
+_STORE_RE = re.compile(NAME_PATTERN)
 _NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)
 
-StoreArg = Annotated[
-    str, Field(description="Target store instance (letters, digits, underscores; up to 60 characters)")
-]
+StoreArg = Annotated[str, Field(description="Target store instance (letters, digits, - _ .; up to 255 characters)")]
 NamespaceArg = Annotated[
     str | None,
     Field(description="Namespace within the store (letters, digits and _ . : -; up to 128 characters)"),
@@ -81,8 +79,8 @@ def check_scope(store_name: str, namespace: str | None) -> None:
     """Store names become Milvus collection names and namespaces filter values: both are checked here."""
     if not _STORE_RE.fullmatch(store_name):
         raise ToolFailure(
-            "Invalid store_name: use 1-60 letters, digits or underscores, starting with a letter or digit.",
-            "For example 'default' or 'project_embeddings'.",
+            f"Invalid store_name: use {NAME_RULE}.",
+            "For example 'default' or 'project-embeddings'.",
             code="INVALID_INPUT",
         )
     if namespace is not None and not _NAMESPACE_RE.fullmatch(namespace):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
-from ingestion_contracts import COLLECTION_NAME_PATTERN, ErrorBody
+from ingestion_contracts import NAME_PATTERN, ErrorBody
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
@@ -52,7 +52,7 @@ def get_service(request: Request) -> GatewayService:
 ServiceDep = Annotated[GatewayService, Depends(get_service)]
 CollectionPath = Annotated[
     str,
-    Path(min_length=1, max_length=63, pattern=COLLECTION_NAME_PATTERN, description="Collection name, e.g. legal_docs"),
+    Path(min_length=1, max_length=255, pattern=NAME_PATTERN, description="Collection name, e.g. legal-docs.2026"),
 ]
 DocIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id")]
 

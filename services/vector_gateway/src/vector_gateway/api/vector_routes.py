@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
-from ingestion_contracts import ErrorBody
+from ingestion_contracts import NAME_PATTERN, ErrorBody
 from ingestion_contracts.vectors import (
     MAX_VECTOR_ID,
     NAMESPACE_PATTERN,
-    VECTOR_STORE_PATTERN,
     VectorAddRequest,
     VectorAddResponse,
     VectorDeleteResponse,
@@ -30,7 +29,7 @@ def get_vectors(request: Request) -> VectorStores:
 
 VectorsDep = Annotated[VectorStores, Depends(get_vectors)]
 StorePath = Annotated[
-    str, Path(pattern=VECTOR_STORE_PATTERN, description="Store name: letters, digits, underscores, e.g. default")
+    str, Path(max_length=255, pattern=NAME_PATTERN, description="Store name, e.g. project-embeddings")
 ]
 NamespaceQuery = Annotated[
     str | None, Query(pattern=NAMESPACE_PATTERN, description="Namespace; omitted = the default namespace")
