@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from ingestion_mcp.server import HINT_DEFAULTS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -22,15 +24,22 @@ PLAN_TOOLS = {
 }  # fmt: skip
 
 
+def hint(tool: Any, name: str) -> bool:
+    """A tool's hint as the client reads it: a hint left out means the spec's default."""
+    value = getattr(tool.annotations, name)
+    return HINT_DEFAULTS[name] if value is None else bool(value)
+
+
 async def test_tools_have_bounds_output_schemas_and_truthful_annotations(connect) -> None:
     async with connect() as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) >= PLAN_TOOLS
         for tool in tools.values():
             assert tool.output_schema and tool.description and tool.annotations, tool.name
-        assert tools["search"].annotations.read_only_hint is True
-        assert tools["delete_document"].annotations.destructive_hint is True
-        assert tools["ingest_text"].annotations.read_only_hint is False
+        assert hint(tools["search"], "read_only_hint") is True
+        assert hint(tools["delete_document"], "destructive_hint") is True
+        assert hint(tools["ingest_text"], "read_only_hint") is False
+        assert hint(tools["ingest_text"], "destructive_hint") is False
         top_k = tools["search"].input_schema["properties"]["top_k"]
         assert (top_k["minimum"], top_k["maximum"]) == (1, 100)
         assert tools["ingest_document"].input_schema["properties"]["chunking"]["enum"] == ["default", "dense", "sparse"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,10 +29,12 @@ from .tools import (
     vector_store,
 )
 from .tools.common import ErrorRenderer, result
-from .tools.lean_schema import inline_single_use, lean
+from .tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
+- Every answer carries success and message; a failed one error and suggestion (what to do instead).
+- Tools take an optional collection; without one they use the default collection (search: every collection).
 - To add content: ingest_document (a file path), ingest_from_url (a link), ingest_text (text you have),
   ingest_batch (many at once).
 - To find content: search (hybrid keyword + semantic); results name the document, page and section.
@@ -59,11 +62,21 @@ IDENTITIES: dict[str, tuple[str, str]] = {"mcpvectordb": (mcpvectordb.SERVER_NAM
 OWN_CONTRACTS = {"ingestion"}
 
 
-def lean_annotations(hints: ToolAnnotations) -> ToolAnnotations:
-    """The hints without those the spec says mean nothing for a read-only tool (destructiveHint, idempotentHint)."""
-    if not hints.read_only_hint:
-        return hints
-    return hints.model_copy(update={"destructive_hint": None, "idempotent_hint": None})
+# The value MCP gives a hint that is left out (ToolAnnotations: readOnlyHint false, destructiveHint true, ...).
+HINT_DEFAULTS = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False, "open_world_hint": True}
+
+
+def lean_annotations(hints: ToolAnnotations, *, omit_defaults: bool = False) -> ToolAnnotations:
+    """The hints without those the spec says mean nothing for a read-only tool (destructiveHint, idempotentHint),
+    and with omit_defaults without those that say what the spec assumes when a hint is absent."""
+    drop = {"destructive_hint", "idempotent_hint"} if hints.read_only_hint else set()
+    if omit_defaults:
+        drop |= {name for name, default in HINT_DEFAULTS.items() if getattr(hints, name) == default}
+    return hints.model_copy(update=dict.fromkeys(drop)) if drop else hints
+
+
+# A line break inside a paragraph (the source's wrapping), not a blank line between paragraphs.
+UNWRAP = re.compile(r"(?<=\S)\n(?=\S)")
 
 
 class ProfileClash(ValueError):
@@ -103,12 +116,13 @@ class ProfileServer(MCPServer):
         self.tool_profiles: dict[str, str] = {}
 
     def tool(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
-        """Tools are described by their docstring without the source's indentation (every space is a token)."""
+        """Tools are described by their docstring without the source's indentation and line wrapping (every
+        space is a token); paragraphs stay apart."""
         register = super().tool(*args, **kwargs)
 
         def decorate(fn: Any) -> Any:
             if fn.__doc__:
-                fn.__doc__ = inspect.cleandoc(fn.__doc__)
+                fn.__doc__ = UNWRAP.sub(" ", inspect.cleandoc(fn.__doc__))
             return register(fn)
 
         return decorate
@@ -120,9 +134,10 @@ class ProfileServer(MCPServer):
     def _lean(self, tool: MCPTool) -> MCPTool:
         own = self.tool_profiles.get(tool.name) in OWN_CONTRACTS
         output = inline_single_use(lean(tool.output_schema, output=True, absent_is_null=own))
+        output = without_required(output) if own else output
         arguments = lean(tool.input_schema, absent_is_null=own)
-        arguments = inline_single_use(arguments) if own else arguments
-        hints = tool.annotations and lean_annotations(tool.annotations)
+        arguments = without_unreached_limits(inline_single_use(arguments)) if own else arguments
+        hints = tool.annotations and lean_annotations(tool.annotations, omit_defaults=own)
         return tool.model_copy(update={"input_schema": arguments, "output_schema": output, "annotations": hints})
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:

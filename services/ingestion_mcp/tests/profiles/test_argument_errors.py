@@ -44,3 +44,22 @@ async def test_refused_arguments_use_the_profile_error_shape(app_state, profile:
         assert body["error"]["code"] == "INVALID_INPUT" and "limit" in body["error"]["message"]
     else:
         assert body["error"] is True and body["error_type"] == "ValidationError" and field in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "limit"),
+    [("search", {"query": "q" * 4001}, "4000"), ("ingest_document", {"file_path": ""}, "1"),
+     ("ingest_text", {"text": "t" * 60, "source": "s" * 2049}, "2048")],
+)  # fmt: skip
+async def test_limits_left_out_of_the_listing_are_still_enforced_and_named(
+    app_state, tool: str, arguments: dict[str, Any], limit: str
+) -> None:
+    """The ingestion profile lists no minLength 1 and no string ceiling of 256 or more; the tool still refuses."""
+    async with Client(build_server(profile_state(app_state, profiles=["ingestion"]))) as client:
+        listed = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        field = next(iter(arguments)) if tool != "ingest_text" else "source"
+        assert not {"minLength", "maxLength"} & set(listed[tool]["properties"][field])
+        answer = await client.call_tool(tool, arguments)
+    assert answer.is_error and answer.structured_content is not None
+    error = answer.structured_content["error"]
+    assert error.startswith(f"Invalid input: {field}") and limit in error, error

@@ -59,11 +59,8 @@ def register(server: MCPServer, state: AppState) -> None:
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
     ) -> Annotated[CallToolResult, BatchOutput]:
-        """Ingest many files and/or texts in one call; much faster than one call each.
-
-        Each item succeeds or fails on its own. Answers with per-item results, or with a job_id to poll
-        with get_job_status when it takes longer.
-        """
+        """Ingest many files and/or texts in one call, much faster than one call each; items succeed or fail
+        on their own. Answers per-item results, or a job_id for get_job_status."""
         batch = [item.model_dump() for item in items]
         target = state.collection(collection)
         params = {"items": batch, "collection": target, "tags": tags, "chunking": chunking}

@@ -3,7 +3,8 @@
 Applied once, where the server lists its tools: pydantic's generated `title` on every property and
 model (the name again, title-cased), an output's `default` (a result has no defaults), `"type": "string"` beside
 an enum of strings, `"additionalProperties": true` (what JSON Schema assumes anyway) and
-`anyOf: [{"type": X, ...}, {"type": "null"}]` written as `"type": [X, "null"], ...`. Each of these rewrites
+`anyOf: [{"type": X, ...}, {"type": "null"}]` written as `"type": [X, "null"], ...` (an anyOf of bare types
+likewise as one list of types). Each of these rewrites
 accepts exactly the values the original accepted. `inline_single_use` writes a `$defs` entry used once in place.
 
 One rewrite narrows, where the reader treats absent and null alike (`absent_is_null`): an optional property is
@@ -14,6 +15,7 @@ takes null; results of profiles that leave absent fields out (never null) valida
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 # Keys whose value is a map of names to schemas: the names there are data, never schema keywords.
@@ -55,7 +57,20 @@ def lean(schema: Any, *, output: bool = False, absent_is_null: bool = False) -> 
         required = set(out.get("required", []))
         props = out["properties"]
         out["properties"] = {name: sub if name in required else _not_null(sub) for name, sub in props.items()}
-    return _nullable_type(out)
+    return _type_union(_nullable_type(out))
+
+
+def _type_union(schema: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf` of bare types as one list of types (`integer` goes beside `number`, which takes every integer)."""
+    branches = schema.get("anyOf")
+    if "type" in schema or not isinstance(branches, list):
+        return schema
+    if not all(isinstance(b, dict) and set(b) == {"type"} and isinstance(b["type"], str) for b in branches):
+        return schema
+    kinds = [b["type"] for b in branches]
+    kinds = [kind for kind in kinds if not (kind == "integer" and "number" in kinds)]
+    rest = {key: value for key, value in schema.items() if key != "anyOf"}
+    return {"type": kinds[0] if len(kinds) == 1 else kinds, **rest}
 
 
 def _not_null(schema: Any) -> Any:
@@ -99,6 +114,51 @@ def _nullable_type(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     rest = {key: value for key, value in schema.items() if key != "anyOf"}
     return {**first, "type": [first["type"], "null"], **rest}
+
+
+def _each_schema(schema: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """The schema with `rewrite` applied to it and to every schema inside it (property names stay data)."""
+    if isinstance(schema, list):
+        return [_each_schema(item, rewrite) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _each_schema(sub, rewrite) for name, sub in value.items()}
+        elif key in _SCHEMA_VALUES:
+            out[key] = _each_schema(value, rewrite)
+        else:
+            out[key] = value
+    return rewrite(out)
+
+
+def without_required(schema: Any) -> Any:
+    """A result schema with no `required` lists: the agent reads each answer's text block (the same JSON),
+    which shows what the answer carries; the listed schema names and types the fields."""
+    return _each_schema(schema, lambda node: {k: v for k, v in node.items() if k != "required"})
+
+
+# A string length an agent never writes by accident (a path, a URL, a query): refused by the server with the
+# limit named in the error, not listed in every conversation.
+UNLISTED_MAX_LENGTH = 256
+
+
+def without_unreached_limits(schema: Any) -> Any:
+    """Argument schemas without `minLength: 1` and without string ceilings of UNLISTED_MAX_LENGTH or more.
+
+    The tool's own model still enforces both; the listed schema then accepts a superset of what the tool
+    takes, and a value outside it gets the model's error, which names the limit."""
+
+    def drop(node: dict[str, Any]) -> dict[str, Any]:
+        return {
+            key: value
+            for key, value in node.items()
+            if not (key == "minLength" and value == 1)
+            and not (key == "maxLength" and isinstance(value, int) and value >= UNLISTED_MAX_LENGTH)
+        }
+
+    return _each_schema(schema, drop)
 
 
 def inline_single_use(schema: Any) -> Any:

@@ -35,10 +35,10 @@ from .primary_models import CollectionArg, FormatArg, PassageItem, render_error
 DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id from search results.")]
-NameArg = Annotated[UserName, Field(description="Collection name.")]
+DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+NameArg = UserName
 INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")
-JobIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Job id returned by an ingest tool.")]
+JobIdArg = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 def doc_name(source: str) -> str:
@@ -216,8 +216,7 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
     @server.tool(annotations=CANCEL)
     @safe_tool(render_error)
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
-        """Stop a background job (ingest, batch or download) at its next step: nothing is written and it ends
-        'cancelled' (a job already storing its result finishes that atomic write)."""
+        """Stop a background job at its next step: it ends 'cancelled', nothing written (unless already storing)."""
         job = await find_job(state, job_id)
         if job.status != "running":
             info = job_info(job)
@@ -255,7 +254,7 @@ def _register_collection_admin(server: MCPServer, state: AppState) -> None:
     @safe_tool(render_error)
     async def delete_collection(
         name: NameArg,
-        confirm: Annotated[bool, Field(description="Must be true (every document goes).")],
+        confirm: Annotated[bool, Field(description="Must be true.")],
     ) -> Annotated[CallToolResult, DeletedCollectionOutput]:
         """Delete a collection with all its documents. Permanent; needs confirm=true."""
         if not confirm:

@@ -31,14 +31,14 @@ class DocumentItem(BaseModel):
 class DocumentListOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
-            "description": "response_format='detailed' adds to each document title, file_type, content_hash, tags, "
-            "metadata, token_count, last_modified."
+            "description": "'detailed' adds to each document title, file_type, content_hash, tags, metadata, "
+            "token_count, last_modified."
         }
     )
     documents: list[DocumentItem] | None = None
     total: int | None = None
     offset: int | None = None
-    next_offset: int | None = Field(default=None, description="Offset of the next page; absent at the end.")
+    next_offset: int | None = Field(default=None, description="Absent on the last page.")
 
 
 class DocumentOutput(ToolOutput):
@@ -70,7 +70,7 @@ class RunningJob(BaseModel):
     type: str
     description: str
     status: Literal["running", "completed", "failed", "cancelled"]
-    progress: float = Field(description="0-100, never decreases.")
+    progress: float
     current_step: str
     start_time: str
     step_ms: dict[str, float] | None = None

@@ -151,11 +151,8 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         metadata: MetadataArg = None,
         force: ForceArg = False,
     ) -> Annotated[CallToolResult, FileIngestOutput]:
-        """Ingest a file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, images) into a collection.
-
-        Identified by its absolute path: an unchanged file is skipped, new labels update it without re-embedding,
-        changed content replaces it. For text you have use ingest_text; for the web, ingest_from_url.
-        """
+        """Ingest a file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, image), identified by its absolute path;
+        an unchanged file is skipped. For text you have use ingest_text; for the web, ingest_from_url."""
         name = Path(file_path).name
         params = {
             "file_path": file_path, "collection": state.collection(collection), "source": source, "tags": tags,
@@ -177,11 +174,11 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=256,
-                description="Identity: ingesting the same name again updates or replaces it.",
+                description="Identity: the same name again updates or replaces it.",
             ),
         ] = None,
         source: Annotated[
-            str | None, Field(default=None, max_length=2048, description="Label to filter on (e.g. 'slack').")
+            str | None, Field(default=None, max_length=2048, description="Filterable label, e.g. 'slack'.")
         ] = None,
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
@@ -189,10 +186,8 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         metadata: MetadataArg = None,
         force: ForceArg = False,
     ) -> Annotated[CallToolResult, TextIngestOutput]:
-        """Ingest text you already have (plain or Markdown, at least 50 characters; no parsing).
-
-        Identified by its name (or else its content). Markdown headings become each passage's section.
-        """
+        """Ingest text you already have (plain or Markdown, 50+ characters), identified by its name (else its
+        content). Markdown headings become each passage's section."""
         params = {
             "text": text, "collection": state.collection(collection), "name": name, "source": source, "tags": tags,
             "chunking": chunking, "metadata": metadata, "force": force,
@@ -215,8 +210,7 @@ def _register_search(server: MCPServer, state: AppState) -> None:
             Field(
                 default="hybrid",
                 pattern="^(hybrid|semantic|keyword)$",
-                description="'hybrid' = keyword + meaning; 'keyword' for exact terms, codes, names; 'semantic' "
-                "for paraphrases.",
+                description="'keyword': exact terms, codes, names; 'semantic': paraphrases; 'hybrid': both.",
             ),
         ] = "hybrid",
         filters: Annotated[
@@ -239,12 +233,9 @@ def _register_search(server: MCPServer, state: AppState) -> None:
         ] = None,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Find the passages most relevant to a query, best first, with their document, page and section.
-
-        Searches every collection unless `collection` is given. score (0-1) means the same for every query
-        and collection: 0.35 or more is relevant, so min_score=0.35 returns nothing rather than off-topic
-        passages. response_format='detailed' says why each ranked. get_collections shows what is indexed.
-        """
+        """Find the passages most relevant to a query, best first, with document, page and section; every
+        collection unless one is given. score (0-1) means the same for every query: 0.35+ is relevant, so
+        min_score=0.35 returns nothing rather than off-topic passages."""
         detailed = response_format == "detailed"
         request = SearchRequest(
             query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]  # str: the pattern checks it; the schema stays a string
@@ -270,7 +261,7 @@ def _register_collections(server: MCPServer, state: AppState) -> None:
     async def get_collections(
         collection: Annotated[
             UserName | None,
-            Field(default=None, description="A collection's stats and files; omit to list all collections."),
+            Field(default=None, description="Omit to list all collections."),
         ] = None,
     ) -> Annotated[CallToolResult, CollectionsOutput]:
         """List collections with their document counts, or give the stats and files of one collection."""

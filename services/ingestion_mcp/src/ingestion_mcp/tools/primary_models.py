@@ -12,16 +12,11 @@ from pydantic.json_schema import SkipJsonSchema
 from ..errors import ToolFailure
 
 # -- inputs -------------------------------------------------------------------------------
-CollectionArg = Annotated[
-    UserName | None,
-    Field(
-        default=None,
-        description="Collection name; omit for the default one.",
-    ),
-]
+# Described once, in the server's instructions (omitted: the default collection; search: every collection).
+CollectionArg = Annotated[UserName | None, Field(default=None)]
 TagsArg = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
-    Field(default=None, max_length=MAX_TAGS, description="Tags to attach (search can filter on them)."),
+    Field(default=None, max_length=MAX_TAGS),
 ]
 TagFilterArg = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
@@ -29,37 +24,33 @@ TagFilterArg = Annotated[
 ]
 ChunkingArg = Annotated[
     Literal["default", "dense", "sparse"],
-    Field(
-        default="default",
-        description="Token windows: 'default' 200, 'dense' 100 for precise lookups, 'sparse' 400 for long prose.",
-    ),
+    Field(default="default", description="200 tokens a chunk; dense 100 (precise), sparse 400 (long prose)."),
 ]
-FormatArg = Annotated[
-    Literal["concise", "detailed"],
-    Field(default="concise", description="'detailed' adds timings, warnings and ids."),
-]
+# What 'detailed' adds is named in each output schema's description.
+FormatArg = Annotated[Literal["concise", "detailed"], Field(default="concise")]
 SourceArg = Annotated[
     str | None,
     Field(
         default=None,
         max_length=2048,
-        description="Label to filter on (e.g. 'sharepoint'); default: the path. Not the document's identity.",
+        description="Filterable label, e.g. 'sharepoint' (default: the path; not the identity).",
     ),
 ]
 ForceArg = Annotated[
     bool,
     Field(default=False, description="Re-ingest even if unchanged."),
 ]
-MetadataArg = Annotated[dict[str, Any] | None, Field(default=None, description="Key-values stored with every chunk.")]
+MetadataArg = Annotated[dict[str, Any] | None, Field(default=None, description="Stored with every chunk.")]
 QueryArg = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to find, in words.")]
-TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K, description="Passages to return.")]
+TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K)]
 
 
 # -- outputs ------------------------------------------------------------------------------
 class ToolOutput(BaseModel):
     # An error answer (isError) is {success: false, error, suggestion}; a successful one is described per tool.
-    success: bool
-    message: str | None = None
+    # Every answer's envelope (success, message) is said once, in the server's instructions, not in 15 schemas.
+    success: SkipJsonSchema[bool]
+    message: SkipJsonSchema[str | None] = None
 
 
 class Stages(BaseModel):
@@ -84,13 +75,13 @@ class IngestOutput(ToolOutput):
     # in every conversation, and the schema still accepts them (no additionalProperties: false).
     model_config = ConfigDict(
         json_schema_extra={
-            "description": "response_format='detailed' adds doc_id, key (identity: path, URL or text name), source, "
-            "estimated_tokens, page_count, pipeline, processing_time_ms, stages (ms per step), warnings."
+            "description": "'detailed' adds doc_id, key, source, estimated_tokens, page_count, pipeline, "
+            "processing_time_ms, stages, warnings."
         }
     )
     status: Literal["indexed", "replaced", "updated", "skipped"] | None = Field(
         default=None,
-        description="replaced: content or chunking changed (re-embedded); updated: labels only; skipped: unchanged.",
+        description="replaced: re-embedded; updated: labels only.",
     )
     collection: str | None = None
     chunks_created: int | None = None
@@ -154,9 +145,8 @@ class SearchResultItem(PassageItem):
 class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
-            "description": "response_format='detailed' adds searched_chunks, search_time_ms and, to each result, "
-            "tags, metadata, file_type and why {dense, keyword, dense_rank, keyword_rank, collection}: score = "
-            "dense (meaning) + keyword (BM25) part, ranks from 1."
+            "description": "'detailed' adds searched_chunks, search_time_ms and per result tags, metadata, "
+            "file_type, why (score's dense and keyword parts, ranks)."
         }
     )
     query: str | None = None

@@ -43,7 +43,7 @@ def register(server: MCPServer, state: AppState) -> None:
             Field(
                 default=None,
                 max_length=256,
-                description="Label to filter on; default: the URL's domain.",
+                description="Filterable label; default: the URL's domain.",
             ),
         ] = None,
         tags: TagsArg = None,
@@ -52,11 +52,9 @@ def register(server: MCPServer, state: AppState) -> None:
         metadata: MetadataArg = None,
         force: ForceArg = False,
     ) -> Annotated[CallToolResult, UrlIngestOutput]:
-        """Fetch a web page or hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it.
-
-        HTML is reduced to its main content; private and internal addresses are refused. Identified by its
-        URL (after redirects): unchanged content is skipped.
-        """
+        """Fetch a web page or hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it:
+        HTML reduced to its main content, private addresses refused. Identified by its final URL; unchanged
+        content is skipped."""
         params = {
             "url": url, "collection": state.collection(collection), "source": source, "tags": tags,
             "chunking": chunking, "metadata": metadata, "force": force,
