@@ -51,9 +51,13 @@ def server(tmp_path: Path) -> Iterator[str]:
             time.sleep(0.5)
         else:
             pytest.fail("server never became ready:\n" + (tmp_path / "server.log").read_text())
-        # Whoever started it is told where it serves and how to connect.
-        announced = (tmp_path / "server.log").read_text()
-        assert f"ingestion-mcp is ready: MCP over streamable HTTP at {base}/mcp" in announced, announced
+        # Whoever started it is told, once it is ready, where it serves and how to connect (never the token).
+        announced = f"ingestion-mcp is ready: MCP over streamable HTTP at {base}/mcp"
+        deadline = time.monotonic() + 10
+        while announced not in (tmp_path / "server.log").read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        log_text = (tmp_path / "server.log").read_text()
+        assert announced in log_text and '--header "Authorization: Bearer $AUTH_TOKEN"' in log_text, log_text
         yield base
     finally:
         process.terminate()

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from .backend import Backend
 from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_on_broker
-from .embedded import open_backend
+from .embedded import data_folder, open_backend
 from .observability import REGISTRY
 from .server import ProfileClash, build_server
 from .settings import McpSettings
@@ -26,6 +26,8 @@ from .state import AppState
 
 log = logging.getLogger("ingestion_mcp")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
+STILL_STARTING_S = 60.0
 
 
 class HttpGuard:
@@ -96,9 +98,32 @@ async def serve(settings: McpSettings) -> None:
     async with open_backend(settings) as backend:
         server = build_server(AppState.create(settings, backend))
         if settings.transport == "stdio":
-            await server.run_stdio_async()
+            async with anyio.create_task_group() as tasks:
+                # stdout is the protocol: the one line goes to stderr, where clients keep a server's log.
+                tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: stdio_ready_line(settings))
+                await server.run_stdio_async()
+                tasks.cancel_scope.cancel()
             return
         await _serve_http(server, settings, backend)
+
+
+async def announce_when_ready(
+    backend: Backend, listening: Callable[[], bool], message: Callable[[], str], *, poll_s: float = 0.25
+) -> None:
+    """Print the message to stderr once the server listens and every service is ready (the model loaded).
+
+    Printed earlier, it would be followed by the model's loading output and read as "still starting"."""
+    began, told = anyio.current_time(), False
+    while True:
+        checks = await backend.readiness()
+        if listening() and all(state == "ok" for state in checks.values()):
+            break
+        if not told and anyio.current_time() - began > STILL_STARTING_S:
+            told = True
+            pending = ", ".join(f"{name} ({state})" for name, state in checks.items() if state != "ok")
+            print(f"ingestion-mcp is still starting; waiting for: {pending or 'the listener'}", file=sys.stderr)
+        await anyio.sleep(poll_s)
+    print(message(), file=sys.stderr, flush=True)
 
 
 async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> None:
@@ -123,27 +148,42 @@ async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> N
         loopback=settings.host in LOOPBACK,
     )
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    http = uvicorn.Server(config)
 
-    class AnnouncingServer(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if self.started:
-                print(ready_message(settings), file=sys.stderr, flush=True)
+    relaying = relay_on_broker(relay, settings.broker_url) if settings.broker_url else contextlib.nullcontext()
+    async with relaying, anyio.create_task_group() as tasks:
+        tasks.start_soon(announce_when_ready, backend, lambda: http.started, lambda: ready_message(settings))
+        await http.serve()
+        tasks.cancel_scope.cancel()
 
-    async with relay_on_broker(relay, settings.broker_url) if settings.broker_url else contextlib.nullcontext():
-        await AnnouncingServer(config).serve()
+
+def where_data_lives(settings: McpSettings) -> str:
+    if settings.embedded:
+        return f"data: {data_folder(settings)}"
+    return f"services: {settings.docling_service_url}, {settings.chunker_service_url}, {settings.vector_gateway_url}"
 
 
 def ready_message(settings: McpSettings) -> str:
-    """What a person who ran `make run` needs once the server is up: where it is and how to connect."""
+    """What a person who ran `make run` needs once the server is ready: where it is and how to connect."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"http://{host}:{settings.port}/mcp"
-    auth = " (send 'Authorization: Bearer <AUTH_TOKEN>')" if settings.token_value() else ""
-    return (
-        f"ingestion-mcp is ready: MCP over streamable HTTP at {url}{auth}; tools: {', '.join(settings.profiles)}.\n"
-        f'  Connect a client with {{"mcpServers": {{"ingestion": {{"url": "{url}"}}}}}}, or try it with\n'
-        f"  npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list"
-    )
+    header, headers = "", ""
+    if settings.token_value():  # the token itself is never printed: the reader has it in AUTH_TOKEN
+        header = ' --header "Authorization: Bearer $AUTH_TOKEN"'
+        headers = ', "headers": {"Authorization": "Bearer ${AUTH_TOKEN}"}'
+    lines = [
+        f"ingestion-mcp is ready: MCP over streamable HTTP at {url}",
+        f"  tools: {', '.join(settings.profiles)}; {where_data_lives(settings)}",
+        f"  Claude Code: claude mcp add --transport http ingestion {url}{header}",
+        f'  other clients: {{"mcpServers": {{"ingestion": {{"type": "http", "url": "{url}"{headers}}}}}}}',
+    ]
+    if not header:
+        lines.append(f"  try it: npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list")
+    return "\n".join(lines)
+
+
+def stdio_ready_line(settings: McpSettings) -> str:
+    return f"ingestion-mcp is ready on stdio; tools: {', '.join(settings.profiles)}; {where_data_lives(settings)}"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -158,6 +198,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     overrides = {k: v for k, v in vars(args).items() if v is not None}
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # The ready message says when the model is loaded; a progress bar and gRPC's own log (Milvus Lite's
+    # keepalive chatter) would only bury it. Set either variable to see them.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     try:
         settings = McpSettings(**overrides)
     except ValidationError as exc:
