@@ -74,16 +74,17 @@ def _hybrid_scores(lists: dict, fusion: Fusion, depth: int = 20) -> list[tuple[s
     return list(best.items())
 
 
-def rates(threshold: float, fusion: Fusion, relevant_lists: dict, qrels: dict, off_lists: dict) -> dict[str, float]:
-    silent = sum(max((s for _, s in _hybrid_scores(lists, fusion)), default=0.0) < threshold
-                 for lists in off_lists.values())  # fmt: skip
+def rates(threshold: float, fusion: Fusion, relevant: dict, queries: dict, qrels: dict, off: dict) -> dict[str, float]:
+    """``relevant`` / ``off``: query id -> lists; the weights are the gateway's for each query's text."""
+    silent = sum(max((s for _, s in _hybrid_scores(lists, fusion.for_query(OFF_TOPIC[int(qid)]))), default=0.0)
+                 < threshold for qid, lists in off.items())  # fmt: skip
     kept = found = 0
-    for qid, lists in relevant_lists.items():
-        for doc, score in _hybrid_scores(lists, fusion)[:10]:
+    for qid, lists in relevant.items():
+        for doc, score in _hybrid_scores(lists, fusion.for_query(queries[qid]))[:10]:
             if doc in qrels.get(qid, {}):
                 found += 1
                 kept += score >= threshold
-    return {"off_topic_silent": round(silent / len(off_lists), 3), "relevant_kept": round(kept / max(found, 1), 3),
+    return {"off_topic_silent": round(silent / len(off), 3), "relevant_kept": round(kept / max(found, 1), 3),
             "relevant_in_top10": found}  # fmt: skip
 
 
@@ -114,10 +115,11 @@ def main(argv: list[str] | None = None) -> None:
         dump(args.dataset, {str(i): query for i, query in enumerate(OFF_TOPIC)}, out=off_path)
     off = json.loads(off_path.read_text())
     lists = json.loads((TMP / f"lists-{args.dataset}.json").read_text())
-    qrels = load(DATASETS[args.dataset]).qrels
+    data = load(DATASETS[args.dataset])
+    qrels = data.qrels
     for threshold in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
         print(
-            f"min_score {threshold}: hybrid {rates(threshold, Fusion(), lists, qrels, off)}, "
+            f"min_score {threshold}: hybrid {rates(threshold, Fusion(), lists, data.queries, qrels, off)}, "
             f"semantic {single_rates(threshold, 'dense', lists, qrels, off)}, "
             f"keyword {single_rates(threshold, 'bm25', lists, qrels, off)}"
         )

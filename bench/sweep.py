@@ -14,6 +14,7 @@ import argparse
 import json
 from collections.abc import Callable
 
+from vector_gateway import lexical
 from vector_gateway.fusion import Fusion
 
 from .data import DATASETS, load
@@ -22,6 +23,7 @@ from .rankings import TMP
 
 Lists = dict[str, list[tuple[str, str, float]]]  # "dense"/"bm25" -> [(corpus id, chunk id, score)]
 Ranker = Callable[[Lists], list[str]]
+QueryRanker = Callable[[Lists, str], list[str]]  # the variants that look at the query's own words (C6-C8)
 
 
 def fused(fusion: Fusion, depth: int = 100) -> Ranker:
@@ -65,6 +67,69 @@ def confidence(dense: list[float], sparse: list[float]) -> float:
     return 0.25 + 0.5 * (best[0] / (best[0] + best[1])) if sum(best) else 0.5
 
 
+def words(query: str) -> int:
+    """How many words BM25 sees in the query (stemmed, stop words dropped), at least 1."""
+    return max(1, len(lexical.analyze(query, lexical.DEFAULT_ANALYSIS).split()))
+
+
+def per_word(alpha: float, half_per_word: float, combine: str = "sum") -> QueryRanker:
+    """BM25 sums one term per query word, so a long claim scores high on any passage that shares its topic
+    words: the half-point grows with the query's word count (a per-word BM25 of ``half_per_word`` is half)."""
+
+    def rank(lists: Lists, query: str) -> list[str]:
+        half = half_per_word * words(query)
+        dense = {c: min(max((v - 0.10) / 0.70, 0.0), 1.0) for _, c, v in lists["dense"]}
+        sparse = {c: v / (v + half) if v > 0 else 0.0 for _, c, v in lists["bm25"]}
+        doc_of = {c: d for name in ("dense", "bm25") for d, c, _ in lists[name]}
+        if combine == "or":  # noisy-or: either list alone can vouch for a passage
+            scores = {c: 1 - (1 - alpha * dense.get(c, 0.0)) * (1 - (1 - alpha) * sparse.get(c, 0.0)) for c in doc_of}
+        else:
+            scores = {c: alpha * dense.get(c, 0.0) + (1 - alpha) * sparse.get(c, 0.0) for c in doc_of}
+        return fold_to_documents(doc_of[c] for c in sorted(scores, key=scores.__getitem__, reverse=True))
+
+    return rank
+
+
+def by_length(short_alpha: float, long_alpha: float, cut: int, half: float = 40.0) -> QueryRanker:
+    """alpha from the query's length alone: short (entity-like) queries lean on the vectors, long ones on words."""
+
+    def rank(lists: Lists, query: str) -> list[str]:
+        return calibrated(short_alpha if words(query) <= cut else long_alpha, half=half)(lists)
+
+    return rank
+
+
+def ignoring_query(rank: Ranker) -> QueryRanker:
+    return lambda lists, query: rank(lists)
+
+
+def query_variants() -> dict[str, QueryRanker]:
+    out: dict[str, QueryRanker] = {}
+    for half_per_word in (4.0, 6.0, 8.0, 12.0):
+        for alpha in (0.4, 0.5, 0.6):
+            out[f"C6 calibrated, BM25 half-point {half_per_word:g} per query word, alpha={alpha}"] = per_word(
+                alpha, half_per_word
+            )
+        out[f"C7 noisy-or, BM25 half-point {half_per_word:g} per query word"] = per_word(0.8, half_per_word, "or")
+    for cut in (3, 5, 8):
+        for short_alpha, long_alpha in ((0.6, 0.4), (0.7, 0.5), (0.6, 0.5)):
+            out[f"C8 alpha {short_alpha} up to {cut} query words, {long_alpha} above"] = by_length(
+                short_alpha, long_alpha, cut
+            )
+    out["default (the gateway's Fusion().for_query)"] = lambda lists, query: fused(Fusion().for_query(query))(lists)
+    for low, high in ((3, 8), (3, 12), (5, 10)):
+        out[f"C9 alpha 0.6 up to {low} query words, falling linearly to 0.4 at {high}"] = sloped(low, high)
+    return out
+
+
+def sloped(low: int, high: int, short_alpha: float = 0.6, long_alpha: float = 0.4) -> QueryRanker:
+    def rank(lists: Lists, query: str) -> list[str]:
+        share = min(max((words(query) - low) / (high - low), 0.0), 1.0)
+        return calibrated(short_alpha + share * (long_alpha - short_alpha), half=40.0)(lists)
+
+    return rank
+
+
 def variants() -> dict[str, Ranker]:
     out: dict[str, Ranker] = {"bm25 (stemmed)": single("bm25"), "dense": single("dense")}
     out["C0 before: convex min-max alpha=0.5"] = fused(Fusion("convex", 0.5))
@@ -79,7 +144,6 @@ def variants() -> dict[str, Ranker]:
         out[f"C3 adaptive: confidence, half={half}"] = calibrated(half=half, adapt=confidence)
     for depth in (20, 50):
         out[f"C4 calibrated alpha=0.5 half=40, {depth} candidates"] = calibrated(0.5, half=40, depth=depth)
-    out["default (gateway Fusion())"] = fused(Fusion())
     return out
 
 
@@ -90,14 +154,15 @@ def load_lists(dataset: str) -> dict[str, Lists]:
     return json.loads(path.read_text())
 
 
-def table(chosen: dict[str, Ranker], datasets: list[str]) -> str:
-    inputs = {d: (load_lists(d), load(DATASETS[d]).qrels) for d in datasets}
+def table(chosen: dict[str, QueryRanker], datasets: list[str]) -> str:
+    data = {d: load(DATASETS[d]) for d in datasets}
+    inputs = {d: (load_lists(d), data[d].qrels, data[d].queries) for d in datasets}
     head = " | ".join(f"{d} nDCG@10 | R@100 | MRR@10" for d in datasets)
     lines = [f"| variant | {head} |", "|---|" + "---|" * 3 * len(datasets)]
     for name, rank in chosen.items():
         cells = []
-        for lists, qrels in inputs.values():
-            s = evaluate({q: rank(per_query) for q, per_query in lists.items()}, qrels)
+        for lists, qrels, queries in inputs.values():
+            s = evaluate({q: rank(per_query, queries[q]) for q, per_query in lists.items()}, qrels)
             binary = f" ({s['ndcg@10_binary']:.4f} binary)" if "ndcg@10_binary" in s else ""
             cells += [f"{s['ndcg@10']:.4f}{binary}", f"{s['recall@100']:.4f}", f"{s['mrr@10']:.4f}"]
         lines.append(f"| {name} | {' | '.join(cells)} |")
@@ -108,7 +173,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.sweep", description=__doc__)
     parser.add_argument("--dataset", action="append", choices=sorted(DATASETS), help="default: both")
     args = parser.parse_args(argv)
-    print(table(variants(), args.dataset or sorted(DATASETS, reverse=True)))
+    datasets = args.dataset or sorted(DATASETS, reverse=True)
+    chosen = {name: ignoring_query(rank) for name, rank in variants().items()} | query_variants()
+    print(table(chosen, datasets))
 
 
 if __name__ == "__main__":

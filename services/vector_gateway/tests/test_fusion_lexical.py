@@ -54,7 +54,7 @@ def test_rrf_is_one_for_first_in_both_and_orders_by_rank_sums() -> None:
 
 def test_fusion_of_empty_and_single_lists() -> None:
     assert Fusion().fuse([], []) == []
-    assert _scores(Fusion().fuse([("a", 0.3)], [])) == {"a": pytest.approx(0.5 * dense_score(0.3))}
+    assert _scores(Fusion().fuse([("a", 0.3)], [])) == {"a": pytest.approx(Fusion().alpha * dense_score(0.3))}
     single = Fusion().single([("a", 0.3)], "dense")
     assert single[0][1].score == pytest.approx(dense_score(0.3)) and single[0][1].dense_rank == 1
 
@@ -67,3 +67,17 @@ def test_analysis_stems_drops_stop_words_and_leaves_raw_alone() -> None:
         analyze("Ünïcode wörds, 1,000 cells", "snowball_en") == "ünïcode wörds 1 000 cell"
     )  # English Snowball leaves non-ASCII words
     assert analyze("The Mutations", "raw") == "The Mutations"
+
+
+def test_short_queries_lean_on_vectors_long_ones_on_words() -> None:
+    fusion = Fusion()
+    short, long = (
+        fusion.for_query("the Szechwan dish"),
+        fusion.for_query("Vitamin D deficiency raises the risk of hip fractures"),
+    )
+    assert (short.alpha, long.alpha) == (0.6, 0.5)  # stop words do not count: "the Szechwan dish" has two words
+    assert fusion.for_query("one two three four five").alpha == 0.6 and fusion.for_query("b c d e f g").alpha == 0.5
+    # The weights come from the query alone: the same hit scores the same for every query of a length.
+    hits = ([("a", 0.6)], [("a", 30.0)])
+    assert _scores(long.fuse(*hits))["a"] == pytest.approx(0.5 * dense_score(0.6) + 0.5 * 30 / 70)
+    assert Fusion(short_alpha=None).for_query("two words").alpha == Fusion().alpha

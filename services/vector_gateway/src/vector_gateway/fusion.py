@@ -8,6 +8,14 @@ Three methods (VECTOR_GATEWAY_FUSION):
   bench/TUNING.md row C1): the best hit of every query scores about 1, whatever it is.
 - ``rrf``: reciprocal rank fusion, sum of w / (k + rank), divided by its maximum.
 
+The dense weight depends on the query's length (``Fusion.for_query``): a short query (at most
+``short_words`` content words: a name, a concept, "szechwan dish") leans on the vectors (``short_alpha``
+0.6), a longer one (a claim, a question) weighs both alike (``alpha`` 0.5). BM25 is weak on two or three
+words and strong on ten; measured on SciFact and dbpedia-5k (bench/TUNING.md, row C8), this lifts dbpedia by
+0.006 and leaves SciFact and the calibrated threshold for long queries as they were. The
+weights depend on the query alone, never on its hits, so a score still means the same for every query of a
+length and ``min_score`` keeps its meaning.
+
 The candidate lists come from every collection searched, merged by raw score before fusing, so a search
 over three collections ranks as one over one collection holding the same chunks.
 Every fused hit keeps its two parts: ``score == dense + keyword`` (what a detailed search shows).
@@ -16,10 +24,11 @@ Every fused hit keeps its two parts: ``score == dense + keyword`` (what a detail
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
 from .calibration import dense_score, keyword_score
+from .lexical import content_words
 
 FusionMethod = Literal["calibrated", "convex", "rrf"]
 K = TypeVar("K", bound=Hashable)  # what identifies a hit (a chunk id, a row)
@@ -43,8 +52,16 @@ class Fused:
 @dataclass(frozen=True)
 class Fusion:
     method: FusionMethod = "calibrated"
-    alpha: float = 0.5  # weight of the dense list (its reciprocal ranks for rrf)
+    alpha: float = 0.5  # weight of the dense list (its reciprocal ranks for rrf); of a short query: short_alpha
     rrf_k: int = 60
+    short_alpha: float | None = 0.6  # None: alpha for every query
+    short_words: int = 5
+
+    def for_query(self, text: str) -> Fusion:
+        """The fusion for this query: ``short_alpha`` when it has at most ``short_words`` content words."""
+        if self.short_alpha is None or content_words(text) > self.short_words:
+            return self
+        return replace(self, alpha=self.short_alpha)
 
     def fuse(self, dense: Ranked[K], sparse: Ranked[K]) -> list[tuple[K, Fused]]:
         """Both lists fused, best first (ties keep dense order, then keyword order)."""

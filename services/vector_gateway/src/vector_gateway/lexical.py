@@ -50,3 +50,8 @@ def analyze(text: str, analysis: Analysis) -> str:
     if analysis == "raw":
         return text
     return " ".join(stem(word) for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS)
+
+
+def content_words(text: str) -> int:
+    """How many words of ``text`` BM25 matches on (stop words left out), whatever a collection's analysis."""
+    return sum(word not in ENGLISH_STOP_WORDS for word in _WORD.findall(text.lower()))

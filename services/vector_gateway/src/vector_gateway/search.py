@@ -4,7 +4,8 @@ Scores are in [0, 1], higher is better, and mean the same for every query and ev
 (calibration.py; fitted once with the bundled model, bench/TUNING.md):
 - semantic: the calibrated cosine of query and passage;
 - keyword: the calibrated BM25 score (saturating: bm25 / (bm25 + 40));
-- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py), alpha 0.5 by default.
+- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py): alpha 0.6 for a query of up to five
+  content words, 0.5 for a longer one.
 min_score applies to that score; calibration.RELEVANT is the documented threshold for "relevant".
 Only chunks of a document's live (committed) version come back.
 """
@@ -165,6 +166,7 @@ def search(store: MilvusStore, names: list[str], query: Query, *, fusion: Fusion
     Hybrid fuses the rankings as Milvus returns them, ``candidates`` deep, then keeps the best hits whose
     version is committed and fetches their full fields in one query per collection."""
     limit = max(query.top_k, candidates) if query.mode == "hybrid" else query.top_k
+    fusion = fusion.for_query(query.text)
     while True:
         ranked, complete = _ranked(store, names, query, fusion, limit)
         kept = _live_top(store, ranked, query.top_k, fetch=query.mode == "hybrid")

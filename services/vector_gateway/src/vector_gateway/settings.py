@@ -60,7 +60,15 @@ class GatewaySettings(ServiceSettings):
     )
     # Hybrid search (fusion.py; measured in bench/TUNING.md): how the dense and BM25 rankings combine.
     fusion: FusionMethod = "calibrated"
-    hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1).")
+    hybrid_alpha: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1) for queries longer than short."
+    )
+    hybrid_alpha_short: float | None = Field(
+        default=0.6, ge=0.0, le=1.0, description="Dense weight for short queries (= hybrid_alpha: one weight for all)."
+    )
+    short_query_words: int = Field(
+        default=5, ge=0, le=1000, description="A query with at most this many content words is short."
+    )
     fusion_candidates: int = Field(
         default=20, ge=10, le=1000, description="Hits taken from each ranking (at least top_k) before fusing."
     )
@@ -124,7 +132,10 @@ class GatewaySettings(ServiceSettings):
 
     @property
     def hybrid_fusion(self) -> Fusion:
-        return Fusion(method=self.fusion, alpha=self.hybrid_alpha, rrf_k=self.rrf_k)
+        return Fusion(
+            method=self.fusion, alpha=self.hybrid_alpha, rrf_k=self.rrf_k,
+            short_alpha=self.hybrid_alpha_short, short_words=self.short_query_words,
+        )  # fmt: skip
 
     @property
     def uses_server(self) -> bool:
