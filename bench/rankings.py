@@ -34,9 +34,9 @@ def ranked_lists(store: Any, embedder: Any, collection: str, queries: dict[str, 
     out = {}
     for qid, query in queries.items():
         vector = embedder.embed_query(query)
-        dense = store.search(collection, mode="semantic", vector=vector, text="", limit=DEPTH, expr="")
+        dense = store.search(collection, mode="semantic", vector=vector, text="", limit=DEPTH, where=None)
         text = lexical.analyze(query, analysis) or query
-        sparse = store.search(collection, mode="keyword", vector=None, text=text, limit=DEPTH, expr="")
+        sparse = store.search(collection, mode="keyword", vector=None, text=text, limit=DEPTH, where=None)
         out[qid] = {
             name: [(corpus_id(e["source"]), e["chunk_id"], score) for score, e in hits]
             for name, hits in (("dense", dense), ("bm25", sparse))
@@ -60,8 +60,8 @@ async def build(dataset: str) -> Path:
 
 def dump(dataset: str, queries: dict[str, str] | None = None, out: Path | None = None) -> Path:
     from vector_gateway.embedder import create_embedder
+    from vector_gateway.milvus import MilvusStore
     from vector_gateway.settings import GatewaySettings
-    from vector_gateway.store import MilvusStore
 
     work = asyncio.run(build(dataset))
     data = load(DATASETS[dataset])

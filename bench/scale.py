@@ -23,7 +23,7 @@ import httpx
 import numpy as np
 import psutil
 from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
-from vector_gateway.store import MilvusStore
+from vector_gateway.milvus import MilvusStore
 from vector_gateway.upsert import DocumentWriter, plan
 
 from scripts.service_stack import ServiceProcess

@@ -22,9 +22,9 @@ from typing import Any
 from vector_gateway import lexical
 from vector_gateway.embedder import create_embedder
 from vector_gateway.fusion import Fusion
+from vector_gateway.milvus import MilvusStore
 from vector_gateway.search import CANDIDATE_FIELDS, live_versions
 from vector_gateway.settings import GatewaySettings
-from vector_gateway.store import MilvusStore
 
 from .data import load
 from .latency import TOP_K, RawPath
@@ -37,7 +37,7 @@ def calls(store: MilvusStore, raw: RawPath, vectors: list[list[float]], texts: l
     name = QUALITY_COLLECTION
 
     def ranking(mode: str, depth: int) -> Call:
-        return lambda i: store.search(name, mode=mode, vector=vectors[i], text=texts[i], limit=depth, expr="",
+        return lambda i: store.search(name, mode=mode, vector=vectors[i], text=texts[i], limit=depth, where=None,
                                       fields=CANDIDATE_FIELDS)  # fmt: skip
 
     rankings = [(ranking("semantic", 20)(i), ranking("keyword", 20)(i)) for i in range(len(texts))]

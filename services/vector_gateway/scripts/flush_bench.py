@@ -24,8 +24,8 @@ from pathlib import Path
 
 from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
 from vector_gateway.fusion import Fusion
+from vector_gateway.milvus import MilvusStore
 from vector_gateway.search import Query, search
-from vector_gateway.store import MilvusStore
 from vector_gateway.upsert import DocumentWriter, plan
 
 
@@ -87,7 +87,7 @@ def search_latency(store: MilvusStore, name: str, queries: list[str]) -> dict[st
         for query in queries:
             vector = embedder.embed_query(query) if mode != "keyword" else None
             started = time.perf_counter()
-            search(store, [name], Query(mode, vector, query, 10, ""), fusion=Fusion(), candidates=20)
+            search(store, [name], Query(mode, vector, query, 10, None), fusion=Fusion(), candidates=20)
             timings.append((time.perf_counter() - started) * 1000)
         result[f"{mode}_p50_ms"] = round(statistics.median(timings), 1)
     return result

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from flush_bench import HashEmbedder, make_documents
 from ingestion_contracts.gateway import UpsertDocumentRequest
-from vector_gateway.store import MilvusStore
+from vector_gateway.milvus import MilvusStore
 from vector_gateway.upsert import DocumentWriter, plan
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from vector_gateway.index import DocumentIndex
 from vector_gateway.service import GatewayService
-from vector_gateway.store import MilvusStore
+from vector_gateway.where import Eq
 
 
 class InjectedFault(RuntimeError):
@@ -56,7 +57,7 @@ async def test_failed_write_leaves_the_index_as_it_was(
     assert (await upsert(client, name, new))["status"] == "replaced"  # and the retry goes through
 
 
-def _orphan_rows(store: MilvusStore, template: dict[str, Any], doc_id: str, version: str, n: int) -> list[dict]:
+def _orphan_rows(store: DocumentIndex, template: dict[str, Any], doc_id: str, version: str, n: int) -> list[dict]:
     return [
         template | {"chunk_id": f"{doc_id}-{version}-{i}", "doc_id": doc_id, "version": version, "chunk_index": i}
         for i in range(n)
@@ -88,7 +89,7 @@ async def test_orphan_chunks_of_uncommitted_versions_never_show(
     document = (await client.get(f"/v1/collections/{name}/documents/{live}")).json()
     assert document["content"] == "Live capybara chunk."
     assert (await upsert(client, name, make_doc("live.md", ["Next version."])))["status"] == "replaced"
-    assert service.store.count(name, f'doc_id == "{live}"') == 1  # the replace cleared the orphans too
+    assert service.store.count(name, Eq("doc_id", live)) == 1  # the replace cleared the orphans too
 
 
 async def test_a_search_asks_the_registry_only_about_the_hits_it_returns(
@@ -126,7 +127,7 @@ async def test_a_chunk_deleted_between_ranking_and_fetch_is_skipped(
         # A concurrent replace that finished between the ranking and this fetch: cannot be timed for real.
         if not gone:
             gone.append(chunk_ids[0])
-            service.store.delete(collection, f'chunk_id == "{chunk_ids[0]}"')
+            service.store.delete(collection, Eq("chunk_id", chunk_ids[0]))
         return real_fetch(collection, chunk_ids)
 
     monkeypatch.setattr(service.store, "fetch", fetch_after_a_delete)

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vector_gateway.lite_guard import LiteClient, ReadWriteLock
-from vector_gateway.store import MilvusStore
+from vector_gateway.milvus import MilvusStore
+from vector_gateway.milvus.lite_guard import LiteClient, ReadWriteLock
 
 
 def _tiny_collection(store: MilvusStore) -> str:

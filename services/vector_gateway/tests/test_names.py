@@ -11,8 +11,9 @@ import httpx
 import pytest
 from ingestion_contracts import NAME_PATTERN
 from vector_gateway import names
-from vector_gateway.schema import LEASES, REGISTRY
+from vector_gateway.records import LEASES, REGISTRY
 from vector_gateway.service import GatewayService
+from vector_gateway.where import Eq
 
 MILVUS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 NAMES = ["legal_docs", "Docs", "my-lib", "my_lib", "my.lib", "team.docs-v2", "2026-report", "a_-_.b", "x" * 63]
@@ -124,6 +125,6 @@ async def test_registry_rows_record_the_milvus_name(
 ) -> None:
     name = unique_name("team.docs")
     await upsert(client, name, make_doc("/r.md", ["one row"]))
-    rows = service.store.registry_query(f'collection == "{names.collection(name)}"', ["collection"])
+    rows = service.store.registry_query(Eq("collection", names.collection(name)), ["collection"])
     assert [r["collection"] for r in rows] == [names.collection(name)]
     await client.delete(f"/v1/collections/{name}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from vector_gateway.where import Eq
+
 
 async def test_sweep_removes_uncommitted_rows_only(open_gateway, tmp_path, upsert, make_doc) -> None:
     async with open_gateway(tmp_path / "sweep.db") as (client, app):
@@ -9,7 +11,7 @@ async def test_sweep_removes_uncommitted_rows_only(open_gateway, tmp_path, upser
         await service.sweep_uncommitted()  # the start-up sweep may still be running: let it finish
         doc = make_doc("live.md", ["Live okapi chunk.", "Second okapi chunk."])
         live = (await upsert(client, "sweep", doc))["doc_id"]
-        rows = service.store.query("sweep", f'doc_id == "{live}"', ["*"])
+        rows = service.store.query("sweep", Eq("doc_id", live), ["*"])
         # A killed writer leaves rows of an uncommitted version, of a known and of a never-committed document.
         orphans = [row | {"chunk_id": f"{row['chunk_id']}-dead", "version": "deadbeef"} for row in rows]
         orphans += [

@@ -19,8 +19,9 @@ import pytest
 from fastapi import FastAPI
 from ingestion_contracts.gateway import RelabelRequest, SearchRequest, UpsertDocumentRequest
 from servicekit import ServiceError
+from vector_gateway.index import DocumentIndex
 from vector_gateway.service import GatewayService
-from vector_gateway.store import MilvusStore
+from vector_gateway.where import Eq
 
 NAME = "replicas"
 V0 = ["Original heron notes: herons stand still in shallow water.", "They strike fast at passing fish."]
@@ -33,7 +34,7 @@ POINTS = ["rows_written", "commit"]
 class Pause:
     """Hold the first call of one store method of one replica until released (a slow replica)."""
 
-    def __init__(self, store: MilvusStore, point: str) -> None:
+    def __init__(self, store: DocumentIndex, point: str) -> None:
         self.reached, self.go = threading.Event(), threading.Event()
         method = "insert" if point == "rows_written" else "registry_upsert"
         real = getattr(store, method)
@@ -83,10 +84,10 @@ async def write(service: GatewayService, body: UpsertDocumentRequest) -> Any:
     return responses[0]
 
 
-def one_complete_version(store: MilvusStore, doc_id: str) -> dict[str, Any]:
+def one_complete_version(store: DocumentIndex, doc_id: str) -> dict[str, Any]:
     """The registry names a version whose rows all exist, and no other version has rows left."""
     row = store.registry_get([f"{NAME}/{doc_id}"])[f"{NAME}/{doc_id}"]
-    stored = store.query(NAME, f'doc_id == "{doc_id}"', ["version", "chunk_index"])
+    stored = store.query(NAME, Eq("doc_id", doc_id), ["version", "chunk_index"])
     live = sorted(r["chunk_index"] for r in stored if r["version"] == row["version"])
     assert live == list(range(int(row["chunk_count"]))), "the registry names a version whose rows are gone"
     assert {r["version"] for r in stored} == {row["version"]}, "rows of another version are left"
@@ -102,8 +103,8 @@ async def found(service: GatewayService, query: str) -> list[str]:
     return [hit.text for hit in result.hits]
 
 
-async def no_open_leases(store: MilvusStore) -> None:
-    assert store.leases_query('collection == "replicas"') == []
+async def no_open_leases(store: DocumentIndex) -> None:
+    assert store.leases_query(Eq("collection", "replicas")) == []
 
 
 @pytest.mark.parametrize("point", POINTS)

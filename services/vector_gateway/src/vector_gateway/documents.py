@@ -14,14 +14,15 @@ from ingestion_contracts.gateway import (
 )
 
 from .errors import document_not_found, invalid
-from .filters import combine, in_collection, quote
+from .filters import in_collection
 from .fusion import Fused
+from .index import DocumentIndex
 from .passages import ChunkSpan, rebuild_text
-from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
+from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .search import hit_from_entity
-from .store import MilvusStore
 from .upsert import derive_doc_id, registry_key, split_metadata
 from .versions import LeasePolicy, dead_versions, delete_versions
+from .where import And, Cmp, Eq, Where
 
 DocumentOrder = Literal["updated", "source"]
 MAX_CHUNK_RANGE = 1000
@@ -50,12 +51,12 @@ def document_info(collection: str, row: dict[str, Any]) -> DocumentInfo:
     )
 
 
-def _live_expr(row: dict[str, Any]) -> str:
-    return f"doc_id == {quote(row['doc_id'])} and version == {quote(row['version'])}"
+def _live(row: dict[str, Any]) -> And:
+    return And((Eq("doc_id", row["doc_id"]), Eq("version", row["version"])))
 
 
 class DocumentReader:
-    def __init__(self, store: MilvusStore, leases: LeasePolicy | None = None) -> None:
+    def __init__(self, store: DocumentIndex, leases: LeasePolicy | None = None) -> None:
         self.store = store
         self.leases = leases or LeasePolicy()
 
@@ -77,8 +78,8 @@ class DocumentReader:
     ) -> DocumentList:
         if key is not None:
             return self._by_key(collection, key, source)
-        expr = combine(in_collection(collection), f"source == {quote(source)}" if source else "")
-        keys = self.store.registry_query(expr, ["key", "doc_id", "source", "updated_at"])
+        where: Where = And((in_collection(collection), Eq("source", source))) if source else in_collection(collection)
+        keys = self.store.registry_query(where, ["key", "doc_id", "source", "updated_at"])
         if order == "source":
             keys.sort(key=lambda r: (r["source"], r["doc_id"]))
         else:
@@ -101,7 +102,7 @@ class DocumentReader:
 
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)
-        chunks = self.store.query(collection, _live_expr(row), ["chunk_index", "text", "start", "end"])
+        chunks = self.store.query(collection, _live(row), ["chunk_index", "text", "start", "end"])
         for _ in range(READ_RETRIES):
             if len(chunks) == int(row["chunk_count"]):
                 break
@@ -110,7 +111,7 @@ class DocumentReader:
             if fresh["version"] == row["version"]:
                 break
             row = fresh
-            chunks = self.store.query(collection, _live_expr(row), ["chunk_index", "text", "start", "end"])
+            chunks = self.store.query(collection, _live(row), ["chunk_index", "text", "start", "end"])
         spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
         return DocumentContent(**document_info(collection, row).model_dump(), content=rebuild_text(spans))
 
@@ -124,8 +125,8 @@ class DocumentReader:
                 f"The range {start}..{last} has more than {MAX_CHUNK_RANGE} chunks.",
                 f"Ask for at most {MAX_CHUNK_RANGE} chunks per call.",
             )
-        expr = f"{_live_expr(row)} and chunk_index >= {start} and chunk_index <= {last}"
-        found = self.store.query(collection, expr, CHUNK_OUTPUT_FIELDS, limit=MAX_CHUNK_RANGE)
+        where = And((*_live(row).parts, Cmp("chunk_index", ">=", start), Cmp("chunk_index", "<=", last)))
+        found = self.store.query(collection, where, CHUNK_OUTPUT_FIELDS, limit=MAX_CHUNK_RANGE)
         found.sort(key=lambda c: c["chunk_index"])
         hits = [hit_from_entity(collection, c, Fused(0.0, 0.0)) for c in found]
         return DocumentChunks(doc_id=doc_id, collection=collection, chunks=hits, chunk_count=int(row["chunk_count"]))
@@ -133,7 +134,7 @@ class DocumentReader:
     def delete(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
         row = self.registry_row(collection, doc_id)
         # Registry first: the document is gone for searches even if the chunk delete fails.
-        self.store.registry_delete(f"key == {quote(row['key'])}")
+        self.store.registry_delete(Eq("key", row["key"]))
         # Every version nobody can commit any more; a write in flight on another replica keeps its rows, and
         # if it commits after this delete, the document is back, complete (the last commit wins).
         dead = dead_versions(self.store, collection, [doc_id], self.leases.now_ms())

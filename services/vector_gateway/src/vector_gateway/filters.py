@@ -1,8 +1,9 @@
-"""Milvus boolean expressions built safely from the contract's equality filters.
+"""The contract's equality filters as typed filters (where.py), every value checked on the way in.
 
-Milvus Lite has no filter templates, so every value is type-checked and every string is
-escaped here; no caller text reaches an expression any other way. Field names come from
-FILTERABLE_FIELDS or match ``metadata.<identifier>``, never from free text.
+Values are type-checked and strings refused when over-long or holding control characters, so a bad filter
+is the caller's 422 before any store call; the store adapter then escapes each value as its syntax needs
+(milvus/expressions.py). Field names come from FILTERABLE_FIELDS or match ``metadata.<identifier>``, never
+from free text.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from ingestion_contracts.gateway import FILTERABLE_FIELDS, METADATA_KEY_PATTERN
 
 from . import names
+from .where import And, Cmp, Contains, Eq, Scalar, Where, all_of
 
 _METADATA_KEY_RE = re.compile(METADATA_KEY_PATTERN)
 _INTEGER_STRING_RE = re.compile(r"^-?\d{1,18}$")
@@ -28,13 +30,13 @@ class FilterError(ValueError):
     """A filter the caller must fix; the message names the key and the rule."""
 
 
-def in_collection(collection: str) -> str:
+def in_collection(collection: str) -> Eq:
     """Registry and lease rows of a collection: they record its Milvus name (names.py, at most 63 characters)."""
-    return f"collection == {quote(names.collection(collection))}"
+    return Eq("collection", names.collection(collection))
 
 
-def quote(value: str, *, what: str = "value") -> str:
-    """A Milvus string literal for ``value``: backslashes and double quotes escaped."""
+def check_text(value: str, *, what: str = "value") -> str:
+    """``value`` when a filter may hold it: at most MAX_STRING_VALUE characters, none of them a control."""
     if len(value) > MAX_STRING_VALUE:
         raise FilterError(f"Filter {what} is {len(value)} characters long; the limit is {MAX_STRING_VALUE}.")
     for char in value:
@@ -42,7 +44,7 @@ def quote(value: str, *, what: str = "value") -> str:
             raise FilterError(
                 f"Filter {what} contains a control character (U+{ord(char):04X}); filter values must be printable text."
             )
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
 
 
 def _integer(key: str, value: object) -> int:
@@ -61,28 +63,27 @@ def _integer(key: str, value: object) -> int:
     return value
 
 
-def literal(value: object, *, what: str = "value") -> str:
-    """A Milvus literal for a JSON scalar (string, integer, finite float, boolean)."""
+def check_scalar(value: object, *, what: str = "value") -> Scalar:
+    """``value`` when it is a JSON scalar a filter compares with (string, 64-bit integer, finite float, boolean)."""
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return value
     if isinstance(value, int):
         if not INT64_MIN <= value <= INT64_MAX:
             raise FilterError(f"Filter {what} is outside the 64-bit integer range.")
-        return str(value)
+        return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise FilterError(f"Filter {what} must be a finite number, not {value!r}.")
-        return repr(value)
+        return value
     if isinstance(value, str):
-        return quote(value, what=what)
+        return check_text(value, what=what)
     raise FilterError(f"Filter {what} must be a string, number or boolean.")
 
 
-def field_condition(key: str, value: object) -> str:
+def field_condition(key: str, value: object) -> Where:
     """One equality condition on a chunk field or ``metadata.<key>``."""
     if _METADATA_KEY_RE.fullmatch(key):
-        name = key.split(".", 1)[1]
-        return f'metadata["{name}"] == {literal(value, what=repr(key))}'
+        return Eq(key, check_scalar(value, what=repr(key)))
     expected = FILTERABLE_FIELDS.get(key)
     if expected is None or key == COLLECTION_KEY:
         allowed = ", ".join(sorted(k for k in FILTERABLE_FIELDS if k != COLLECTION_KEY))
@@ -91,35 +92,19 @@ def field_condition(key: str, value: object) -> str:
         number = _integer(key, value)
         if key == "page":
             # A chunk covers pages page..page_end: "page 3" finds every chunk that shows page 3.
-            return f"(page <= {number} and page_end >= {number})"
-        return f"{key} == {number}"
+            return And((Cmp("page", "<=", number), Cmp("page_end", ">=", number)))
+        return Eq(key, number)
     if not isinstance(value, str):
         raise FilterError(f"Filter {key!r} takes a string, not {type(value).__name__}.")
-    return f"{key} == {quote(value, what=repr(key))}"
+    return Eq(key, check_text(value, what=repr(key)))
 
 
-def tag_condition(tags: Iterable[str]) -> str:
-    """Chunks that carry every one of ``tags``."""
-    return " and ".join(f"ARRAY_CONTAINS(tags, {quote(tag, what='tag')})" for tag in dict.fromkeys(tags))
+def tag_condition(tags: Iterable[str]) -> Where | None:
+    """Chunks that carry every one of ``tags``; None for no tags."""
+    return all_of(*(Contains("tags", check_text(tag, what="tag")) for tag in dict.fromkeys(tags)))
 
 
-def build_filter(filters: Mapping[str, object], tags: Iterable[str] = ()) -> str:
-    """AND of the equality filters (minus ``collection``) and the tags; '' when there are none."""
+def build_filter(filters: Mapping[str, object], tags: Iterable[str] = ()) -> Where | None:
+    """AND of the equality filters (minus ``collection``) and the tags; None when there are none."""
     parts = [field_condition(key, value) for key, value in filters.items() if key != COLLECTION_KEY]
-    tag_part = tag_condition(tags)
-    if tag_part:
-        parts.append(tag_part)
-    return " and ".join(parts)
-
-
-def combine(*expressions: str) -> str:
-    """AND of non-empty expressions, each parenthesized."""
-    present = [e for e in expressions if e]
-    if len(present) == 1:
-        return present[0]
-    return " and ".join(f"({e})" for e in present)
-
-
-def in_list(field: str, values: Iterable[str]) -> str:
-    """``field in ["a", "b"]`` with every value escaped."""
-    return f"{field} in [{', '.join(quote(v) for v in values)}]"
+    return all_of(*parts, tag_condition(tags))

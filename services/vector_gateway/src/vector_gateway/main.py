@@ -18,9 +18,9 @@ from . import __version__
 from .api.routes import router
 from .api.vector_routes import router as vector_router
 from .embedder import Embedder, EmbedderHolder
+from .milvus import MilvusStore
 from .service import GatewayService
 from .settings import GatewaySettings
-from .store import MilvusStore
 from .vectors import VectorStores
 from .versions import LeasePolicy
 

@@ -20,9 +20,10 @@ from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
 from .fusion import Fused, Fusion
-from .schema import REGISTRY
-from .store import MAX_TOPK, MilvusStore
+from .index import MAX_TOPK, DocumentIndex
+from .records import REGISTRY
 from .upsert import registry_key, split_metadata
+from .where import Where
 
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
 CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
@@ -41,7 +42,7 @@ class Query:
     vector: list[float] | None
     text: str
     top_k: int
-    expr: str
+    where: Where | None
     min_score: float | None = None
 
 
@@ -74,7 +75,7 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused) -> Se
     )
 
 
-def live_versions(store: MilvusStore, collection: str, doc_ids: set[str]) -> dict[str, str]:
+def live_versions(store: DocumentIndex, collection: str, doc_ids: set[str]) -> dict[str, str]:
     # Only what liveness needs: every search pays for this lookup.
     rows = store.registry_get([registry_key(collection, d) for d in sorted(doc_ids)], ["key", "doc_id", "version"])
     return {row["doc_id"]: row["version"] for row in rows.values()}
@@ -83,7 +84,7 @@ def live_versions(store: MilvusStore, collection: str, doc_ids: set[str]) -> dic
 Candidates = list[tuple[float, str, dict[str, Any]]]  # (raw score, collection, entity), best first
 
 
-def _candidates(store: MilvusStore, names: list[str], query: Query, kind: str, limit: int) -> tuple[Candidates, bool]:
+def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int) -> tuple[Candidates, bool]:
     """One ranking (dense or BM25) over every collection, merged by raw score and cut at ``limit``, as one
     collection holding all the chunks would return it; complete: no collection had more to give."""
     merged: Candidates = []
@@ -92,7 +93,7 @@ def _candidates(store: MilvusStore, names: list[str], query: Query, kind: str, l
         text = lexical.analyze(query.text, store.analysis_of(name)) or query.text
         fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
         hits = store.search(
-            name, mode=kind, vector=query.vector, text=text, limit=limit, expr=query.expr, fields=fields
+            name, mode=kind, vector=query.vector, text=text, limit=limit, where=query.where, fields=fields
         )
         merged += [(score, name, entity) for score, entity in hits]
         complete = complete and len(hits) < limit
@@ -101,7 +102,7 @@ def _candidates(store: MilvusStore, names: list[str], query: Query, kind: str, l
 
 
 def _ranked(
-    store: MilvusStore, names: list[str], query: Query, fusion: Fusion, limit: int
+    store: DocumentIndex, names: list[str], query: Query, fusion: Fusion, limit: int
 ) -> tuple[list[ScoredHit], bool]:
     """The fused ranking over every collection (versions not yet checked), and whether it is complete:
     a wider one could add nothing (every list ran out, or nothing deeper can reach ``min_score``)."""
@@ -126,7 +127,7 @@ def _ranked(
     return ranked, complete
 
 
-def _live_top(store: MilvusStore, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:
+def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:
     """The first ``top_k`` hits of ``ranked`` whose version the registry names (with all their fields if ``fetch``).
 
     The registry is asked about the documents of the first ``top_k`` hits only, the rest of the ranking
@@ -151,7 +152,7 @@ def _live_top(store: MilvusStore, ranked: list[ScoredHit], top_k: int, *, fetch:
     return kept
 
 
-def _with_fields(store: MilvusStore, hits: list[ScoredHit]) -> list[ScoredHit]:
+def _with_fields(store: DocumentIndex, hits: list[ScoredHit]) -> list[ScoredHit]:
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for collection in dict.fromkeys(h.collection for h in hits):
         fetched = store.fetch(collection, [h.entity["chunk_id"] for h in hits if h.collection == collection])
@@ -160,7 +161,7 @@ def _with_fields(store: MilvusStore, hits: list[ScoredHit]) -> list[ScoredHit]:
             if (h.collection, h.entity["chunk_id"]) in rows]  # fmt: skip
 
 
-def search(store: MilvusStore, names: list[str], query: Query, *, fusion: Fusion, candidates: int) -> list[SearchHit]:
+def search(store: DocumentIndex, names: list[str], query: Query, *, fusion: Fusion, candidates: int) -> list[SearchHit]:
     """Top ``top_k`` live hits over ``names`` (re-queries wider when stale versions crowded the ranking).
 
     Hybrid fuses the rankings as Milvus returns them, ``candidates`` deep, then keeps the best hits whose
@@ -175,5 +176,5 @@ def search(store: MilvusStore, names: list[str], query: Query, *, fusion: Fusion
         limit = min(limit * GROWTH, MAX_TOPK)
 
 
-def chunk_total(store: MilvusStore, collections: list[str]) -> int:
+def chunk_total(store: DocumentIndex, collections: list[str]) -> int:
     return sum(store.count(name) for name in collections if name != REGISTRY)

@@ -37,13 +37,14 @@ from .documents import DocumentOrder, DocumentReader
 from .embedder import Embedder, EmbedderHolder
 from .filters import COLLECTION_KEY, FilterError, build_filter, in_collection
 from .fusion import Fusion
+from .index import DocumentIndex
 from .locks import KeyedLocks
 from .passages import passage_text
-from .schema import REGISTRY
+from .records import REGISTRY
 from .search import Query, chunk_total, search
-from .store import MilvusStore
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 from .versions import LeasePolicy
+from .where import Where
 
 log = logging.getLogger("vector_gateway")
 T = TypeVar("T")
@@ -57,7 +58,7 @@ def _ignore(_stage: str, _seconds: float) -> None:
 class GatewayService:
     def __init__(
         self,
-        store: MilvusStore,
+        store: DocumentIndex,
         embedders: EmbedderHolder,
         *,
         fusion: Fusion | None = None,
@@ -262,10 +263,10 @@ class GatewayService:
                 raise errors.collection_not_found(name, available)
         return names
 
-    def _search(self, request: SearchRequest, expr: str) -> SearchResponse:
+    def _search(self, request: SearchRequest, where: Where | None) -> SearchResponse:
         names = self._targets(request)
         try:
-            return self._search_in(names, request, expr)
+            return self._search_in(names, request, where)
         except Exception:
             missing = self._missing(names)
             if missing:
@@ -278,7 +279,7 @@ class GatewayService:
         except Exception:  # noqa: BLE001 - Milvus itself is down: the original error says so
             return []
 
-    def _search_in(self, names: list[str], request: SearchRequest, expr: str) -> SearchResponse:
+    def _search_in(self, names: list[str], request: SearchRequest, where: Where | None) -> SearchResponse:
         vector, embedding_ms = None, 0.0
         if request.mode != "keyword" and names:
             embedder = self.embedders.get()
@@ -288,7 +289,7 @@ class GatewayService:
             vector = embedder.embed_query(request.query)
             embedding_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        query = Query(request.mode, vector, request.query, request.top_k, expr, request.min_score)
+        query = Query(request.mode, vector, request.query, request.top_k, where, request.min_score)
         # Every collection's candidates are fused once, on one scale (search.py).
         hits = search(self.store, names, query, fusion=self.fusion, candidates=self.candidates)
         search_ms = (time.perf_counter() - started) * 1000
@@ -303,10 +304,10 @@ class GatewayService:
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         try:
-            expr = build_filter(request.filters, request.tags)
+            where = build_filter(request.filters, request.tags)
         except FilterError as exc:
             raise errors.invalid(str(exc), "Fix the filter value; filters compare for equality.") from exc
-        return await self._run(self._search, request, expr)
+        return await self._run(self._search, request, where)
 
     async def embed(self, request: EmbedRequest) -> EmbedResponse:
         def run() -> EmbedResponse:

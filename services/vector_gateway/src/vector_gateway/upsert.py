@@ -28,12 +28,12 @@ from ingestion_contracts.gateway import (
 from . import names
 from .embedder import Embedder
 from .errors import invalid
-from .filters import combine, in_list
+from .index import DocumentIndex
 from .lexical import Analysis
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
-from .schema import CHUNK_OUTPUT_FIELDS, REGISTRY
-from .store import MilvusStore
+from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .versions import LeasePolicy, NewVersion, VersionWriter, chunk_id, content_version, write_conflict
+from .where import And, In
 
 log = logging.getLogger("vector_gateway.upsert")
 MAX_HEADING_PATH_BYTES = 16_384
@@ -191,7 +191,7 @@ class DocumentWriter:
 
     def __init__(
         self,
-        store: MilvusStore,
+        store: DocumentIndex,
         embedder: Embedder,
         observe: Callable[[str, float], None],
         leases: LeasePolicy | None = None,
@@ -244,7 +244,7 @@ class DocumentWriter:
         if labels_of(existing) == labels_of(wanted) and labels.last_modified in (None, existing["last_modified"]):
             return "skipped"
         doc.version = self.leases.new_version()
-        rows = self.store.query(collection, _version_expr(existing), [*CHUNK_OUTPUT_FIELDS, "vector"])
+        rows = self.store.query(collection, _version_of(existing), [*CHUNK_OUTPUT_FIELDS, "vector"])
         if len(rows) != int(existing["chunk_count"]):
             raise write_conflict(doc.doc_id)  # the version was retired under us: a newer one is committed
         analysis = self.store.analysis_of(collection)
@@ -342,8 +342,8 @@ def _relabel_request(request: UpsertDocumentRequest) -> RelabelRequest:
     )  # fmt: skip
 
 
-def _version_expr(row: dict[str, Any]) -> str:
-    return combine(in_list("doc_id", [row["doc_id"]]), in_list("version", [row["version"]]))
+def _version_of(row: dict[str, Any]) -> And:
+    return And((In("doc_id", (row["doc_id"],)), In("version", (row["version"],))))
 
 
 def _relabelled_row(

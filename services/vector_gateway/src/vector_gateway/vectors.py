@@ -1,6 +1,6 @@
 """Raw vector stores: caller-supplied embeddings stored and searched by id. Knows nothing of HTTP.
 
-Store ``name`` lives in the Milvus collection names.vector_store(name), ``_vs_<name>`` for a plain name:
+Store ``name`` lives in the collection names.vector_store(name), ``_vs_<name>`` for a plain name:
 the leading underscore keeps it out of the document collections (list_collections, search, list_libraries).
 Its dimension is fixed by its first vector and its metric is recorded on the collection (a property and the
 index), so a store keeps both across restarts and configuration changes. A vector's primary key is "<namespace>/<id>"
@@ -10,7 +10,6 @@ index), so a store keeps both across restarts and configuration changes. A vecto
 from __future__ import annotations
 
 import functools
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,15 +28,13 @@ from ingestion_contracts.vectors import (
 )
 
 from . import errors, names
-from .filters import FilterError, combine, field_condition, quote
+from .filters import FilterError, check_text, field_condition
+from .index import DocumentIndex
 from .locks import KeyedLocks
-from .store import MilvusStore
+from .where import Eq, Where, all_of
 
 T = TypeVar("T")
-METRIC_PROPERTY = "vector_store_metric"
-MILVUS_METRICS: dict[str, str] = {"cosine": "COSINE", "dot": "IP", "euclidean": "L2"}
 OUTPUT_FIELDS = ["id", "namespace", "metadata"]
-KEY_BYTES = 2304  # namespace (128) + '/' + id (512 characters, up to 4 bytes each)
 
 
 @dataclass(frozen=True)
@@ -54,32 +51,20 @@ def vector_key(namespace: str | None, vector_id: str) -> str:
     return f"{namespace or ''}/{vector_id}"
 
 
-def _schema(client: Any, dimension: int) -> Any:
-    from pymilvus import DataType
-
-    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("pk", DataType.VARCHAR, max_length=KEY_BYTES, is_primary=True)
-    schema.add_field("id", DataType.VARCHAR, max_length=KEY_BYTES)
-    schema.add_field("namespace", DataType.VARCHAR, max_length=512)
-    schema.add_field("metadata", DataType.JSON)
-    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
-    return schema
-
-
-def _scope(namespace: str | None, metadata_filter: dict[str, Any] | None = None) -> str:
-    """Milvus filter for a namespace (None = all) and metadata equalities, every value escaped."""
-    parts = [f"namespace == {quote(namespace, what='namespace')}"] if namespace is not None else []
+def _scope(namespace: str | None, metadata_filter: dict[str, Any] | None = None) -> Where | None:
+    """Filter for a namespace (None = all) and metadata equalities, every value checked."""
+    parts: list[Where] = [Eq("namespace", check_text(namespace, what="namespace"))] if namespace is not None else []
     try:
         parts += [field_condition(f"metadata.{key}", value) for key, value in (metadata_filter or {}).items()]
     except FilterError as exc:
         raise errors.invalid(str(exc), "Filter values must be strings, numbers or booleans.") from exc
-    return combine(*parts)
+    return all_of(*parts)
 
 
 class VectorStores:
-    """Blocking Milvus work runs in worker threads; writes to one vector are serialized."""
+    """Blocking store work runs in worker threads; writes to one vector are serialized."""
 
-    def __init__(self, store: MilvusStore) -> None:
+    def __init__(self, store: DocumentIndex) -> None:
         self.store = store
         self._shapes: dict[str, StoreShape] = {}
         self._create_lock = threading.Lock()
@@ -94,12 +79,10 @@ class VectorStores:
         """The store's (dimension, metric), or None when it does not exist yet."""
         if name in self._shapes:
             return self._shapes[name]
-        if not self.store.has_collection(name):
+        found = self.store.vector_store_shape(name)
+        if found is None:
             return None
-        info = self.store.client.describe_collection(name)
-        dimension = next(int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector")
-        metric = (info.get("properties") or {}).get(METRIC_PROPERTY, "cosine")
-        self._shapes[name] = StoreShape(dimension, cast(VectorMetric, metric))
+        self._shapes[name] = StoreShape(found[0], cast(VectorMetric, found[1]))
         return self._shapes[name]
 
     def _create(self, store: str, dimension: int, metric: VectorMetric) -> StoreShape:
@@ -108,17 +91,7 @@ class VectorStores:
             shape = self._shape(name)
             if shape is not None:
                 return shape
-            client = self.store.client
-            index = client.prepare_index_params()
-            # FLAT: exact scores, so a search ranks every vector in scope (the stores are caller-sized).
-            index.add_index("vector", index_type="FLAT", metric_type=MILVUS_METRICS[metric])
-            client.create_collection(
-                name,
-                schema=_schema(client, dimension),
-                index_params=index,
-                properties={METRIC_PROPERTY: metric, names.USER_NAME_PROPERTY: store},
-                consistency_level="Strong",
-            )
+            self.store.create_vector_store(name, store, dimension, metric)
             self._shapes[name] = StoreShape(dimension, metric)
             return self._shapes[name]
 
@@ -133,7 +106,7 @@ class VectorStores:
             )
 
     def _exists(self, name: str, key: str) -> bool:
-        return bool(self.store.query(name, f"pk == {quote(key, what='id')}", ["pk"], limit=1))
+        return bool(self.store.query(name, Eq("pk", check_text(key, what="id")), ["pk"], limit=1))
 
     # -- operations (blocking) ---------------------------------------------------------------------
     def _add(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
@@ -148,7 +121,7 @@ class VectorStores:
             "pk": key, "id": request.id, "namespace": request.namespace or "", "metadata": request.metadata,
             "vector": request.embedding,
         }  # fmt: skip
-        self.store.client.upsert(name, [row])
+        self.store.upsert(name, [row])
         self.store.flush(name)
         return VectorAddResponse(
             status="updated" if existed else "added", id=request.id, store=store, namespace=request.namespace,
@@ -157,30 +130,19 @@ class VectorStores:
 
     def _search(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
         name = collection_name(store)
-        expr = _scope(request.namespace, request.metadata_filter)
+        where = _scope(request.namespace, request.metadata_filter)
         shape = self._shape(name)
         if shape is None:
             return VectorSearchResponse(results=[], total_searched=0, metric=None)
         self._check(store, shape, request.query, "query embedding")
-        self.store.ensure_loaded(name)  # a reopened Lite database serves nothing until loaded
-        found = self.store.client.search(
-            name,
-            data=[request.query],
-            anns_field="vector",
-            search_params={"metric_type": MILVUS_METRICS[shape.metric]},
-            limit=request.k,
-            filter=expr,
-            output_fields=OUTPUT_FIELDS,
+        found = self.store.vector_search(
+            name, request.query, metric=shape.metric, limit=request.k, where=where, fields=OUTPUT_FIELDS
         )
-        hits = [self._hit(hit, shape.metric) for hit in (found[0] if found else [])]
-        return VectorSearchResponse(results=hits, total_searched=self.store.count(name, expr), metric=shape.metric)
+        hits = [self._hit(score, entity) for score, entity in found]
+        return VectorSearchResponse(results=hits, total_searched=self.store.count(name, where), metric=shape.metric)
 
     @staticmethod
-    def _hit(hit: dict[str, Any], metric: VectorMetric) -> VectorHit:
-        entity = hit["entity"]
-        score = float(hit["distance"])
-        if metric == "euclidean":  # Milvus' L2 is the squared distance
-            score = math.sqrt(max(score, 0.0))
+    def _hit(score: float, entity: dict[str, Any]) -> VectorHit:
         return VectorHit(id=entity["id"], score=score, metadata=entity.get("metadata") or {},
                          namespace=entity.get("namespace") or None)  # fmt: skip
 
@@ -188,16 +150,16 @@ class VectorStores:
         """Delete the id in its namespace, or (no namespace given) wherever a search without one finds it."""
         name = collection_name(store)
         try:
-            expr = (
-                f"id == {quote(vector_id, what='id')}"
+            where = (
+                Eq("id", check_text(vector_id, what="id"))
                 if namespace is None
-                else f"pk == {quote(vector_key(namespace, vector_id), what='id')}"
+                else Eq("pk", check_text(vector_key(namespace, vector_id), what="id"))
             )
         except FilterError as exc:
             raise errors.invalid(str(exc), "Give the id exactly as it was added.") from exc
-        if self._shape(name) is None or not self.store.query(name, expr, ["pk"], limit=1):
+        if self._shape(name) is None or not self.store.query(name, where, ["pk"], limit=1):
             return VectorDeleteResponse(deleted=False, id=vector_id)
-        self.store.delete(name, expr)
+        self.store.delete(name, where)
         self.store.flush(name)
         return VectorDeleteResponse(deleted=True, id=vector_id)
 

@@ -28,9 +28,10 @@ from ingestion_contracts.gateway import RESERVED_METADATA_KEY
 from servicekit import Conflict, DependencyUnavailable
 
 from . import names
-from .filters import combine, in_collection, in_list, quote
-from .schema import REGISTRY_FIELDS
-from .store import MilvusStore
+from .filters import in_collection
+from .index import DocumentIndex
+from .records import REGISTRY_FIELDS
+from .where import And, Cmp, Eq, In, Ne, Or, Where, in_
 
 log = logging.getLogger("vector_gateway.versions")
 
@@ -38,7 +39,7 @@ LEASE_SECONDS = 600.0
 LATE_REWRITES = 2  # how often a commit that landed after its lease, with rows swept meanwhile, is written again
 CLOCK_SKEW_SECONDS = 60.0  # how far replica clocks may disagree; a writer stops committing this long before expiry
 VERSION_LENGTH = 28  # 12 hex digits of milliseconds, 4 of a per-process sequence, 12 random
-DELETE_GROUP = 100  # documents per delete expression
+DELETE_GROUP = 100  # documents per delete call
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -115,21 +116,21 @@ class LeasePolicy:
 
 
 # -- which versions are dead ----------------------------------------------------------------------
-def _versions_present(store: MilvusStore, collection: str, doc_ids: list[str] | None) -> dict[str, set[str]]:
-    expr = in_list("doc_id", doc_ids) if doc_ids is not None else 'doc_id != ""'
+def _versions_present(store: DocumentIndex, collection: str, doc_ids: list[str] | None) -> dict[str, set[str]]:
+    where: Where = in_("doc_id", doc_ids) if doc_ids is not None else Ne("doc_id", "")
     found: dict[str, set[str]] = defaultdict(set)
-    for row in store.query_few(collection, expr, ["doc_id", "version"]):
+    for row in store.query_few(collection, where, ["doc_id", "version"]):
         found[row["doc_id"]].add(row["version"])
     return found
 
 
-def _live_leases(store: MilvusStore, collection: str, doc_ids: list[str] | None, now_ms: int) -> set[tuple[str, str]]:
-    docs = in_list("doc_id", doc_ids) if doc_ids is not None else ""
-    expr = combine(in_collection(collection), docs, f"expires_ms > {now_ms}")
-    return {(row["doc_id"], row["version"]) for row in store.leases_query(expr)}
+def _live_leases(store: DocumentIndex, collection: str, doc_ids: list[str] | None, now_ms: int) -> set[tuple[str, str]]:
+    docs: tuple[Where, ...] = (in_("doc_id", doc_ids),) if doc_ids is not None else ()
+    where = And((in_collection(collection), *docs, Cmp("expires_ms", ">", now_ms)))
+    return {(row["doc_id"], row["version"]) for row in store.leases_query(where)}
 
 
-def _named_versions(store: MilvusStore, collection: str, doc_ids: list[str] | None) -> dict[str, str]:
+def _named_versions(store: DocumentIndex, collection: str, doc_ids: list[str] | None) -> dict[str, str]:
     if doc_ids is None:
         rows = store.registry_query(in_collection(collection), ["doc_id", "version"])
     else:
@@ -138,7 +139,7 @@ def _named_versions(store: MilvusStore, collection: str, doc_ids: list[str] | No
     return {row["doc_id"]: row["version"] for row in rows}
 
 
-def dead_versions(store: MilvusStore, collection: str, doc_ids: list[str] | None, now_ms: int) -> dict[str, set[str]]:
+def dead_versions(store: DocumentIndex, collection: str, doc_ids: list[str] | None, now_ms: int) -> dict[str, set[str]]:
     """doc_id -> versions with rows that the registry does not name and that no live lease covers.
 
     The reads go in this order, each after the previous one answered: rows, leases, registry. A writer
@@ -154,16 +155,16 @@ def dead_versions(store: MilvusStore, collection: str, doc_ids: list[str] | None
     return {d: vs for d, vs in dead.items() if vs}
 
 
-def delete_versions(store: MilvusStore, collection: str, dead: dict[str, set[str]], *, count: bool = False) -> int:
+def delete_versions(store: DocumentIndex, collection: str, dead: dict[str, set[str]], *, count: bool = False) -> int:
     """Delete the rows of these versions; the number deleted when ``count`` (one more query)."""
     removed = 0
     items = sorted(dead.items())
     for start in range(0, len(items), DELETE_GROUP):
         group = items[start : start + DELETE_GROUP]
-        expr = " or ".join(f"({combine(f'doc_id == {quote(d)}', in_list('version', sorted(vs)))})" for d, vs in group)
+        where = Or(tuple(And((Eq("doc_id", d), in_("version", sorted(vs)))) for d, vs in group))
         if count:
-            removed += store.count(collection, expr)
-        store.delete(collection, expr)
+            removed += store.count(collection, where)
+        store.delete(collection, where)
     return removed
 
 
@@ -193,7 +194,7 @@ def write_conflict(doc_id: str) -> Conflict:
 class VersionWriter:
     """Store rows of new versions, commit them, and delete versions nobody can commit any more."""
 
-    def __init__(self, store: MilvusStore, leases: LeasePolicy) -> None:
+    def __init__(self, store: DocumentIndex, leases: LeasePolicy) -> None:
         self.store = store
         self.leases = leases
 
@@ -287,8 +288,7 @@ class VersionWriter:
                 n.outcome, n.current = "superseded", again.current
 
     def _rows_of(self, collection: str, new: NewVersion) -> int:
-        expr = combine(f"doc_id == {quote(new.doc_id)}", in_list("version", [new.version]))
-        return self.store.count(collection, expr)
+        return self.store.count(collection, And((Eq("doc_id", new.doc_id), In("version", (new.version,)))))
 
     def _settle(self, collection: str, winners: list[NewVersion]) -> None:
         """After a failed commit call: keep the versions it committed anyway, abandon the others."""

@@ -1,4 +1,4 @@
-"""Milvus schemas: one collection per user collection, plus the `_documents` registry."""
+"""Milvus schemas: one collection per user collection, plus the `_documents` registry and the write leases."""
 
 from __future__ import annotations
 
@@ -6,52 +6,11 @@ from typing import Any
 
 from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
 
-from .lexical import ENGLISH_STOP_WORDS
-from .passages import MAX_VARCHAR_BYTES
+from ..lexical import ENGLISH_STOP_WORDS
+from ..passages import MAX_VARCHAR_BYTES
 
-REGISTRY = "_documents"
-# Open write leases, one row per document version being written (versions.py, docs/consistency.md).
-LEASES = "_write_leases"
 REGISTRY_DIM = 2  # Milvus wants a vector in every collection; the registry's is a constant.
 MODEL_PROPERTY = "embedding_model"
-
-# Everything a search hit or a chunk listing shows; never the vectors or search_text.
-CHUNK_OUTPUT_FIELDS = [
-    "chunk_id",
-    "doc_id",
-    "version",
-    "chunk_index",
-    "text",
-    "source",
-    "title",
-    "file_type",
-    "page",
-    "page_end",
-    "heading_path",
-    "start",
-    "end",
-    "token_count",
-    "tags",
-    "metadata",
-    "last_modified",
-]
-REGISTRY_FIELDS = [
-    "key",
-    "collection",
-    "doc_id",
-    "version",
-    "source",
-    "title",
-    "file_type",
-    "content_hash",
-    "chunk_count",
-    "token_count",
-    "created_at",
-    "updated_at",
-    "last_modified",
-    "tags",
-    "metadata",
-]
 
 # Byte lengths: the contract bounds characters; UTF-8 takes at most 4 bytes per character.
 SOURCE_BYTES = 2048 * 4

@@ -1,5 +1,8 @@
 """Milvus access: collections, rows, searches and flushes. Blocking: call it off the event loop.
 
+The gateway's DocumentIndex (index.py) on Milvus: filters arrive typed (where.py) and become Milvus
+expressions here only (expressions.py).
+
 The same code talks to Milvus Lite (a .db path, in-process) and to a Milvus server (http://...).
 Callers name a document collection as its user does; the store maps that to its Milvus name (names.py).
 Names that start with '_' are the gateway's own (registry, leases, vector stores) and pass as they are:
@@ -17,15 +20,18 @@ from typing import Any, TypeVar
 
 from servicekit import DependencyUnavailable
 
-from . import lexical, names, schema
-from .filters import in_list
-from .lexical import DEFAULT_ANALYSIS, Analysis
+from .. import lexical, names
+from ..index import MAX_TOPK
+from ..lexical import DEFAULT_ANALYSIS, Analysis
+from ..records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
+from ..where import In, Where
+from . import schema, vector_stores
+from .expressions import expression
 from .lite_guard import LiteClient
 
 log = logging.getLogger("vector_gateway.store")
 T = TypeVar("T")
 
-MAX_TOPK = 16_384  # Milvus refuses a larger limit (and offset + limit in queries)
 INSERT_SLICE_BYTES = 16 * 1024 * 1024  # stay well under the 64 MiB gRPC message limit
 ITERATOR_BATCH = 4096
 
@@ -99,7 +105,7 @@ class MilvusStore:
     def _ensure_registry(self, client: Any) -> None:
         # The registry is the commit point, the leases say which versions may still be committed: every read
         # of either must see the last write. An index made before leases existed gains the collection here.
-        for name, make_schema in ((schema.REGISTRY, schema.registry_schema), (schema.LEASES, schema.lease_schema)):
+        for name, make_schema in ((REGISTRY, schema.registry_schema), (LEASES, schema.lease_schema)):
             if not client.has_collection(name):
                 client.create_collection(
                     name,
@@ -195,9 +201,9 @@ class MilvusStore:
             return call()
 
     # -- rows -----------------------------------------------------------------------------
-    def count(self, name: str, expr: str = "") -> int:
+    def count(self, name: str, where: Where | None = None) -> int:
         self.ensure_loaded(name)
-        result = self.client.query(milvus_name(name), filter=expr, output_fields=["count(*)"])
+        result = self.client.query(milvus_name(name), filter=expression(where), output_fields=["count(*)"])
         return int(result[0]["count(*)"]) if result else 0
 
     def insert(self, name: str, rows: list[dict[str, Any]]) -> None:
@@ -214,12 +220,15 @@ class MilvusStore:
         if batch:
             self.client.insert(name, batch)
 
-    def delete(self, name: str, expr: str) -> None:
-        self.client.delete(milvus_name(name), filter=expr)
+    def delete(self, name: str, where: Where) -> None:
+        self.client.delete(milvus_name(name), filter=expression(where))
 
-    def query(self, name: str, expr: str, fields: list[str], limit: int | None = None) -> list[dict[str, Any]]:
-        """Rows matching ``expr``; every one of them when ``limit`` is None (paged by an iterator)."""
+    def query(
+        self, name: str, where: Where | None, fields: list[str], limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows matching ``where``; every one of them when ``limit`` is None (paged by an iterator)."""
         self.ensure_loaded(name)
+        expr = expression(where)
         if limit is not None:
             query = functools.partial(
                 self.client.query, milvus_name(name), filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)
@@ -227,9 +236,10 @@ class MilvusStore:
             return list(self._on_loaded(name, query))
         return list(self._iterate(name, expr, fields))
 
-    def query_few(self, name: str, expr: str, fields: list[str]) -> list[dict[str, Any]]:
-        """Every row matching ``expr``, in one call when they fit in one answer (an iterator costs several)."""
+    def query_few(self, name: str, where: Where | None, fields: list[str]) -> list[dict[str, Any]]:
+        """Every row matching ``where``, in one call when they fit in one answer (an iterator costs several)."""
         self.ensure_loaded(name)
+        expr = expression(where)
         rows = list(
             self._on_loaded(
                 name,
@@ -277,7 +287,7 @@ class MilvusStore:
         vector: list[float] | None,
         text: str,
         limit: int,
-        expr: str,
+        where: Where | None,
         fields: list[str] | None = None,
     ) -> list[tuple[float, dict[str, Any]]]:
         """(raw score, entity) pairs of one ranking, best first: cosine (semantic) or BM25 (keyword).
@@ -287,6 +297,7 @@ class MilvusStore:
         if mode not in ("semantic", "keyword"):
             raise ValueError(f"store.search ranks by one field, semantic or keyword, not {mode!r} (see search.py)")
         self.ensure_loaded(name)
+        expr = expression(where)
         if mode == "semantic" and vector is None:
             raise ValueError("store.search: a semantic ranking needs the query vector")
         request = self._dense_request(vector, limit, expr) if mode == "semantic" and vector is not None else None
@@ -301,7 +312,7 @@ class MilvusStore:
                 search_params=request.param,
                 limit=min(limit, MAX_TOPK),
                 filter=expr,
-                output_fields=fields or schema.CHUNK_OUTPUT_FIELDS,
+                output_fields=fields or CHUNK_OUTPUT_FIELDS,
             ),
         )
         hits = result[0] if result else []
@@ -315,8 +326,8 @@ class MilvusStore:
             return {}
         rows = self.client.query(
             milvus_name(name),
-            filter=in_list("chunk_id", chunk_ids),
-            output_fields=schema.CHUNK_OUTPUT_FIELDS,
+            filter=expression(In("chunk_id", tuple(chunk_ids))),
+            output_fields=CHUNK_OUTPUT_FIELDS,
             limit=len(chunk_ids),
         )
         return {row["chunk_id"]: row for row in rows}
@@ -326,35 +337,62 @@ class MilvusStore:
         if not keys:
             return {}
         rows = self.client.query(
-            schema.REGISTRY, filter=in_list("key", keys), output_fields=fields or schema.REGISTRY_FIELDS,
+            REGISTRY, filter=expression(In("key", tuple(keys))), output_fields=fields or REGISTRY_FIELDS,
             limit=len(keys),
         )  # fmt: skip
         return {row["key"]: row for row in rows}
 
     def registry_upsert(self, rows: list[dict[str, Any]]) -> None:
         filled = [{**row, "vector": [0.0] * schema.REGISTRY_DIM} for row in rows]
-        self.client.upsert(schema.REGISTRY, filled)
+        self.client.upsert(REGISTRY, filled)
 
-    def registry_delete(self, expr: str) -> None:
-        self.client.delete(schema.REGISTRY, filter=expr)
+    def registry_delete(self, where: Where) -> None:
+        self.client.delete(REGISTRY, filter=expression(where))
 
-    def registry_query(self, expr: str, fields: list[str] | None = None) -> list[dict[str, Any]]:
-        return list(self._iterate(schema.REGISTRY, expr, fields or schema.REGISTRY_FIELDS))
+    def registry_query(self, where: Where, fields: list[str] | None = None) -> list[dict[str, Any]]:
+        return list(self._iterate(REGISTRY, expression(where), fields or REGISTRY_FIELDS))
 
-    def registry_count(self, expr: str) -> int:
-        result = self.client.query(schema.REGISTRY, filter=expr, output_fields=["count(*)"])
+    def registry_count(self, where: Where) -> int:
+        result = self.client.query(REGISTRY, filter=expression(where), output_fields=["count(*)"])
         return int(result[0]["count(*)"]) if result else 0
 
     # -- write leases (versions.py) ---------------------------------------------------------
     def leases_open(self, rows: list[dict[str, Any]]) -> None:
-        self.client.upsert(schema.LEASES, [{**row, "vector": [0.0] * schema.REGISTRY_DIM} for row in rows])
+        self.client.upsert(LEASES, [{**row, "vector": [0.0] * schema.REGISTRY_DIM} for row in rows])
 
     def leases_end(self, keys: list[str]) -> None:
         if keys:
-            self.client.delete(schema.LEASES, filter=in_list("key", keys))
+            self.client.delete(LEASES, filter=expression(In("key", tuple(keys))))
 
-    def leases_query(self, expr: str) -> list[dict[str, Any]]:
-        return self.query_few(schema.LEASES, expr, ["key", "doc_id", "version", "writer", "expires_ms"])
+    def leases_query(self, where: Where) -> list[dict[str, Any]]:
+        return self.query_few(LEASES, where, ["key", "doc_id", "version", "writer", "expires_ms"])
 
-    def leases_delete(self, expr: str) -> None:
-        self.client.delete(schema.LEASES, filter=expr)
+    def leases_delete(self, where: Where) -> None:
+        self.client.delete(LEASES, filter=expression(where))
+
+    # -- raw vector stores (vectors.py) -----------------------------------------------------
+    def vector_store_shape(self, name: str) -> tuple[int, str] | None:
+        """(dimension, metric) of vector store collection ``name``, or None when it does not exist yet."""
+        return vector_stores.shape(self.client, name) if self.has_collection(name) else None
+
+    def create_vector_store(self, name: str, user_name: str, dimension: int, metric: str) -> None:
+        vector_stores.create(self.client, name, user_name, dimension, metric)
+
+    def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        self.client.upsert(milvus_name(name), rows)
+
+    def vector_search(
+        self, name: str, vector: list[float], *, metric: str, limit: int, where: Where | None, fields: list[str]
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """(score, entity) pairs, best first: cosine similarity, dot product or euclidean distance."""
+        self.ensure_loaded(name)  # a reopened Lite database serves nothing until loaded
+        found = self.client.search(
+            milvus_name(name),
+            data=[vector],
+            anns_field="vector",
+            search_params={"metric_type": vector_stores.MILVUS_METRICS[metric]},
+            limit=limit,
+            filter=expression(where),
+            output_fields=fields,
+        )
+        return [(vector_stores.score(float(h["distance"]), metric), h["entity"]) for h in (found[0] if found else [])]
