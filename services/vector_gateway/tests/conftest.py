@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -24,6 +25,7 @@ from vector_gateway.service import GatewayService
 from vector_gateway.settings import GatewaySettings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).parent))  # fake_index.py: the in-memory DocumentIndex
 
 DocFactory = Callable[..., dict[str, Any]]
 ClientFactory = Callable[..., Any]
