@@ -17,7 +17,7 @@ from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K, SearchHit, SearchRequest
 
 from .backend import Backend
-from .errors import UpstreamError, failure_from
+from .errors import ToolFailure, UpstreamError, failure_from
 from .settings import McpSettings
 
 INDEX_COMMAND = "ingestion-index"
@@ -26,11 +26,12 @@ PROBE_CHUNKS = 8  # find_similar_notes searches with up to this many chunks of t
 EMBEDDING_PROVIDER = "default"
 
 
-class ObsidianError(Exception):
+class ObsidianError(ToolFailure):
+    """A failure in the obsidian spec's words: its error_type is also the code the tool's metrics count."""
+
     def __init__(self, error_type: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(message, code=error_type)
         self.error_type = error_type
-        self.message = message
 
 
 def index_not_found() -> ObsidianError:
@@ -42,6 +43,7 @@ def error_json(error: ObsidianError) -> str:
 
 
 def as_obsidian_error(exc: BaseException) -> ObsidianError:
+    """Any failure as one of the spec's error types (a service's failure is the database's)."""
     if isinstance(exc, ObsidianError):
         return exc
     failure = failure_from(exc)

@@ -28,7 +28,7 @@ from .tools import (
     remote,
     vector_store,
 )
-from .tools.common import ErrorRenderer, result
+from .tools.common import ErrorRenderer, error_result
 from .tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
 
 INSTRUCTIONS = """\
@@ -92,7 +92,7 @@ def identity(profiles: list[str]) -> tuple[str, str, str | None]:
 
 
 def _shaped(render: ErrorRenderer) -> Callable[[ToolFailure], CallToolResult]:
-    return lambda failure: result(render(failure), is_error=True)
+    return lambda failure: error_result(render, failure)
 
 
 # How each profile answers arguments the MCP framework refuses before a tool runs (type, range, missing).

@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field, model_validator
 from ..errors import ToolFailure
 from ..pipeline import BatchItem, IngestOutcome
 from ..state import AppState
-from .common import result, safe_tool
+from .annotations import WRITE
+from .common import profile_tools, result
 from .library_models import BatchItemResult, BatchOutput
-from .primary import WRITE
 from .primary_models import ChunkingArg, CollectionArg, TagsArg, render_error
 
 MAX_BATCH = 200
@@ -47,8 +47,9 @@ def summarize(items: list[BatchItem], outcomes: list[IngestOutcome | ToolFailure
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=WRITE)
-    @safe_tool(render_error)
+    tool = profile_tools(server, render_error)
+
+    @tool(WRITE)
     async def ingest_batch(
         items: Annotated[
             list[BatchItemArg],

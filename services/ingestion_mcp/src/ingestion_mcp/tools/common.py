@@ -1,4 +1,5 @@
-"""What every tool shares: safe execution, rendering, the token budget."""
+"""What every tool shares: one decorator (hints, safe execution, metrics, log line, request id), rendering,
+the token budget."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec
+from typing import Any, ParamSpec, Protocol, TypeVar
 
-from mcp.types import CallToolResult, TextContent
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 from servicekit import request_id_var
 
@@ -18,8 +20,17 @@ from ..observability import TOOL_CALLS, TOOL_SECONDS, new_request_id
 
 log = logging.getLogger("ingestion_mcp.tools")
 P = ParamSpec("P")
-# Renders a failure in the error shape of a profile.
-ErrorRenderer = Callable[[ToolFailure], dict[str, Any]]
+R = TypeVar("R")
+# Renders a failure in the error shape of a profile: a JSON object (sent as structured content with isError),
+# or the whole answer where the profile's spec shapes that too (obsidian's JSON string).
+ErrorRenderer = Callable[[ToolFailure], dict[str, Any] | CallToolResult]
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+class ToolDecorator(Protocol):
+    """What profile_tools gives a profile: `@tool(READ)` registers a tool with those hints."""
+
+    def __call__(self, annotations: ToolAnnotations) -> Callable[[F], F]: ...
 
 
 def estimate_tokens(text: str) -> int:
@@ -33,12 +44,19 @@ def result(payload: BaseModel | dict[str, Any], *, is_error: bool = False) -> Ca
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
 
 
-def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[CallToolResult]]], Any]:
-    """Never let an exception reach the MCP framework: every failure becomes a structured answer."""
+def error_result(render_error: ErrorRenderer, failure: ToolFailure) -> CallToolResult:
+    """A failure answered in a profile's error shape (isError=true)."""
+    rendered = render_error(failure)
+    return rendered if isinstance(rendered, CallToolResult) else result(rendered, is_error=True)
 
-    def decorate(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
+
+def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[R]]], Any]:
+    """Never let an exception reach the MCP framework: every failure becomes a structured answer.
+    Each call gets a request id, a log line and its metrics (calls by outcome, seconds)."""
+
+    def decorate(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R | CallToolResult]]:
         @functools.wraps(fn)
-        async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
             token = request_id_var.set(new_request_id())
             started = time.perf_counter()
             outcome = "ok"
@@ -47,7 +65,7 @@ def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[Ca
             except Exception as exc:  # noqa: BLE001 - this is the one place that catches all
                 failure = failure_from(exc)
                 outcome = failure.code
-                return result(render_error(failure), is_error=True)
+                return error_result(render_error, failure)
             finally:
                 elapsed = time.perf_counter() - started
                 TOOL_CALLS.labels(fn.__name__, outcome).inc()
@@ -61,3 +79,17 @@ def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[Ca
         return wrapper
 
     return decorate
+
+
+def profile_tools(server: MCPServer, render_error: ErrorRenderer) -> ToolDecorator:
+    """The one decorator every profile registers its tools with: `tool = profile_tools(server, render_error)`,
+    then `@tool(READ)` registers the function with those hints, run by safe_tool in the profile's error shape."""
+
+    def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+        def decorate(fn: F) -> F:
+            server.tool(annotations=annotations)(safe_tool(render_error)(fn))
+            return fn
+
+        return decorate
+
+    return tool

@@ -13,23 +13,23 @@ JOB_NOT_FOUND / INVALID_INPUT. A failed job reports its message in `error` and i
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from ..errors import ToolFailure, UpstreamError
 from ..jobs import Job
-from ..sources import SourceError, SourcePolicy, ensure_inside, sanitize_filename
+from ..sources import SourcePolicy, ensure_inside, sanitize_filename
 from ..sources.gitcli import check_repo_url, validate_ref
 from ..sources.netguard import check_url_shape, parse_url
 from ..state import AppState
-from .common import estimate_tokens, result, safe_tool
+from .annotations import FETCH_AND_SAVE, READ, REMOVE
+from .common import ToolDecorator, estimate_tokens, profile_tools, result
 from .docs_server_jobs import DocsContext
 from .docs_server_models import (
     ActiveJobsOutput,
@@ -44,30 +44,13 @@ from .docs_server_models import (
     RepoOptions,
     SearchDocumentsOutput,
     SearchOptions,
-    as_failure,
     render_error,
     spec_code,
 )
 from .scores import docs_server_score, docs_server_threshold
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-REMOVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
 JOB_TYPES = ("fetch_repo", "fetch_file")
 FilePathArg = Annotated[str, Field(min_length=1, max_length=2048, description="Absolute path of an indexed file.")]
-
-
-def docs_tool(fn: Any) -> Any:
-    """safe_tool with this profile's error shape; source errors keep their own codes."""
-
-    @functools.wraps(fn)
-    async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
-        try:
-            return await fn(*args, **kwargs)
-        except SourceError as exc:
-            raise as_failure(exc) from None
-
-    return safe_tool(render_error)(wrapper)
 
 
 def index_empty() -> ToolFailure:
@@ -157,16 +140,16 @@ def job_view(job: Job) -> dict[str, Any]:
 
 
 def register(server: MCPServer, state: AppState, policy: SourcePolicy | None = None) -> None:
+    tool = profile_tools(server, render_error)
     docs = DocsServer(DocsContext(state, policy or state.policy))
-    _register_search(server, docs)
-    _register_files(server, docs)
-    _register_fetch(server, docs)
-    _register_jobs(server, docs)
+    _register_search(tool, docs)
+    _register_files(tool, docs)
+    _register_fetch(tool, docs)
+    _register_jobs(tool, docs)
 
 
-def _register_search(server: MCPServer, docs: DocsServer) -> None:
-    @server.tool(annotations=READ)
-    @docs_tool
+def _register_search(tool: ToolDecorator, docs: DocsServer) -> None:
+    @tool(READ)
     async def search_documents(
         query: Annotated[
             str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Natural language search query.")
@@ -196,9 +179,8 @@ def _register_search(server: MCPServer, docs: DocsServer) -> None:
         return array_result(SearchDocumentsOutput(result=chunks))
 
 
-def _register_files(server: MCPServer, docs: DocsServer) -> None:
-    @server.tool(annotations=READ)
-    @docs_tool
+def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
+    @tool(READ)
     async def get_file_details(
         filePath: FilePathArg,
         chunkIndex: Annotated[
@@ -227,8 +209,7 @@ def _register_files(server: MCPServer, docs: DocsServer) -> None:
             contextSize=contextSize, chunks=chunks, metadata=meta,
         ))  # fmt: skip
 
-    @server.tool(annotations=REMOVE)
-    @docs_tool
+    @tool(REMOVE)
     async def remove_file(filePath: FilePathArg) -> Annotated[CallToolResult, RemoveFileOutput]:
         """Delete a file's chunks and embeddings from the index (the file on disk is left alone)."""
         doc = await docs.find(filePath)
@@ -254,9 +235,8 @@ async def _whole_file(docs: DocsServer, doc: DocumentInfo, meta: dict[str, Any])
     return out
 
 
-def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
-    @server.tool(annotations=FETCH)
-    @docs_tool
+def _register_fetch(tool: ToolDecorator, docs: DocsServer) -> None:
+    @tool(FETCH_AND_SAVE)
     async def fetch_repo(
         repoUrl: Annotated[
             str, Field(min_length=1, max_length=2048, description="GitHub repo URL, e.g. https://github.com/owner/repo")
@@ -276,8 +256,7 @@ def _register_fetch(server: MCPServer, docs: DocsServer) -> None:
         params = {"url": repoUrl, "branch": branch, "options": options.model_dump(mode="json")}
         return await _started(docs, "fetch_repo", params, f"fetch_repo {repoUrl}", f"Cloning {repoUrl}")
 
-    @server.tool(annotations=FETCH)
-    @docs_tool
+    @tool(FETCH_AND_SAVE)
     async def fetch_file(
         url: Annotated[str, Field(min_length=1, max_length=8192, description="URL of the file to download.")],
         filename: Annotated[str, Field(min_length=1, max_length=255, description="File name to save it as.")],
@@ -312,9 +291,8 @@ async def _started(docs: DocsServer, kind: str, params: dict[str, Any], descript
     ))  # fmt: skip
 
 
-def _register_jobs(server: MCPServer, docs: DocsServer) -> None:
-    @server.tool(annotations=READ)
-    @docs_tool
+def _register_jobs(tool: ToolDecorator, docs: DocsServer) -> None:
+    @tool(READ)
     async def get_job_status(
         jobId: Annotated[str, Field(min_length=1, max_length=64, description="Job ID from fetch_repo or fetch_file.")],
     ) -> Annotated[CallToolResult, JobStatusOutput]:
@@ -328,8 +306,7 @@ def _register_jobs(server: MCPServer, docs: DocsServer) -> None:
             )
         return result(job_view(job))
 
-    @server.tool(annotations=READ)
-    @docs_tool
+    @tool(READ)
     async def list_active_jobs() -> Annotated[CallToolResult, ActiveJobsOutput]:
         """All running fetch jobs with their progress and current step, as an array."""
         jobs = [job_view(job) for job in await docs.state.jobs.active() if job.type in JOB_TYPES]

@@ -8,13 +8,14 @@ from typing import Annotated
 from ingestion_contracts.common import UserName
 from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..errors import ToolFailure, UpstreamError
 from ..jobs import Job
 from ..state import AppState
-from .common import result, safe_tool
+from .annotations import CANCEL, CREATE, READ, REMOVE
+from .common import ToolDecorator, profile_tools, result
 from .library_models import (
     CreatedCollectionOutput,
     DeletedCollectionOutput,
@@ -29,12 +30,9 @@ from .library_models import (
     RunningJob,
     SimilarOutput,
 )
-from .primary import READ, search_item
+from .primary import search_item
 from .primary_models import CollectionArg, FormatArg, PassageItem, render_error
 
-DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 NameArg = UserName
 INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")
@@ -85,14 +83,14 @@ async def missing_document(state: AppState, collection: str, doc_id: str, exc: U
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    _register_documents(server, state)
-    _register_jobs(server, state)
-    _register_collection_admin(server, state)
+    tool = profile_tools(server, render_error)
+    _register_documents(tool, state)
+    _register_jobs(tool, state)
+    _register_collection_admin(tool, state)
 
 
-def _register_documents(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_documents(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def list_documents(
         collection: CollectionArg = None,
         offset: Annotated[int, Field(default=0, ge=0, le=1_000_000)] = 0,
@@ -114,8 +112,7 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
             if items else f"No documents at offset {offset} in '{name}' ({page.total} in all).",
         ))  # fmt: skip
 
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+    @tool(READ)
     async def get_document(
         doc_id: DocIdArg,
         collection: CollectionArg = None,
@@ -142,8 +139,7 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
             metadata=doc.metadata or None, message=message,
         ))  # fmt: skip
 
-    @server.tool(annotations=DELETE)
-    @safe_tool(render_error)
+    @tool(REMOVE)
     async def delete_document(
         doc_id: DocIdArg, collection: CollectionArg = None
     ) -> Annotated[CallToolResult, DeleteOutput]:
@@ -158,8 +154,7 @@ def _register_documents(server: MCPServer, state: AppState) -> None:
             message=f"Deleted document '{doc_id}' ({deleted.deleted_chunks} chunks) from '{name}'.",
         ))  # fmt: skip
 
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+    @tool(READ)
     async def find_similar(
         doc_id: DocIdArg,
         collection: CollectionArg = None,
@@ -197,9 +192,8 @@ async def find_job(state: AppState, job_id: str) -> Job:
     return job
 
 
-def _register_jobs(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_jobs(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def get_job_status(job_id: JobIdArg) -> Annotated[CallToolResult, JobStatusOutput]:
         """Status of a background job: progress 0-100, current step, timings, and its result or error."""
         job = await find_job(state, job_id)
@@ -213,8 +207,7 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
             JobStatusOutput(success=True, job=info, message=f"Job {job.id}: {job.status}, {job.progress:.0f}%.")
         )
 
-    @server.tool(annotations=CANCEL)
-    @safe_tool(render_error)
+    @tool(CANCEL)
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Stop a background job at its next step: it ends 'cancelled', nothing written (unless already storing)."""
         job = await find_job(state, job_id)
@@ -227,17 +220,15 @@ def _register_jobs(server: MCPServer, state: AppState) -> None:
         note = "cancelled; nothing was written" if job.status == "cancelled" else job.status
         return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {note}."))
 
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+    @tool(READ)
     async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
         """List the background jobs that are still running."""
         jobs: list[RunningJob] = [job_info(job) for job in await state.jobs.active()]
         return result(JobListOutput(success=True, jobs=jobs, message=f"{len(jobs)} active jobs."))
 
 
-def _register_collection_admin(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=CREATE)
-    @safe_tool(render_error)
+def _register_collection_admin(tool: ToolDecorator, state: AppState) -> None:
+    @tool(CREATE)
     async def create_collection(name: NameArg) -> Annotated[CallToolResult, CreatedCollectionOutput]:
         """Create an empty collection (ingest tools also create one on first use)."""
         try:
@@ -250,8 +241,7 @@ def _register_collection_admin(server: MCPServer, state: AppState) -> None:
         return result(CreatedCollectionOutput(success=True, name=info.name, document_count=0, chunk_count=0,
                                               message=f"Created collection '{name}'."))  # fmt: skip
 
-    @server.tool(annotations=DELETE)
-    @safe_tool(render_error)
+    @tool(REMOVE)
     async def delete_collection(
         name: NameArg,
         confirm: Annotated[bool, Field(description="Must be true.")],

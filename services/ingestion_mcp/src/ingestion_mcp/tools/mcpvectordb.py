@@ -17,10 +17,8 @@ from pydantic import BaseModel, Field
 from ..errors import ToolFailure, UpstreamError
 from ..pipeline import IngestOutcome
 from ..state import AppState
-from .common import result, safe_tool
-from .library import DELETE
-from .primary import READ, WRITE
-from .remote import FETCH
+from .annotations import FETCH, READ, REMOVE, WRITE
+from .common import ToolDecorator, profile_tools, result
 
 SERVER_NAME = "mcpvectordb"
 SERVER_VERSION = "0.2.0"
@@ -204,18 +202,18 @@ def ingest_result(outcome: IngestOutcome) -> IngestResult:
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    _register_ingest(server, state)
-    _register_read(server, state)
-    _register_manage(server, state)
+    tool = profile_tools(server, render_error)
+    _register_ingest(tool, state)
+    _register_read(tool, state)
+    _register_manage(tool, state)
 
 
-def _register_ingest(server: MCPServer, state: AppState) -> None:
+def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
     async def ingest(path: str, library: str | None, metadata: dict[str, Any] | None) -> CallToolResult:
         outcome = await state.ingestor.ingest_file(path, collection=library or DEFAULT_LIBRARY, metadata=metadata)
         return result(ingest_result(outcome))
 
-    @server.tool(annotations=WRITE)
-    @safe_tool(render_error)
+    @tool(WRITE)
     async def ingest_file(
         path: Annotated[str, Field(min_length=1, max_length=4096, description="Absolute or relative path to the file")],
         library: UserName = DEFAULT_LIBRARY,
@@ -224,8 +222,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         """Convert a local file and index it in the vector store."""
         return await ingest(path, library, metadata)
 
-    @server.tool(annotations=FETCH)
-    @safe_tool(render_error)
+    @tool(FETCH)
     async def ingest_url(
         url: Annotated[str, Field(min_length=8, max_length=2048, description="HTTP or HTTPS URL to fetch")],
         library: UserName = DEFAULT_LIBRARY,
@@ -236,9 +233,8 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         return result(ingest_result(outcome))
 
 
-def _register_read(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_read(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def search(
         query: Annotated[str, Field(min_length=1, max_length=4000, description="Natural language search query")],
         top_k: Annotated[int, Field(ge=1, le=100, description="Max results to return (1-100)")] = 5,
@@ -257,8 +253,7 @@ def _register_read(server: MCPServer, state: AppState) -> None:
             raise library_failure(exc, target) from None
         return result(SearchResult(results=[chunk_record(hit) for hit in found.hits]))
 
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+    @tool(READ)
     async def list_documents(
         library: LibraryArg = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
@@ -271,8 +266,7 @@ def _register_read(server: MCPServer, state: AppState) -> None:
             raise library_failure(exc, library) from None
         return result(DocumentsResult(documents=documents, count=len(documents)))
 
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+    @tool(READ)
     async def get_document(
         doc_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
     ) -> Annotated[CallToolResult, DocumentResult]:
@@ -285,9 +279,8 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         ))  # fmt: skip
 
 
-def _register_manage(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_manage(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def list_libraries() -> Annotated[CallToolResult, LibrariesResult]:
         """List all libraries with document and chunk counts."""
         listing = await state.backend.list_collections()
@@ -296,8 +289,7 @@ def _register_manage(server: MCPServer, state: AppState) -> None:
             for c in listing.collections
         ]))  # fmt: skip
 
-    @server.tool(annotations=DELETE)
-    @safe_tool(render_error)
+    @tool(REMOVE)
     async def delete_document(
         doc_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
     ) -> Annotated[CallToolResult, DeleteResult]:

@@ -13,13 +13,12 @@ that includes subfolders.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Annotated, Any
 
 from ingestion_contracts.gateway import MAX_QUERY_CHARS
 from mcp.server import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from ..errors import ToolFailure
@@ -30,40 +29,37 @@ from ..notes import (
     error_json,
 )
 from ..state import AppState
+from .annotations import READ
+from .common import profile_tools
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
-
-def error_result(error: ObsidianError) -> CallToolResult:
+def spec_error(error: ObsidianError) -> CallToolResult:
     text = error_json(error)
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content={"result": text}, is_error=True
     )
 
 
+def render_error(failure: ToolFailure) -> CallToolResult:
+    """Any failure in a tool, as the spec's error string (isError=true)."""
+    return spec_error(as_obsidian_error(failure))
+
+
 def invalid_arguments(failure: ToolFailure) -> CallToolResult:
     """Arguments the MCP framework refused (type, range), in the spec's error string."""
-    return error_result(ObsidianError("ValidationError", f"{failure.message} {failure.suggestion}".strip()))
+    return spec_error(ObsidianError("ValidationError", f"{failure.message} {failure.suggestion}".strip()))
 
 
-def obsidian_tool(fn: Any) -> Any:
-    """Answer with the spec's JSON string; any failure becomes the spec's error string (isError=true)."""
-
-    @functools.wraps(fn)
-    async def wrapper(*args: Any, **kwargs: Any) -> str | CallToolResult:
-        try:
-            return json.dumps(await fn(*args, **kwargs), ensure_ascii=False, separators=(",", ":"))  # compact
-        except Exception as exc:  # noqa: BLE001 - every failure is answered in the spec's shape
-            return error_result(as_obsidian_error(exc))
-
-    return wrapper
+def as_json(answer: dict[str, Any]) -> str:
+    """The spec answers with a JSON string (compact: the agent pays per token)."""
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
 def register(server: MCPServer, state: AppState) -> None:
+    tool = profile_tools(server, render_error)
     notes = NoteIndex(state.backend, state.settings)
 
-    @server.tool(annotations=READ)
-    @obsidian_tool
+    @tool(READ)
     async def vector_search(
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Natural language query")],
         n_results: Annotated[int, Field(ge=1, le=100, description="Number of results to return (1-100)")] = 10,
@@ -77,10 +73,9 @@ def register(server: MCPServer, state: AppState) -> None:
         total_chunks), total and query. `folder` includes its subfolders. For notes like a given note,
         use find_similar_notes; for the index state, vector_status.
         """
-        return await notes.search(query, n_results, folder)  # type: ignore[return-value]  # obsidian_tool turns the dict into the JSON string that `-> str` declares
+        return as_json(await notes.search(query, n_results, folder))
 
-    @server.tool(annotations=READ)
-    @obsidian_tool
+    @tool(READ)
     async def find_similar_notes(
         path: Annotated[
             str,
@@ -93,13 +88,12 @@ def register(server: MCPServer, state: AppState) -> None:
         Returns a JSON string: source_note, similar_notes (path, title, folder, score, content_preview,
         chunk_index, total_chunks) and total.
         """
-        return await notes.similar(path, n_results)  # type: ignore[return-value]  # obsidian_tool turns the dict into the JSON string that `-> str` declares
+        return as_json(await notes.similar(path, n_results))
 
-    @server.tool(annotations=READ)
-    @obsidian_tool
+    @tool(READ)
     async def vector_status() -> str:
         """Get the status of the vector search index: ready or empty, chunk and note counts, embedding
         provider and dimension, last update time and data path (JSON string)."""
         status = await notes.status()
         status.pop("embedding_model", None)  # the CLI shows it; the tool keeps the spec's keys
-        return status  # type: ignore[return-value]  # obsidian_tool turns the dict into the JSON string that `-> str` declares
+        return as_json(status)

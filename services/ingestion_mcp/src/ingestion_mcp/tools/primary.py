@@ -10,13 +10,14 @@ from ingestion_contracts.common import UserName
 from ingestion_contracts.gateway import SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..jobkinds import outcome_of
 from ..pipeline import IngestOutcome
 from ..state import AppState
-from .common import estimate_tokens, result, safe_tool
+from .annotations import READ, WRITE
+from .common import ToolDecorator, estimate_tokens, profile_tools, result
 from .primary_models import (
     ChunkingArg,
     CollectionArg,
@@ -42,8 +43,6 @@ from .primary_models import (
     render_error,
 )
 
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 CONCISE_TEXT_CHARS = 600
 
 
@@ -132,14 +131,14 @@ async def ingest_via_job(
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    _register_ingest(server, state)
-    _register_search(server, state)
-    _register_collections(server, state)
+    tool = profile_tools(server, render_error)
+    _register_ingest(tool, state)
+    _register_search(tool, state)
+    _register_collections(tool, state)
 
 
-def _register_ingest(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=WRITE)
-    @safe_tool(render_error)
+def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
+    @tool(WRITE)
     async def ingest_document(
         file_path: Annotated[str, Field(min_length=1, max_length=4096, description="Absolute path.")],
         ctx: Context,
@@ -163,8 +162,7 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
             lambda outcome: ingest_output(outcome, name, response_format, file_name=name),
         )  # fmt: skip
 
-    @server.tool(annotations=WRITE)
-    @safe_tool(render_error)
+    @tool(WRITE)
     async def ingest_text(
         text: Annotated[str, Field(min_length=1)],
         ctx: Context,
@@ -198,9 +196,8 @@ def _register_ingest(server: MCPServer, state: AppState) -> None:
         )  # fmt: skip
 
 
-def _register_search(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_search(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def search(
         query: QueryArg,
         collection: CollectionArg = None,
@@ -255,9 +252,8 @@ def _register_search(server: MCPServer, state: AppState) -> None:
         return result(fit_budget(out, state.settings.response_token_budget))
 
 
-def _register_collections(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_collections(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def get_collections(
         collection: Annotated[
             UserName | None,

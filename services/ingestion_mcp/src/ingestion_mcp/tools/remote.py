@@ -6,12 +6,13 @@ from typing import Annotated
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..pipeline import IngestOutcome
 from ..state import AppState
-from .common import safe_tool
+from .annotations import FETCH
+from .common import profile_tools
 from .primary import ingest_output, ingest_via_job
 from .primary_models import (
     ChunkingArg,
@@ -25,15 +26,14 @@ from .primary_models import (
     render_error,
 )
 
-# Reaches out to the web: open world. Idempotent: the same content is skipped by hash.
-FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 CONTENT_TYPES = {"pdf": "PDF", "docx": "DOCX", "pptx": "PPTX", "xlsx": "XLSX", "html": "HTML", "md": "Markdown",
                  "txt": "Text", "image": "Image"}  # fmt: skip
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=FETCH)
-    @safe_tool(render_error)
+    tool = profile_tools(server, render_error)
+
+    @tool(FETCH)
     async def ingest_from_url(
         url: Annotated[str, Field(min_length=8, max_length=2048, description="http(s) URL.")],
         ctx: Context,

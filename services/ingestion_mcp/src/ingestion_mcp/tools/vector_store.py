@@ -25,9 +25,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolFailure
 from ..state import AppState
-from .common import result, safe_tool
-from .library import DELETE
-from .primary import READ, WRITE
+from .annotations import READ, REMOVE, WRITE
+from .common import ToolDecorator, profile_tools, result
 
 _STORE_RE = re.compile(NAME_PATTERN)
 _NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)
@@ -92,13 +91,13 @@ def check_scope(store_name: str, namespace: str | None) -> None:
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    _register_write(server, state)
-    _register_read(server, state)
+    tool = profile_tools(server, render_error)
+    _register_write(tool, state)
+    _register_read(tool, state)
 
 
-def _register_write(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=WRITE)
-    @safe_tool(render_error)
+def _register_write(tool: ToolDecorator, state: AppState) -> None:
+    @tool(WRITE)
     async def vector_add(
         id: Annotated[str, Field(description="Unique identifier for the vector")],
         embedding: Annotated[list[float], Field(description="The embedding vector")],
@@ -121,8 +120,7 @@ def _register_write(server: MCPServer, state: AppState) -> None:
         added = await state.backend.vector_add(store_name, request)
         return result(AddResult(status=added.status, id=added.id, dimension=added.dimension))
 
-    @server.tool(annotations=DELETE)
-    @safe_tool(render_error)
+    @tool(REMOVE)
     async def vector_delete(
         id: Annotated[str, Field(description="Vector ID to delete")],
         store_name: StoreArg = DEFAULT_VECTOR_STORE,
@@ -137,9 +135,8 @@ def _register_write(server: MCPServer, state: AppState) -> None:
         return result(DeleteResult(deleted=deleted.deleted, id=deleted.id))
 
 
-def _register_read(server: MCPServer, state: AppState) -> None:
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+def _register_read(tool: ToolDecorator, state: AppState) -> None:
+    @tool(READ)
     async def vector_search(
         query: Annotated[list[float], Field(description="Query embedding vector")],
         k: Annotated[int, Field(ge=1, le=MAX_K, description="Number of results to return")] = 10,
@@ -167,8 +164,7 @@ def _register_read(server: MCPServer, state: AppState) -> None:
         ]
         return result(SearchResult(results=matches, total_searched=found.total_searched))
 
-    @server.tool(annotations=READ)
-    @safe_tool(render_error)
+    @tool(READ)
     async def vector_count(
         store_name: StoreArg = DEFAULT_VECTOR_STORE,
         namespace: Annotated[str | None, Field(description="Namespace to count within; omitted = all")] = None,
