@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from ingestion_contracts.docling import EXTENSIONS
 
 from .backend import Backend
-from .errors import ToolFailure, UpstreamError
+from .errors import CollectionNotFound, ToolFailure, UpstreamError
 from .notes import folder_tags
 from .pipeline import BatchItem, Ingestor, IngestOutcome
 from .settings import McpSettings
@@ -77,10 +77,8 @@ async def indexed_hashes(backend: Backend, collection: str) -> dict[str, tuple[s
     while True:
         try:
             page = await backend.list_documents(collection, offset=offset, limit=1000)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                return known
-            raise
+        except CollectionNotFound:
+            return known
         known.update({(doc.key or doc.source): (doc.doc_id, doc.content_hash) for doc in page.documents})
         offset += len(page.documents)
         if not page.documents or offset >= page.total:
@@ -146,8 +144,6 @@ class VaultIndexer:
         """Delete the notes collection: (documents, chunks) deleted, or None when there was none."""
         try:
             deleted = await self.backend.delete_collection(self.collection)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        except CollectionNotFound:
+            return None
         return deleted.deleted_documents, deleted.deleted_chunks

@@ -10,7 +10,7 @@ import httpx
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_after_delay
 
-from .errors import UpstreamError
+from .errors import UpstreamError, upstream_error
 from .observability import EVENT_HOOKS
 
 log = logging.getLogger("ingestion_mcp.clients")
@@ -108,7 +108,7 @@ class ServiceClient:
         if not isinstance(body, dict):
             body = {}
         message = body.get("error") or f"The {self.name} service answered HTTP {response.status_code}."
-        return UpstreamError(
+        return upstream_error(
             str(message),
             body.get("suggestion"),
             code=str(body.get("code") or f"HTTP_{response.status_code}"),

@@ -36,6 +36,40 @@ class UpstreamError(ToolFailure):
     """A service answered with an error body (4xx/5xx) or could not be reached."""
 
 
+# The gateway's error codes a caller acts on, as types: code that asks "is it missing?" catches one of these,
+# never an HTTP status or a message's words.
+class NotFound(UpstreamError):
+    """The service holds no such thing (the base of the two below)."""
+
+
+class CollectionNotFound(NotFound):
+    """COLLECTION_NOT_FOUND; details["available_collections"] lists those that exist."""
+
+
+class DocumentNotFound(NotFound):
+    """DOCUMENT_NOT_FOUND: the collection exists, the document is not in it."""
+
+
+class CollectionExists(UpstreamError):
+    """COLLECTION_EXISTS: a create found the name taken."""
+
+
+UPSTREAM_CODES: dict[str, type[UpstreamError]] = {
+    "COLLECTION_NOT_FOUND": CollectionNotFound,
+    "DOCUMENT_NOT_FOUND": DocumentNotFound,
+    "NOT_FOUND": NotFound,
+    "COLLECTION_EXISTS": CollectionExists,
+}
+
+
+def upstream_error(
+    message: str, suggestion: str | None, *, code: str, status: int, details: dict[str, Any] | None = None
+) -> UpstreamError:
+    """A service's error answer as the type its code names (UpstreamError for the codes nobody branches on)."""
+    kind = UPSTREAM_CODES.get(code) or (NotFound if status == 404 else UpstreamError)
+    return kind(message, suggestion, code=code, status=status, details=details)
+
+
 def failure_from(exc: BaseException) -> ToolFailure:
     """Any exception as a ToolFailure an agent can act on (unexpected ones are logged, not shown)."""
     if isinstance(exc, ToolFailure):

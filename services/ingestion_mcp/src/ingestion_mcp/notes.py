@@ -7,22 +7,21 @@ includes subfolders. No MCP here: the CLI imports this without the MCP SDK (it s
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from pathlib import PurePosixPath
 from typing import Any
 
 from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
-from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K, SearchHit, SearchRequest
+from ingestion_contracts.gateway import MAX_QUERY_CHARS, SearchHit, SearchRequest
 
 from .backend import Backend
-from .errors import ToolFailure, UpstreamError, failure_from
+from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
+from .library import Library
 from .settings import McpSettings
 
 INDEX_COMMAND = "ingestion-index"
 PREVIEW_CHARS = 200
-PROBE_CHUNKS = 8  # find_similar_notes searches with up to this many chunks of the source note
 EMBEDDING_PROVIDER = "default"
 
 
@@ -96,6 +95,7 @@ class NoteIndex:
         self.backend = backend
         self.settings = settings
         self.collection = settings.obsidian_collection
+        self.library = Library(backend, settings)
 
     async def _search(self, query: str, top_k: int, tags: list[str] | None = None) -> list[SearchHit]:
         request = SearchRequest(
@@ -103,54 +103,34 @@ class NoteIndex:
             tags=tags or [],
         )  # fmt: skip
         try:
-            found = await self.backend.search(request)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                raise index_not_found() from None
-            raise
+            found = await self.library.search(request)
+        except CollectionNotFound:
+            raise index_not_found() from None
         if found.total_searched == 0:
             raise index_not_found()
         return found.hits
 
-    async def chunk_totals(self, sources: list[str]) -> dict[str, int]:
-        async def total(source: str) -> int:
-            listing = await self.backend.find_document(self.collection, source)
-            return listing.documents[0].chunk_count if listing.documents else 0
-
-        counts = await asyncio.gather(*(total(s) for s in dict.fromkeys(sources)))
-        return dict(zip(dict.fromkeys(sources), counts, strict=True))
-
     async def search(self, query: str, n_results: int, folder: str | None) -> dict[str, Any]:
         where = normalize_folder(folder) if folder else ""
         hits = await self._search(query, n_results, [folder_tag(where)] if where else None)
-        totals = await self.chunk_totals([hit.key for hit in hits])
+        totals = await self.library.chunk_counts(self.collection, [hit.key for hit in hits])
         results = [note_summary(hit, totals[hit.key]) for hit in hits]
         return {"results": results, "total": len(results), "query": query}
 
     async def similar(self, path: str, n_results: int) -> dict[str, Any]:
         source = normalize_folder(path)
         try:
-            listing = await self.backend.find_document(self.collection, source)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                raise index_not_found() from None
-            raise
-        if not listing.documents:
+            doc = await self.library.find(self.collection, source)
+            ranked = await self.library.similar(self.collection, doc, n_results) if doc else []
+        except CollectionNotFound:
+            raise index_not_found() from None
+        if doc is None:
             raise ObsidianError(
                 "NoteNotFoundError",
                 f"Note not found in index: {path}. Give the vault-relative path (e.g. 'Projects/MyProject.md'), "
                 f"or run '{INDEX_COMMAND} update' if the note is new.",
             )
-        doc = listing.documents[0]
-        probes = await self.backend.get_chunks(self.collection, doc.doc_id, 0, min(doc.chunk_count, PROBE_CHUNKS) - 1)
-        top_k = min(MAX_TOP_K, n_results * 4 + doc.chunk_count)
-        searches = await asyncio.gather(*(self._search(c.text, top_k) for c in probes.chunks if c.text.strip()))
-        best: dict[str, SearchHit] = {}
-        for hit in (h for hits in searches for h in hits if h.key != source):
-            if hit.key not in best or hit.score > best[hit.key].score:
-                best[hit.key] = hit
-        ranked = sorted(best.values(), key=lambda h: h.score, reverse=True)[:n_results]
-        totals = await self.chunk_totals([hit.key for hit in ranked])
+        totals = await self.library.chunk_counts(self.collection, [hit.key for hit in ranked])
         similar = [note_summary(hit, totals[hit.key]) for hit in ranked]
         return {"source_note": source, "similar_notes": similar, "total": len(similar)}
 
@@ -165,9 +145,7 @@ class NoteIndex:
             info = await self.backend.get_collection(self.collection)
             chunks, notes = info.chunk_count, info.document_count
             model, dimension = info.embedding_model, info.dimension
-        except UpstreamError as exc:
-            if exc.status not in (404, 422):
-                raise
+        except CollectionNotFound:
             described = await self.backend.embedding_model()
             chunks, notes, model, dimension = 0, 0, described.model, described.dimension
         updated = None

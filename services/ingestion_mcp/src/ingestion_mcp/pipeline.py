@@ -31,7 +31,7 @@ from ingestion_contracts.gateway import (
 from . import acquire
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
 from .backend import Backend
-from .errors import ToolFailure, UpstreamError, failure_from
+from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
 from .settings import McpSettings
 from .sources import SourcePolicy
 
@@ -319,10 +319,8 @@ class Ingestor:
         for start in range(0, len(unique), FIND_BATCH):
             try:
                 listing = await self.backend.find_documents(collection, unique[start : start + FIND_BATCH])
-            except UpstreamError as exc:
-                if exc.status == 404:
-                    return {}
-                raise
+            except CollectionNotFound:
+                return {}
             found.update({doc.key: doc for doc in listing.documents})
         return found
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from functools import cached_property
 from typing import Any
 
 import anyio
-from ingestion_contracts.gateway import CollectionInfo, SearchRequest, SearchResponse
 
 from .backend import Backend
-from .errors import ToolFailure, UpstreamError
 from .jobs import Job, JobManager, JobStore
+from .library import Library
 from .pipeline import Ingestor, Progress
 from .settings import McpSettings
 from .sources import SourcePolicy
@@ -68,38 +67,10 @@ class AppState:
 
         return report
 
-    async def available_collections(self) -> list[str]:
-        listing = await self.backend.list_collections()
-        return sorted(c.name for c in listing.collections)
-
-    async def unknown_collection(self, name: str) -> ToolFailure:
-        available = await self.available_collections()
-        return ToolFailure(
-            f"Collection '{name}' not found.",
-            "Use get_collections without parameters to see available collections.",
-            code="COLLECTION_NOT_FOUND",
-            details={"available_collections": available},
-        )
-
-    async def collection_info(self, name: str) -> CollectionInfo:
-        try:
-            return await self.backend.get_collection(name)
-        except UpstreamError as exc:
-            if exc.status in (404, 422):
-                raise await self.unknown_collection(name) from None
-            raise
-
-    async def search(self, request: SearchRequest) -> SearchResponse:
-        try:
-            return await self.backend.search(request)
-        except UpstreamError as exc:
-            if exc.status == 404 and request.collections:
-                raise await self.unknown_collection(request.collections[0]) from None
-            raise
-
-    async def file_names(self, collection: str, *, limit: int) -> list[str]:
-        listing = await self.backend.list_documents(collection, limit=limit)
-        return [PurePosixPath(doc.key or doc.source).name or doc.key for doc in listing.documents]
+    @cached_property
+    def library(self) -> Library:
+        """The facade every profile's tools use for the indexed documents (library.py)."""
+        return Library(self.backend, self.settings)
 
 
 def job_store(settings: McpSettings) -> JobStore:

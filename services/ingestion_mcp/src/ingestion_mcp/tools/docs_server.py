@@ -22,14 +22,14 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..errors import ToolFailure, UpstreamError
+from ..errors import CollectionNotFound, ToolFailure
 from ..jobs import Job
 from ..sources import SourcePolicy, ensure_inside, sanitize_filename
 from ..sources.gitcli import check_repo_url, validate_ref
 from ..sources.netguard import check_url_shape, parse_url
 from ..state import AppState
 from .annotations import FETCH_AND_SAVE, READ, REMOVE
-from .common import ToolDecorator, estimate_tokens, profile_tools, result
+from .common import ToolDecorator, profile_tools, result
 from .docs_server_jobs import DocsContext
 from .docs_server_models import (
     ActiveJobsOutput,
@@ -90,16 +90,13 @@ class DocsServer:
                 "Pass the filePath exactly as search_documents returned it.",
                 code="INVALID_PATH",
             )
-        for candidate in dict.fromkeys([file_path, str(Path(file_path).resolve())]):
-            try:
-                listing = await self.state.backend.find_document(self.collection, candidate)
-            except UpstreamError as exc:
-                if exc.status == 404:
-                    raise index_empty() from None
-                raise
-            if listing.documents:
-                return listing.documents[0]
-        raise not_indexed(f"The file {file_path}")
+        try:
+            doc = await self.state.library.find(self.collection, file_path, str(Path(file_path).resolve()))
+        except CollectionNotFound:
+            raise index_empty() from None
+        if doc is None:
+            raise not_indexed(f"The file {file_path}")
+        return doc
 
     def file_size(self, file_path: str, metadata: dict[str, Any]) -> int:
         size = metadata.get("file_size")
@@ -168,11 +165,9 @@ def _register_search(tool: ToolDecorator, docs: DocsServer) -> None:
             min_score=docs_server_threshold(options.minScore),
         )  # fmt: skip
         try:
-            found = await docs.state.backend.search(request)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                raise index_empty() from None
-            raise
+            found = await docs.state.library.search(request)
+        except CollectionNotFound:
+            raise index_empty() from None
         if found.total_searched == 0:
             raise index_empty()
         chunks = [docs.chunk(hit, score=True, with_metadata=options.includeMetadata) for hit in found.hits]
@@ -222,16 +217,15 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
 
 async def _whole_file(docs: DocsServer, doc: DocumentInfo, meta: dict[str, Any]) -> FileDetailsOutput:
     content = (await docs.state.backend.get_document(docs.collection, doc.doc_id)).content
-    budget_chars = docs.state.settings.response_token_budget * 4
+    budget = docs.state.library.budget
     out = FileDetailsOutput(filePath=doc.key, title=doc.title, totalChunks=doc.chunk_count, metadata=meta)
-    if estimate_tokens(content) > docs.state.settings.response_token_budget:
+    out.content, more = budget.window(content)
+    if more:
         out.truncated = True
         out.message = (
-            f"The file is long; showing its first {budget_chars} characters. "
+            f"The file is long; showing its first {budget.chars} characters. "
             "Read the rest with chunkIndex and contextSize."
         )
-        content = content[:budget_chars]
-    out.content = content
     return out
 
 

@@ -6,12 +6,12 @@ from pathlib import PurePosixPath
 from typing import Annotated
 
 from ingestion_contracts.common import UserName
-from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
+from ingestion_contracts.gateway import DocumentInfo
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..errors import ToolFailure, UpstreamError
+from ..errors import ToolFailure
 from ..jobs import Job
 from ..state import AppState
 from .annotations import CANCEL, CREATE, READ, REMOVE
@@ -70,18 +70,6 @@ def job_info(job: Job) -> JobInfo:
     )  # fmt: skip
 
 
-async def missing_document(state: AppState, collection: str, doc_id: str, exc: UpstreamError) -> ToolFailure:
-    if exc.status != 404:
-        return exc
-    if "collection" in exc.message.lower() and "not found" in exc.message.lower():
-        return await state.unknown_collection(collection)
-    return ToolFailure(
-        f"Document '{doc_id}' not found in collection '{collection}'.",
-        "Use list_documents or search to find the doc_id; it may have been deleted or replaced.",
-        code="DOCUMENT_NOT_FOUND",
-    )
-
-
 def register(server: MCPServer, state: AppState) -> None:
     tool = profile_tools(server, render_error)
     _register_documents(tool, state)
@@ -99,10 +87,7 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DocumentListOutput]:
         """List the documents of a collection (newest first), a page at a time."""
         name = state.collection(collection)
-        try:
-            page = await state.backend.list_documents(name, offset=offset, limit=limit)
-        except UpstreamError as exc:
-            raise (await state.unknown_collection(name) if exc.status == 404 else exc) from None
+        page = await state.library.documents(name, offset=offset, limit=limit)
         items = [document_item(d, response_format == "detailed") for d in page.documents]
         more = offset + len(items) < page.total
         return result(DocumentListOutput(
@@ -120,19 +105,14 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DocumentOutput]:
         """Return the full Markdown of an indexed document, rebuilt from its chunks (paged when long)."""
         name = state.collection(collection)
-        try:
-            doc = await state.backend.get_document(name, doc_id)
-        except UpstreamError as exc:
-            raise await missing_document(state, name, doc_id, exc) from None
-        budget_chars = state.settings.response_token_budget * 4
-        content = doc.content[start_char : start_char + budget_chars]
-        truncated = start_char + budget_chars < len(doc.content)
+        doc = await state.library.document(name, doc_id)
+        content, truncated = state.library.budget.window(doc.content, start_char)
         message = (
             f"'{doc_name(doc.key or doc.source)}': characters {start_char}-{start_char + len(content)} "
             f"of {len(doc.content)}."
         )
         if truncated:
-            message += f" Call again with start_char={start_char + budget_chars} for the rest."
+            message += f" Call again with start_char={start_char + state.library.budget.chars} for the rest."
         return result(DocumentOutput(
             success=True, doc_id=doc.doc_id, name=doc_name(doc.key or doc.source), source=doc.source, collection=name,
             title=doc.title, content=content, chunk_count=doc.chunk_count, truncated=truncated or None,
@@ -145,10 +125,7 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DeleteOutput]:
         """Delete a document and all its chunks from a collection. Permanent."""
         name = state.collection(collection)
-        try:
-            deleted = await state.backend.delete_document(name, doc_id)
-        except UpstreamError as exc:
-            raise await missing_document(state, name, doc_id, exc) from None
+        deleted = await state.library.delete_document(name, doc_id)
         return result(DeleteOutput(
             success=True, doc_id=doc_id, collection=name, deleted_chunks=deleted.deleted_chunks,
             message=f"Deleted document '{doc_id}' ({deleted.deleted_chunks} chunks) from '{name}'.",
@@ -162,19 +139,8 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, SimilarOutput]:
         """Find documents similar in meaning to a given document (best passage of each)."""
         name = state.collection(collection)
-        try:
-            doc = await state.backend.get_document(name, doc_id)
-        except UpstreamError as exc:
-            raise await missing_document(state, name, doc_id, exc) from None
-        probe = f"{doc.title}\n{doc.content}"[:3000]
-        found = await state.search(
-            SearchRequest(query=probe, collections=[name], mode="semantic", top_k=min(100, top_k * 5))
-        )
-        best: dict[str, SearchHit] = {}
-        for hit in found.hits:
-            if hit.doc_id != doc_id and hit.doc_id not in best:
-                best[hit.doc_id] = hit
-        similar: list[PassageItem] = [search_item(hit, False) for hit in list(best.values())[:top_k]]
+        doc = await state.library.document(name, doc_id)
+        similar: list[PassageItem] = [search_item(hit, False) for hit in await state.library.similar(name, doc, top_k)]
         return result(SimilarOutput(
             success=True, doc_id=doc_id, name=doc_name(doc.key or doc.source), similar=similar,
             message=f"{len(similar)} documents similar to '{doc_name(doc.key or doc.source)}'.",
@@ -231,13 +197,7 @@ def _register_collection_admin(tool: ToolDecorator, state: AppState) -> None:
     @tool(CREATE)
     async def create_collection(name: NameArg) -> Annotated[CallToolResult, CreatedCollectionOutput]:
         """Create an empty collection (ingest tools also create one on first use)."""
-        try:
-            info = await state.backend.create_collection(name)
-        except UpstreamError as exc:
-            if exc.status == 409:
-                raise ToolFailure(f"Collection '{name}' already exists.", "Ingest into it, or pick another name.",
-                                  code="COLLECTION_EXISTS") from None  # fmt: skip
-            raise
+        info = await state.library.create_collection(name)
         return result(CreatedCollectionOutput(success=True, name=info.name, document_count=0, chunk_count=0,
                                               message=f"Created collection '{name}'."))  # fmt: skip
 
@@ -250,10 +210,7 @@ def _register_collection_admin(tool: ToolDecorator, state: AppState) -> None:
         if not confirm:
             raise ToolFailure("Not deleted: confirm must be true.", "Call again with confirm=true if you are sure.",
                               code="CONFIRMATION_REQUIRED")  # fmt: skip
-        try:
-            gone = await state.backend.delete_collection(name)
-        except UpstreamError as exc:
-            raise (await state.unknown_collection(name) if exc.status == 404 else exc) from None
+        gone = await state.library.delete_collection(name)
         return result(DeletedCollectionOutput(
             success=True, name=name, deleted_documents=gone.deleted_documents, deleted_chunks=gone.deleted_chunks,
             message=f"Deleted collection '{name}' ({gone.deleted_documents} documents).",

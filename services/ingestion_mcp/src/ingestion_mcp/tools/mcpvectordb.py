@@ -14,7 +14,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from ..errors import ToolFailure, UpstreamError
+from ..errors import ToolFailure
 from ..pipeline import IngestOutcome
 from ..state import AppState
 from .annotations import FETCH, READ, REMOVE, WRITE
@@ -169,27 +169,10 @@ def library_failure(exc: ToolFailure, library: str | None) -> ToolFailure:
 
 async def find_library(state: AppState, doc_id: str) -> str:
     """Documents are addressed by doc_id alone here; find the library that holds it."""
-    for name in await state.available_collections():
-        try:
-            await state.backend.get_chunks(name, doc_id, 0, 0)
-            return name
-        except UpstreamError as exc:
-            if exc.status != 404:
-                raise
-    raise ToolFailure(f"Document not found: {doc_id}. Use list_documents to see the indexed doc_ids.")
-
-
-async def list_across(state: AppState, libraries: list[str] | None, *, offset: int, limit: int) -> list[DocumentRecord]:
-    """One page over the libraries in turn: `offset` skips documents of earlier libraries first."""
-    documents: list[DocumentRecord] = []
-    skip = offset
-    for name in libraries or await state.available_collections():
-        page = await state.backend.list_documents(name, offset=skip, limit=limit - len(documents))
-        documents += [document_record(doc) for doc in page.documents]
-        skip = max(0, skip - page.total)
-        if len(documents) >= limit:
-            break
-    return documents
+    name = await state.library.locate(doc_id)
+    if name is None:
+        raise ToolFailure(f"Document not found: {doc_id}. Use list_documents to see the indexed doc_ids.")
+    return name
 
 
 def ingest_result(outcome: IngestOutcome) -> IngestResult:
@@ -248,7 +231,7 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
         filters, target = split_filter(filter, library)
         request = SearchRequest(query=query, top_k=top_k, filters=filters, collections=[target] if target else None)
         try:
-            found = await state.search(request)
+            found = await state.library.search(request)
         except ToolFailure as exc:
             raise library_failure(exc, target) from None
         return result(SearchResult(results=[chunk_record(hit) for hit in found.hits]))
@@ -261,9 +244,10 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DocumentsResult]:
         """List indexed documents with metadata (newest first within each library, libraries A to Z)."""
         try:
-            documents = await list_across(state, [library] if library else None, offset=offset, limit=limit)
+            found = await state.library.documents_across([library] if library else None, offset=offset, limit=limit)
         except ToolFailure as exc:
             raise library_failure(exc, library) from None
+        documents = [document_record(doc) for doc in found]
         return result(DocumentsResult(documents=documents, count=len(documents)))
 
     @tool(READ)

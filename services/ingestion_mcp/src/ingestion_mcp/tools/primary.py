@@ -14,10 +14,11 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..jobkinds import outcome_of
+from ..library import ResponseBudget
 from ..pipeline import IngestOutcome
 from ..state import AppState
 from .annotations import READ, WRITE
-from .common import ToolDecorator, estimate_tokens, profile_tools, result
+from .common import ToolDecorator, profile_tools, result
 from .primary_models import (
     ChunkingArg,
     CollectionArg,
@@ -94,11 +95,10 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
     return item
 
 
-def fit_budget(out: SearchOutput, budget: int) -> SearchOutput:
+def fit_budget(out: SearchOutput, budget: ResponseBudget) -> SearchOutput:
     """Drop the lowest-ranked results until the answer fits the token budget, and say so."""
     results = out.results or []
-    while len(results) > 1 and estimate_tokens(out.model_dump_json(exclude_none=True)) > budget:
-        results.pop()
+    if budget.trim(out, results):
         out.truncated = True
     if out.truncated:
         out.message = (
@@ -238,7 +238,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]  # str: the pattern checks it; the schema stays a string
             top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score, include_total=detailed,
         )  # fmt: skip
-        found = await state.search(request)
+        found = await state.library.search(request)
         items = [search_item(hit, detailed) for hit in found.hits]
         where = f"'{collection}'" if collection else "all collections"
         out = SearchOutput(
@@ -249,7 +249,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         if detailed:
             out.searched_chunks = found.total_searched
             out.search_time_ms = round(found.embedding_ms + found.search_ms, 1)
-        return result(fit_budget(out, state.settings.response_token_budget))
+        return result(fit_budget(out, state.library.budget))
 
 
 def _register_collections(tool: ToolDecorator, state: AppState) -> None:
@@ -272,8 +272,9 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
                 success=True, collections=items, total_collections=len(items),
                 message=f"Found {len(items)} collections with {total_docs} total documents",
             ))  # fmt: skip
-        info = await state.collection_info(collection)
-        files = await state.file_names(collection, limit=100)
+        info = await state.library.collection_info(collection)
+        page = await state.library.documents(collection, limit=100)
+        files = [Path(doc.key or doc.source).name or doc.key for doc in page.documents]
         shown = files if len(files) <= 100 else files[:100]
         return result(CollectionsOutput(
             success=True, name=info.name, document_count=info.document_count, chunk_count=info.chunk_count,

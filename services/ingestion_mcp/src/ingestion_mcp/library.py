@@ -1,0 +1,211 @@
+"""The library facade: what every tool profile asks of the indexed documents, each done one way.
+
+Profiles name things in their own words (library, store, note, filePath) and shape answers to their own
+spec; the lookups, the similarity ranking, the paging across collections, the response budget and the
+translation of the gateway's error codes live here. Missing things are typed errors (errors.py):
+CollectionNotFound, DocumentNotFound, CollectionExists, never an HTTP status or a message's words.
+No MCP here: the ingestion-index CLI uses it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from ingestion_contracts.gateway import (
+    MAX_QUERY_CHARS,
+    MAX_TOP_K,
+    CollectionInfo,
+    DeleteCollectionResponse,
+    DeleteDocumentResponse,
+    DocumentContent,
+    DocumentInfo,
+    DocumentList,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+)
+from pydantic import BaseModel
+
+from .backend import Backend
+from .errors import CollectionExists, CollectionNotFound, DocumentNotFound, NotFound, ToolFailure
+from .settings import McpSettings
+
+CHARS_PER_TOKEN = 4
+PROBE_CHUNKS = 8  # similar() searches with up to this many chunks of the source document
+
+
+def estimate_tokens(text: str) -> int:
+    """~4 characters a token: good enough to keep answers inside an agent's budget."""
+    return len(text) // CHARS_PER_TOKEN + 1
+
+
+@dataclass(frozen=True)
+class ResponseBudget:
+    """How much one answer may carry (INGESTION_MCP_RESPONSE_TOKEN_BUDGET): a long text is paged, a long list
+    loses its last (lowest-ranked) items."""
+
+    tokens: int
+
+    @property
+    def chars(self) -> int:
+        return self.tokens * CHARS_PER_TOKEN
+
+    def window(self, text: str, start: int = 0) -> tuple[str, bool]:
+        """The part of `text` from `start` that fits, and whether more follows it."""
+        return text[start : start + self.chars], start + self.chars < len(text)
+
+    def trim(self, answer: BaseModel, items: list[Any]) -> bool:
+        """Drop the last of `items` (a list inside `answer`) until the answer fits; one item always stays.
+        True when some were dropped."""
+        dropped = False
+        while len(items) > 1 and estimate_tokens(answer.model_dump_json(exclude_none=True)) > self.tokens:
+            items.pop()
+            dropped = True
+        return dropped
+
+
+class Library:
+    """The indexed documents as the tools see them (one per server, over the shared backend)."""
+
+    def __init__(self, backend: Backend, settings: McpSettings) -> None:
+        self.backend = backend
+        self.budget = ResponseBudget(settings.response_token_budget)
+
+    # -- collections --------------------------------------------------------------------------
+    async def collections(self) -> list[str]:
+        """The names of the collections, A to Z."""
+        listing = await self.backend.list_collections()
+        return sorted(c.name for c in listing.collections)
+
+    async def unknown_collection(self, name: str) -> CollectionNotFound:
+        """A missing collection, with the names that exist (details["available_collections"])."""
+        return CollectionNotFound(
+            f"Collection '{name}' not found.",
+            "Use get_collections without parameters to see available collections.",
+            code="COLLECTION_NOT_FOUND",
+            status=404,
+            details={"available_collections": await self.collections()},
+        )
+
+    async def collection_info(self, name: str) -> CollectionInfo:
+        try:
+            return await self.backend.get_collection(name)
+        except CollectionNotFound:
+            raise await self.unknown_collection(name) from None
+
+    async def create_collection(self, name: str) -> CollectionInfo:
+        try:
+            return await self.backend.create_collection(name)
+        except CollectionExists:
+            raise CollectionExists(
+                f"Collection '{name}' already exists.",
+                "Ingest into it, or pick another name.",
+                code="COLLECTION_EXISTS",
+                status=409,
+            ) from None
+
+    async def delete_collection(self, name: str) -> DeleteCollectionResponse:
+        try:
+            return await self.backend.delete_collection(name)
+        except CollectionNotFound:
+            raise await self.unknown_collection(name) from None
+
+    # -- documents ----------------------------------------------------------------------------
+    async def documents(self, collection: str, *, offset: int = 0, limit: int = 20) -> DocumentList:
+        """One page of a collection's documents, newest first."""
+        try:
+            return await self.backend.list_documents(collection, offset=offset, limit=limit)
+        except CollectionNotFound:
+            raise await self.unknown_collection(collection) from None
+
+    async def documents_across(self, collections: list[str] | None, *, offset: int, limit: int) -> list[DocumentInfo]:
+        """One page over several collections in turn (all of them, A to Z, when None): `offset` skips the
+        documents of earlier collections first."""
+        documents: list[DocumentInfo] = []
+        skip = offset
+        for name in collections or await self.collections():
+            page = await self.documents(name, offset=skip, limit=limit - len(documents))
+            documents += page.documents
+            skip = max(0, skip - page.total)
+            if len(documents) >= limit:
+                break
+        return documents
+
+    async def find(self, collection: str, *keys: str) -> DocumentInfo | None:
+        """The document whose identity (key: a path, URL or name) is the first of `keys` stored, if any.
+        Raises CollectionNotFound as the gateway words it: each profile names a missing index its own way."""
+        for key in dict.fromkeys(keys):
+            listing = await self.backend.find_document(collection, key)
+            if listing.documents:
+                return listing.documents[0]
+        return None
+
+    async def chunk_counts(self, collection: str, keys: list[str]) -> dict[str, int]:
+        """How many chunks each document (by key) has; 0 for one not stored."""
+        unique = list(dict.fromkeys(keys))
+        found = await asyncio.gather(*(self.find(collection, key) for key in unique))
+        return {key: doc.chunk_count if doc else 0 for key, doc in zip(unique, found, strict=True)}
+
+    async def locate(self, doc_id: str) -> str | None:
+        """The collection that holds a document known by its doc_id alone (None: none does)."""
+        for name in await self.collections():
+            try:
+                await self.backend.get_chunks(name, doc_id, 0, 0)
+                return name
+            except NotFound:
+                continue
+        return None
+
+    async def document(self, collection: str, doc_id: str) -> DocumentContent:
+        """A document's Markdown, rebuilt from its chunks."""
+        try:
+            return await self.backend.get_document(collection, doc_id)
+        except NotFound as exc:
+            raise await self._missing(collection, doc_id, exc) from None
+
+    async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
+        try:
+            return await self.backend.delete_document(collection, doc_id)
+        except NotFound as exc:
+            raise await self._missing(collection, doc_id, exc) from None
+
+    async def _missing(self, collection: str, doc_id: str, exc: NotFound) -> ToolFailure:
+        if isinstance(exc, CollectionNotFound):
+            return await self.unknown_collection(collection)
+        return DocumentNotFound(
+            f"Document '{doc_id}' not found in collection '{collection}'.",
+            "Use list_documents or search to find the doc_id; it may have been deleted or replaced.",
+            code="DOCUMENT_NOT_FOUND",
+            status=404,
+        )
+
+    # -- search -------------------------------------------------------------------------------
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        """The gateway's search; a missing collection it names is a CollectionNotFound in this facade's words."""
+        try:
+            return await self.backend.search(request)
+        except CollectionNotFound:
+            if not request.collections:
+                raise
+            raise await self.unknown_collection(request.collections[0]) from None
+
+    async def similar(self, collection: str, doc: DocumentInfo, top_k: int) -> list[SearchHit]:
+        """The documents of a collection closest in meaning to `doc`, best first, `doc` itself left out: each
+        of its first chunks (up to PROBE_CHUNKS) is a query, and a document ranks by its best passage."""
+        if doc.chunk_count == 0:
+            return []
+        probes = await self.backend.get_chunks(collection, doc.doc_id, 0, min(doc.chunk_count, PROBE_CHUNKS) - 1)
+        wanted = min(MAX_TOP_K, top_k * 4 + doc.chunk_count)
+        searches = await asyncio.gather(*(
+            self.search(SearchRequest(
+                query=chunk.text[:MAX_QUERY_CHARS], collections=[collection], mode="semantic", top_k=wanted,
+            ))
+            for chunk in probes.chunks if chunk.text.strip()
+        ))  # fmt: skip
+        best: dict[str, SearchHit] = {}
+        for hit in (hit for found in searches for hit in found.hits if hit.doc_id != doc.doc_id):
+            if hit.doc_id not in best or hit.score > best[hit.doc_id].score:
+                best[hit.doc_id] = hit
+        return sorted(best.values(), key=lambda hit: hit.score, reverse=True)[:top_k]
