@@ -69,7 +69,7 @@ async def ingest_from_url(state: AppState, params: dict[str, Any], progress: Pro
 
 @job_kind("ingest_batch")
 async def ingest_batch(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
-    from .tools.batch import summarize
+    from .profiles.ingestion.batch import summarize
 
     batch = [BatchItem(**item) for item in params.pop("items")]
     outcomes = await state.ingestor.ingest_many(batch, **params, progress=progress)
@@ -78,8 +78,8 @@ async def ingest_batch(state: AppState, params: dict[str, Any], progress: Progre
 
 @job_kind("fetch_file")
 async def fetch_file(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
-    from .tools.docs_server_jobs import DocsContext, fetch_file_job
-    from .tools.docs_server_models import FileOptions
+    from .profiles.docs_server.jobs import DocsContext, fetch_file_job
+    from .profiles.docs_server.models import FileOptions
 
     options = FileOptions(**params["options"])
     docs = DocsContext(state, state.policy)
@@ -88,8 +88,8 @@ async def fetch_file(state: AppState, params: dict[str, Any], progress: Progress
 
 @job_kind("fetch_repo")
 async def fetch_repo(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
-    from .tools.docs_server_jobs import DocsContext, fetch_repo_job
-    from .tools.docs_server_models import RepoOptions
+    from .profiles.docs_server.jobs import DocsContext, fetch_repo_job
+    from .profiles.docs_server.models import RepoOptions
 
     options = RepoOptions(**params["options"])
     docs = DocsContext(state, state.policy)

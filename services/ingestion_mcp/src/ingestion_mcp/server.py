@@ -9,26 +9,15 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
+from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from . import __version__
-from .errors import ToolFailure, failure_from
+from .errors import failure_from
+from .profiles import NAMES, load
+from .profiles.record import Profile
 from .state import AppState
-from .tools import (
-    batch,
-    docs_server,
-    docs_server_models,
-    library,
-    mcpvectordb,
-    obsidian,
-    primary,
-    primary_models,
-    remote,
-    vector_store,
-)
-from .tools.common import ErrorRenderer, error_result
 from .tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
 
 INSTRUCTIONS = """\
@@ -41,26 +30,6 @@ ingestion-mcp indexes documents and finds passages in them.
 - To see what is indexed: get_collections, list_documents; read one with get_document.
 - Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
 """
-
-Registrar = Callable[[MCPServer, AppState], None]
-PROFILES: dict[str, list[Registrar]] = {
-    "ingestion": [primary.register, remote.register, library.register, batch.register],
-    "mcpvectordb": [mcpvectordb.register],
-    "vector_store": [vector_store.register],
-    "docs_server": [docs_server.register],
-    "obsidian": [obsidian.register],
-}
-
-
-# A compatibility profile served alone answers `initialize` with the name and version its spec gives.
-IDENTITIES: dict[str, tuple[str, str]] = {"mcpvectordb": (mcpvectordb.SERVER_NAME, mcpvectordb.SERVER_VERSION)}
-
-
-# Profiles whose contract is this project's own (the others follow a spec, defaults and $refs as written there):
-# results leave absent fields out (never null), so input and output schemas list optional fields in their
-# non-null form only, and a definition used once is written in place.
-OWN_CONTRACTS = {"ingestion"}
-
 
 # The value MCP gives a hint that is left out (ToolAnnotations: readOnlyHint false, destructiveHint true, ...).
 HINT_DEFAULTS = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False, "open_world_hint": True}
@@ -85,24 +54,11 @@ class ProfileClash(ValueError):
 
 def identity(profiles: list[str]) -> tuple[str, str, str | None]:
     """(name, version, instructions) the server announces for these profiles."""
-    if len(profiles) == 1 and profiles[0] in IDENTITIES:
-        return (*IDENTITIES[profiles[0]], None)
+    alone = load(profiles[0]).identity if len(profiles) == 1 and profiles[0] in NAMES else None
+    if alone is not None:
+        return (*alone, None)
     # The instructions name the ingestion tools: other profiles' tools describe themselves.
     return "ingestion-mcp", __version__, INSTRUCTIONS if "ingestion" in profiles else None
-
-
-def _shaped(render: ErrorRenderer) -> Callable[[ToolFailure], CallToolResult]:
-    return lambda failure: error_result(render, failure)
-
-
-# How each profile answers arguments the MCP framework refuses before a tool runs (type, range, missing).
-ARGUMENT_ERRORS: dict[str, Callable[[ToolFailure], CallToolResult]] = {
-    "ingestion": _shaped(primary_models.render_error),
-    "mcpvectordb": _shaped(mcpvectordb.render_error),
-    "vector_store": _shaped(vector_store.render_error),
-    "docs_server": _shaped(docs_server_models.render_error),
-    "obsidian": obsidian.invalid_arguments,
-}
 
 
 class ProfileServer(MCPServer):
@@ -113,7 +69,7 @@ class ProfileServer(MCPServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.tool_profiles: dict[str, str] = {}
+        self.tool_profiles: dict[str, Profile] = {}
 
     def tool(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         """Tools are described by their docstring without the source's indentation and line wrapping (every
@@ -132,7 +88,8 @@ class ProfileServer(MCPServer):
         return [self._lean(tool) for tool in await super().list_tools()]
 
     def _lean(self, tool: MCPTool) -> MCPTool:
-        own = self.tool_profiles.get(tool.name) in OWN_CONTRACTS
+        profile = self.tool_profiles.get(tool.name)
+        own = profile is not None and profile.own_contract
         output = inline_single_use(lean(tool.output_schema, output=True, absent_is_null=own))
         output = without_required(output) if own else output
         arguments = lean(tool.input_schema, absent_is_null=own)
@@ -149,13 +106,12 @@ class ProfileServer(MCPServer):
                 raise
             if name not in self.tool_profiles:
                 raise
-            return ARGUMENT_ERRORS[self.tool_profiles[name]](failure_from(cause))
+            return self.tool_profiles[name].argument_errors(failure_from(cause))
 
 
-def _tool_names(registrars: list[Registrar], state: AppState) -> set[str]:
+def _tool_names(profile: Profile, state: AppState) -> set[str]:
     scratch = MCPServer(name="scratch")
-    for register in registrars:
-        register(scratch, state)
+    profile.register(scratch, state)
     return {tool.name for tool in scratch._tool_manager.list_tools()}
 
 
@@ -166,17 +122,17 @@ def build_server(state: AppState) -> MCPServer:
     server_name, version, instructions = identity(list(profiles))
     server = ProfileServer(name=server_name, version=version, instructions=instructions)
     owner: dict[str, str] = {}
-    for profile in profiles:
-        if profile not in PROFILES:
-            raise ProfileClash(f"Unknown tool profile {profile!r}; available: {', '.join(PROFILES)}.")
-        for name in _tool_names(PROFILES[profile], state):
+    for chosen in profiles:
+        if chosen not in NAMES:
+            raise ProfileClash(f"Unknown tool profile {chosen!r}; available: {', '.join(NAMES)}.")
+        profile = load(chosen)
+        for name in _tool_names(profile, state):
             if name in owner:
                 raise ProfileClash(
-                    f"Tool profiles {owner[name]!r} and {profile!r} both define the tool {name!r}; "
+                    f"Tool profiles {owner[name]!r} and {chosen!r} both define the tool {name!r}; "
                     "choose one of them in INGESTION_MCP_PROFILES (they cannot be served together)."
                 )
-            owner[name] = profile
+            owner[name] = chosen
             server.tool_profiles[name] = profile
-        for register in PROFILES[profile]:
-            register(server, state)
+        profile.register(server, state)
     return server

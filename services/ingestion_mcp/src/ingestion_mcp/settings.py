@@ -10,7 +10,7 @@ from ingestion_contracts.vectors import VectorMetric
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-Profile = Literal["ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian"]
+from .profiles import NAMES as PROFILE_NAMES
 
 
 def _split(value: object) -> object:
@@ -27,7 +27,7 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
-    profiles: Annotated[list[Profile], NoDecode] = Field(default_factory=lambda: list[Profile](["ingestion"]))
+    profiles: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["ingestion"])
     # Streamable HTTP keeps no session between requests, so any replica behind a round-robin balancer
     # answers any request, for clients on 2025-11-25 as on 2026-07-28 (which is stateless anyway).
     stateless_http: bool = True
@@ -93,6 +93,14 @@ class McpSettings(BaseSettings):
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("profiles")
+    @classmethod
+    def _known_profiles(cls, names: list[str]) -> list[str]:
+        unknown = [name for name in names if name not in PROFILE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown tool profile {unknown[0]!r}; available: {', '.join(PROFILE_NAMES)}")
+        return names
 
     @field_validator("vector_store_metric", mode="before")
     @classmethod

@@ -1,1 +1,1 @@
-"""MCP tool profiles. Each is a thin layer over the same core (pipeline + backend)."""
+"""What every tool profile (profiles/<name>/) shares: the hints, the tool decorator, schema trimming, score scales."""

@@ -9,13 +9,13 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, model_validator
 
-from ..errors import ToolFailure
-from ..pipeline import BatchItem, IngestOutcome
-from ..state import AppState
-from .annotations import WRITE
-from .common import profile_tools, result
-from .library_models import BatchItemResult, BatchOutput
-from .primary_models import ChunkingArg, CollectionArg, TagsArg, render_error
+from ...errors import ToolFailure
+from ...pipeline import BatchItem, IngestOutcome
+from ...state import AppState
+from ...tools.annotations import WRITE
+from ...tools.common import profile_tools, result
+from .documents_models import BatchItemResult, BatchOutput
+from .models import ChunkingArg, CollectionArg, TagsArg, render_error
 
 MAX_BATCH = 200
 

@@ -21,16 +21,16 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..errors import ToolFailure
-from ..notes import (
+from ...errors import ToolFailure
+from ...notes import (
     NoteIndex,
     ObsidianError,
     as_obsidian_error,
     error_json,
 )
-from ..state import AppState
-from .annotations import READ
-from .common import profile_tools
+from ...state import AppState
+from ...tools.annotations import READ
+from ...tools.common import profile_tools
 
 
 def spec_error(error: ObsidianError) -> CallToolResult:

@@ -22,16 +22,17 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..errors import CollectionNotFound, ToolFailure
-from ..jobs import Job
-from ..sources import SourcePolicy, ensure_inside, sanitize_filename
-from ..sources.gitcli import check_repo_url, validate_ref
-from ..sources.netguard import check_url_shape, parse_url
-from ..state import AppState
-from .annotations import FETCH_AND_SAVE, READ, REMOVE
-from .common import ToolDecorator, profile_tools, result
-from .docs_server_jobs import DocsContext
-from .docs_server_models import (
+from ...errors import CollectionNotFound, ToolFailure
+from ...jobs import Job
+from ...sources import SourcePolicy, ensure_inside, sanitize_filename
+from ...sources.gitcli import check_repo_url, validate_ref
+from ...sources.netguard import check_url_shape, parse_url
+from ...state import AppState
+from ...tools.annotations import FETCH_AND_SAVE, READ, REMOVE
+from ...tools.common import ToolDecorator, profile_tools, result
+from ...tools.scores import docs_server_score, docs_server_threshold
+from .jobs import DocsContext
+from .models import (
     ActiveJobsOutput,
     ChunkMetadata,
     DocumentChunk,
@@ -47,7 +48,6 @@ from .docs_server_models import (
     render_error,
     spec_code,
 )
-from .scores import docs_server_score, docs_server_threshold
 
 JOB_TYPES = ("fetch_repo", "fetch_file")
 FilePathArg = Annotated[str, Field(min_length=1, max_length=2048, description="Absolute path of an indexed file.")]

@@ -11,12 +11,12 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..errors import ToolFailure
-from ..jobs import Job
-from ..state import AppState
-from .annotations import CANCEL, CREATE, READ, REMOVE
-from .common import ToolDecorator, profile_tools, result
-from .library_models import (
+from ...errors import ToolFailure
+from ...jobs import Job
+from ...state import AppState
+from ...tools.annotations import CANCEL, CREATE, READ, REMOVE
+from ...tools.common import ToolDecorator, profile_tools, result
+from .documents_models import (
     CreatedCollectionOutput,
     DeletedCollectionOutput,
     DeleteOutput,
@@ -30,8 +30,8 @@ from .library_models import (
     RunningJob,
     SimilarOutput,
 )
-from .primary import search_item
-from .primary_models import CollectionArg, FormatArg, PassageItem, render_error
+from .models import CollectionArg, FormatArg, PassageItem, render_error
+from .tools import search_item
 
 DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 NameArg = UserName

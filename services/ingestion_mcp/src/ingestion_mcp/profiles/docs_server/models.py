@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import ToolFailure
-from ..sources import SourceError
+from ...errors import ToolFailure
+from ...sources import SourceError
 
 SPEC_CODES = frozenset(
     {

@@ -14,11 +14,11 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from ..errors import ToolFailure
-from ..pipeline import IngestOutcome
-from ..state import AppState
-from .annotations import FETCH, READ, REMOVE, WRITE
-from .common import ToolDecorator, profile_tools, result
+from ...errors import ToolFailure
+from ...pipeline import IngestOutcome
+from ...state import AppState
+from ...tools.annotations import FETCH, READ, REMOVE, WRITE
+from ...tools.common import ToolDecorator, profile_tools, result
 
 SERVER_NAME = "mcpvectordb"
 SERVER_VERSION = "0.2.0"

@@ -23,10 +23,10 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from ..errors import ToolFailure
-from ..state import AppState
-from .annotations import READ, REMOVE, WRITE
-from .common import ToolDecorator, profile_tools, result
+from ...errors import ToolFailure
+from ...state import AppState
+from ...tools.annotations import READ, REMOVE, WRITE
+from ...tools.common import ToolDecorator, profile_tools, result
 
 _STORE_RE = re.compile(NAME_PATTERN)
 _NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)

@@ -9,12 +9,11 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..pipeline import IngestOutcome
-from ..state import AppState
-from .annotations import FETCH
-from .common import profile_tools
-from .primary import ingest_output, ingest_via_job
-from .primary_models import (
+from ...pipeline import IngestOutcome
+from ...state import AppState
+from ...tools.annotations import FETCH
+from ...tools.common import profile_tools
+from .models import (
     ChunkingArg,
     CollectionArg,
     ForceArg,
@@ -25,6 +24,7 @@ from .primary_models import (
     UrlIngestOutput,
     render_error,
 )
+from .tools import ingest_output, ingest_via_job
 
 CONTENT_TYPES = {"pdf": "PDF", "docx": "DOCX", "pptx": "PPTX", "xlsx": "XLSX", "html": "HTML", "md": "Markdown",
                  "txt": "Text", "image": "Image"}  # fmt: skip

@@ -13,13 +13,13 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..jobkinds import outcome_of
-from ..library import ResponseBudget
-from ..pipeline import IngestOutcome
-from ..state import AppState
-from .annotations import READ, WRITE
-from .common import ToolDecorator, profile_tools, result
-from .primary_models import (
+from ...jobkinds import outcome_of
+from ...library import ResponseBudget
+from ...pipeline import IngestOutcome
+from ...state import AppState
+from ...tools.annotations import READ, WRITE
+from ...tools.common import ToolDecorator, profile_tools, result
+from .models import (
     ChunkingArg,
     CollectionArg,
     CollectionsOutput,

@@ -16,13 +16,13 @@ from typing import Any
 import anyio
 from ingestion_contracts.docling import EXTENSIONS
 
-from ..jobs import ProgressFn
-from ..pipeline import IngestOutcome, Progress
-from ..sources import SourceError, SourcePolicy, clone_repo, download_target, fetch_url, save_download
-from ..sources.detect import KIND_EXTENSIONS
-from ..sources.policy import MiB
-from ..state import AppState
-from .docs_server_models import FileOptions, RepoOptions, as_failure
+from ...jobs import ProgressFn
+from ...pipeline import IngestOutcome, Progress
+from ...sources import SourceError, SourcePolicy, clone_repo, download_target, fetch_url, save_download
+from ...sources.detect import KIND_EXTENSIONS
+from ...sources.policy import MiB
+from ...state import AppState
+from .models import FileOptions, RepoOptions, as_failure
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ..errors import ToolFailure
+from ...errors import ToolFailure
 
 # -- inputs -------------------------------------------------------------------------------
 # Described once, in the server's instructions (omitted: the default collection; search: every collection).

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from .primary_models import PassageItem, ToolOutput
+from .models import PassageItem, ToolOutput
 
 
 class DocumentItem(BaseModel):

@@ -1,0 +1,27 @@
+"""What a tool profile tells the server about itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mcp.server import MCPServer
+from mcp.types import CallToolResult
+
+from ..errors import ToolFailure
+from ..state import AppState
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    # Registers the profile's tools (each with tools.common.profile_tools' decorator) on the server.
+    register: Callable[[MCPServer, AppState], None]
+    # How it answers arguments the MCP framework refuses before a tool runs (type, range, missing).
+    argument_errors: Callable[[ToolFailure], CallToolResult]
+    # (server name, version) announced in `initialize` when the profile is served alone, as its spec gives.
+    identity: tuple[str, str] | None = None
+    # This project's own contract: results leave absent fields out (never null), so schemas list optional
+    # fields in their non-null form only, and a definition used once is written in place. A profile that
+    # follows a spec keeps its defaults and $refs as written there.
+    own_contract: bool = False
