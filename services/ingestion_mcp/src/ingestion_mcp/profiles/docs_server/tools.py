@@ -208,7 +208,7 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
     async def remove_file(filePath: FilePathArg) -> Annotated[CallToolResult, RemoveFileOutput]:
         """Delete a file's chunks and embeddings from the index (the file on disk is left alone)."""
         doc = await docs.find(filePath)
-        deleted = await docs.state.backend.delete_document(docs.collection, doc.doc_id)
+        deleted = await docs.state.library.delete_document(docs.collection, doc.doc_id)
         return result(RemoveFileOutput(
             success=True, filePath=doc.key, chunksDeleted=deleted.deleted_chunks,
             message=f"Removed {doc.key} from the index ({deleted.deleted_chunks} chunks deleted).",
@@ -216,7 +216,7 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
 
 
 async def _whole_file(docs: DocsServer, doc: DocumentInfo, meta: dict[str, Any]) -> FileDetailsOutput:
-    content = (await docs.state.backend.get_document(docs.collection, doc.doc_id)).content
+    content = (await docs.state.library.document(docs.collection, doc.doc_id)).content
     budget = docs.state.library.budget
     out = FileDetailsOutput(filePath=doc.key, title=doc.title, totalChunks=doc.chunk_count, metadata=meta)
     out.content, more = budget.window(content)

@@ -256,7 +256,7 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DocumentResult]:
         """Return the full Markdown text of an indexed document."""
         name = await find_library(state, doc_id)
-        doc = await state.backend.get_document(name, doc_id)
+        doc = await state.library.document(name, doc_id)
         return result(DocumentResult(
             doc_id=doc.doc_id, source=doc.key or doc.source, title=doc.title, library=name, content=doc.content,
             chunk_count=doc.chunk_count, metadata=doc.metadata,
@@ -279,5 +279,5 @@ def _register_manage(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DeleteResult]:
         """Remove a document and all its chunks from the index."""
         name = await find_library(state, doc_id)
-        deleted = await state.backend.delete_document(name, doc_id)
+        deleted = await state.library.delete_document(name, doc_id)
         return result(DeleteResult(status="deleted", doc_id=doc_id, deleted_chunks=deleted.deleted_chunks))
