@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 
 from vector_gateway import lexical
+from vector_gateway.calibration import dense_score
 from vector_gateway.fusion import Fusion
 
 from .data import DATASETS, load
@@ -68,8 +69,8 @@ def confidence(dense: list[float], sparse: list[float]) -> float:
 
 
 def words(query: str) -> int:
-    """How many words BM25 sees in the query (stemmed, stop words dropped), at least 1."""
-    return max(1, len(lexical.analyze(query, lexical.DEFAULT_ANALYSIS).split()))
+    """How many words BM25 sees in the query (stop words dropped), at least 1: what Fusion.for_query counts."""
+    return max(1, lexical.content_words(query))
 
 
 def per_word(alpha: float, half_per_word: float, combine: str = "sum") -> QueryRanker:
@@ -78,7 +79,7 @@ def per_word(alpha: float, half_per_word: float, combine: str = "sum") -> QueryR
 
     def rank(lists: Lists, query: str) -> list[str]:
         half = half_per_word * words(query)
-        dense = {c: min(max((v - 0.10) / 0.70, 0.0), 1.0) for _, c, v in lists["dense"]}
+        dense = {c: dense_score(v) for _, c, v in lists["dense"]}
         sparse = {c: v / (v + half) if v > 0 else 0.0 for _, c, v in lists["bm25"]}
         doc_of = {c: d for name in ("dense", "bm25") for d, c, _ in lists[name]}
         if combine == "or":  # noisy-or: either list alone can vouch for a passage
