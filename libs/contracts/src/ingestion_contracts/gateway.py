@@ -18,6 +18,7 @@ UpsertStatus = Literal["indexed", "replaced", "updated", "skipped"]
 # accepted from callers, never returned in `metadata`.
 RESERVED_METADATA_KEY = "__ingest"
 MAX_TOP_K = 100
+MAX_ORDER = 2**63 - 1  # write orders are signed 64-bit integers (servicekit.write_order)
 # min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
 # measured in bench/TUNING.md "Calibrated scores").
 # keyword: best effort (BM25 matches any shared word; no threshold keeps 90% of answers and drops 90% off-topic).
@@ -122,6 +123,15 @@ class UpsertDocumentRequest(WireModel):
     metadata: Metadata = Field(default_factory=dict)
     chunks: list[ChunkIn] = Field(min_length=1, max_length=100_000)
     force: bool = Field(default=False, description="Re-index even when the content hash is unchanged.")
+    order: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_ORDER,
+        description="Write order taken when the write was submitted (servicekit.write_order): of two writes of one "
+        "document the larger order is kept, whatever order they arrive in. A write whose order equals the stored "
+        "content's is a retry of the write that stored it and answers what that write did. Omit to let the gateway "
+        "take one when the write arrives.",
+    )
 
     @field_validator("metadata")
     @classmethod
@@ -178,6 +188,19 @@ class UpsertDocumentResponse(WireModel):
 
 class UpsertBatchRequest(WireModel):
     documents: list[UpsertDocumentRequest] = Field(min_length=1, max_length=1000)
+    commit_within_ms: int | None = Field(
+        default=None,
+        ge=0,
+        le=86_400_000,
+        description="Commit only within this many milliseconds of the request's arrival (a queue worker's remaining "
+        "job lease). Past it nothing is committed and the answer is 409 COMMIT_DEADLINE_PASSED.",
+    )
+
+
+class WriteOrder(WireModel):
+    """A write order (POST /v1/write-order): submitters take one when a write is submitted."""
+
+    order: int = Field(ge=1, le=MAX_ORDER)
 
 
 class UpsertBatchResponse(WireModel):
@@ -267,6 +290,12 @@ class DocumentInfo(WireModel):
     last_modified: str
     tags: list[str]
     metadata: dict[str, Any]
+    content_order: int = Field(
+        default=0, description="Write order of the write that stored this content (0: written before write orders)."
+    )
+    content_status: Literal["indexed", "replaced", ""] = Field(
+        default="", description="What that write did: indexed (new) or replaced (changed content); empty before 0.6."
+    )
 
 
 class DocumentList(WireModel):
