@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,6 +18,10 @@ from typing import Any
 
 import pytest
 import yaml
+
+# The issue-20 invariants live beside this file (conftest is not importable under importlib mode).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import deploy_distributed as distributed
 
 REPO = Path(__file__).resolve().parents[2]
 OPENSHIFT = REPO / "openshift"
@@ -30,6 +35,8 @@ K8S_VERSION = "1.30.0"
 VENDORED_SCHEMAS = {
     ("route.openshift.io/v1", "Route"): "route.openshift.io_v1_route.json",
     ("milvus.io/v1beta1", "Milvus"): "milvus.io_v1beta1_milvus.json",
+    ("keda.sh/v1alpha1", "ScaledObject"): "keda.sh_v1alpha1_scaledobject.json",
+    ("keda.sh/v1alpha1", "TriggerAuthentication"): "keda.sh_v1alpha1_triggerauthentication.json",
 }
 SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|SECRET|API_KEY|ACCESS_KEY)", re.IGNORECASE)
 WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
@@ -308,6 +315,7 @@ def checks() -> SimpleNamespace:
         dockerfile=dockerfile_violations,
         image=image_violations,
         interpolate=interpolate,
+        distributed=distributed,
     )
 
 
@@ -334,4 +342,4 @@ def iter_objects(rendered: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[st
 
 @pytest.fixture(scope="session")
 def schemas() -> SimpleNamespace:
-    return SimpleNamespace(vendored=vendored_schema, k8s_version=K8S_VERSION)
+    return SimpleNamespace(vendored=vendored_schema, names=VENDORED_SCHEMAS, k8s_version=K8S_VERSION)

@@ -91,7 +91,7 @@ def test_jobs_flow_through_redis_to_the_worker(compose, checks):
     redis, worker, mcp = services["redis"], services["ingestion-worker"], services["ingestion-mcp"]
     assert redis["image"].startswith("docker.io/library/redis:7.")
     command = redis["command"]
-    assert command[command.index("--appendonly") + 1] == "yes"
+    assert checks.distributed.compose_redis_violations(compose) == [], "acknowledged jobs survive a restart"
     assert command[command.index("--maxmemory-policy") + 1] == "noeviction"
     assert "redis-data:/data" in redis["volumes"]
     assert "ports" not in redis, "the broker is never published"
@@ -103,3 +103,35 @@ def test_jobs_flow_through_redis_to_the_worker(compose, checks):
         assert service["depends_on"]["redis"] == {"condition": "service_healthy"}
     documents = [v for v in worker["volumes"] if isinstance(v, dict) and v["target"] == "/data/documents"]
     assert documents and documents[0]["read_only"] is True
+
+
+# --- issue 20: the distributed mode rides out faults ----------------------------------------
+
+
+@pytest.mark.parametrize("name", ["docker-compose.yml", "docker-compose.dev.yml"])
+def test_the_worker_has_the_servers_environment(name, checks):
+    """One source (an x- anchor) for both: the worker's environment is the server's minus what the server
+    listens on, so a setting cannot reach one and miss the other."""
+    document = yaml.safe_load((REPO / name).read_text())
+    assert checks.distributed.compose_env_violations(document) == []
+    server = document["services"]["ingestion-mcp"]["environment"]
+    only_server = set(server) - set(document["services"]["ingestion-worker"]["environment"])
+    assert only_server <= checks.distributed.SERVER_ONLY_ENV
+
+
+def test_fetched_documents_are_on_a_volume_the_server_and_workers_share(compose, checks):
+    assert checks.distributed.compose_shared_documents_violations(compose) == []
+    env = compose["services"]["ingestion-worker"]["environment"]
+    assert env["INGESTION_MCP_DOCUMENTS_DIR"] == "/var/lib/ingestion-mcp/documents"
+    assert "ingestion-data" in compose["volumes"]
+
+
+def test_the_gateway_gets_the_broker(compose, checks):
+    assert checks.distributed.compose_broker_violations(compose) == []
+    url = compose["services"]["vector-gateway"]["environment"]["VECTOR_GATEWAY_BROKER_URL"]
+    assert checks.interpolate(url, {"REDIS_PASSWORD": "pw"}) == "redis://:pw@redis:6379/0"
+
+
+def test_the_worker_stops_within_its_grace(compose, checks):
+    assert checks.distributed.compose_grace_violations(compose, checks.interpolate) == []
+    assert checks.distributed.duration_s("1m30s") == 90

@@ -15,6 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 ROUTE = "route.openshift.io_v1_route.json"
 MILVUS = "milvus.io_v1beta1_milvus.json"
+SCALED = "keda.sh_v1alpha1_scaledobject.json"
+TRIGGER_AUTH = "keda.sh_v1alpha1_triggerauthentication.json"
 
 
 def deployment(rendered, name="vector-gateway"):
@@ -90,6 +92,16 @@ def test_kubernetes_validate_catches_a_typo(rendered):
         (MILVUS, "Milvus", lambda o: o["spec"]["components"].update(image="milvusdb/milvus")),
         (MILVUS, "Milvus", lambda o: o["spec"]["dependencies"].update(msgStreamType="rocksmq")),
         (MILVUS, "Milvus", lambda o: o["spec"]["components"].update(standalone={"replicas": 1})),
+        (SCALED, "ScaledObject", lambda o: o["spec"].update(minReplicas=1)),
+        (SCALED, "ScaledObject", lambda o: o["spec"].update(maxReplicaCount=0)),
+        (SCALED, "ScaledObject", lambda o: o["spec"]["triggers"][0]["metadata"].update(valueLocaton="depth")),
+        (SCALED, "ScaledObject", lambda o: o["spec"]["triggers"][0]["metadata"].pop("targetValue")),
+        (SCALED, "ScaledObject", lambda o: o["spec"]["triggers"][0]["metadata"].update(targetValue=2)),
+        (SCALED, "ScaledObject", lambda o: o["spec"]["triggers"][0].update(metricType="Average")),
+        (SCALED, "ScaledObject", lambda o: o["spec"]["triggers"][0]["authenticationRef"].update(kind="Secret")),
+        (SCALED, "ScaledObject", lambda o: o["spec"]["scaleTargetRef"].pop("name")),
+        (TRIGGER_AUTH, "TriggerAuthentication", lambda o: o["spec"].update(secretTargetRefs=[])),
+        (TRIGGER_AUTH, "TriggerAuthentication", lambda o: o["spec"]["secretTargetRef"][0].pop("key")),
     ],
 )
 def test_vendored_schemas_catch(rendered, schema, kind, mutate):

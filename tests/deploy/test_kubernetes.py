@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import jsonschema
 import kubernetes_validate
 import pytest
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
 OVERLAYS = ("dev", "prod")
-VENDORED = {
-    ("route.openshift.io/v1", "Route"): "route.openshift.io_v1_route.json",
-    ("milvus.io/v1beta1", "Milvus"): "milvus.io_v1beta1_milvus.json",
-}
 APP_DEPLOYMENTS = {"docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"}
+# Scaled by KEDA on the queue's depth (keda.yaml); the others by a CPU HorizontalPodAutoscaler.
+QUEUE_SCALED = {"ingestion-worker"}
 
 
 def by_kind(objs, kind):
@@ -27,9 +21,8 @@ def test_every_object_validates(rendered, schemas, overlay):
     errors = []
     for obj in rendered[overlay]:
         where = f"{overlay}: {obj['kind']}/{obj['metadata']['name']}"
-        schema_file = VENDORED.get((obj["apiVersion"], obj["kind"]))
-        if schema_file:
-            schema = json.loads((SCHEMAS / schema_file).read_text())
+        schema = schemas.vendored(obj["apiVersion"], obj["kind"])
+        if schema:
             validator = jsonschema.Draft202012Validator(schema)
             errors += [f"{where}: {'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(obj)]
             continue
@@ -42,9 +35,9 @@ def test_every_object_validates(rendered, schemas, overlay):
     assert errors == []
 
 
-def test_vendored_schemas_are_valid_schemas():
-    for name in VENDORED.values():
-        jsonschema.Draft202012Validator.check_schema(json.loads((SCHEMAS / name).read_text()))
+def test_vendored_schemas_are_valid_schemas(schemas):
+    for api_version, kind in schemas.names:
+        jsonschema.Draft202012Validator.check_schema(schemas.vendored(api_version, kind))
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -58,7 +51,7 @@ def test_restricted_scc_and_workload_invariants(rendered, checks, overlay):
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_references_resolve(rendered, overlay):
-    """ConfigMaps, PVCs, Services, HPAs and PDBs point at objects that exist in the render."""
+    """ConfigMaps, PVCs, Services, HPAs, ScaledObjects and PDBs point at objects that exist in the render."""
     objs = rendered[overlay]
     deployments = by_kind(objs, "Deployment")
     configmaps, pvcs = by_kind(objs, "ConfigMap"), by_kind(objs, "PersistentVolumeClaim")
@@ -84,7 +77,9 @@ def test_references_resolve(rendered, overlay):
         ]
         assert matches, f"Service/{name} selects no Deployment"
     hpas = by_kind(objs, "HorizontalPodAutoscaler")
-    assert set(hpas) == APP_DEPLOYMENTS, "every stateless service autoscales"
+    assert set(hpas) == APP_DEPLOYMENTS - QUEUE_SCALED, "every stateless service autoscales on CPU"
+    scaled = {s["spec"]["scaleTargetRef"]["name"] for s in by_kind(objs, "ScaledObject").values()}
+    assert scaled == QUEUE_SCALED, "the workers autoscale on the queue"
     for name, hpa in hpas.items():
         assert hpa["spec"]["scaleTargetRef"]["name"] in deployments
         assert "replicas" not in deployments[hpa["spec"]["scaleTargetRef"]["name"]]["spec"], (
@@ -150,7 +145,7 @@ def test_the_broker_is_pinned_persistent_and_private(rendered, checks, overlay):
     container = redis["spec"]["template"]["spec"]["containers"][0]
     assert container["image"].startswith("docker.io/library/redis:7.")
     args = container["args"]
-    assert args[args.index("--appendonly") + 1] == "yes", "queued jobs must survive a broker restart"
+    assert checks.distributed.k8s_redis_violations(objs) == [], "acknowledged jobs must survive a broker restart"
     assert args[args.index("--maxmemory-policy") + 1] == "noeviction", "a full broker must not drop jobs"
     assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
     assert _env(container)["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "ingestion-auth"
@@ -158,7 +153,7 @@ def test_the_broker_is_pinned_persistent_and_private(rendered, checks, overlay):
     assert {"name": claim["metadata"]["name"], "mountPath": "/data"} in container["volumeMounts"]
     policies = by_kind(objs, "NetworkPolicy")
     allowed = policies["redis-from-ingestion"]["spec"]["ingress"][0]["from"][0]["podSelector"]["matchExpressions"]
-    writers = ["ingestion-mcp", "ingestion-worker"]
+    writers = ["ingestion-mcp", "ingestion-worker", "vector-gateway"]
     assert allowed == [{"key": "app.kubernetes.io/name", "operator": "In", "values": writers}]
     assert policies["ingestion-worker-no-ingress"]["spec"]["ingress"] == []
 
@@ -182,6 +177,51 @@ def test_jobs_flow_from_the_replicas_through_the_broker_to_the_workers(rendered,
     claims = {v["name"]: v.get("persistentVolumeClaim") for v in worker["volumes"]}
     mcp_claims = {v["name"]: v.get("persistentVolumeClaim") for v in mcp["volumes"]}
     assert claims["documents"] == mcp_claims["documents"] == {"claimName": "documents", "readOnly": True}
-    assert claims["data"]["claimName"] == "ingestion-data"
-    hpa = by_kind(objs, "HorizontalPodAutoscaler")["ingestion-worker"]
-    assert hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] >= 300
+    assert claims["data"] == mcp_claims["data"] == {"claimName": "ingestion-data"}
+    (scaled,) = by_kind(objs, "ScaledObject").values()
+    behavior = scaled["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    assert behavior["scaleDown"]["stabilizationWindowSeconds"] >= 300, "a scaled-down worker hands jobs back"
+
+
+# --- issue 20: the distributed mode rides out faults ----------------------------------------
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_workers_scale_on_queue_depth_not_cpu(rendered, checks, overlay):
+    """One ScaledObject per worker Deployment, metrics-api on GET /queue's depth with the bearer token,
+    min >= 1, no CPU HPA; KEDA's namespace may reach the MCP port."""
+    objs = rendered[overlay]
+    assert checks.distributed.worker_scaling_violations(objs) == []
+    assert checks.distributed.keda_reach_violations(objs) == []
+    (scaled,) = by_kind(objs, "ScaledObject").values()
+    namespace = {"dev": "ingestion-dev", "prod": "ingestion"}[overlay]
+    assert scaled["spec"]["triggers"][0]["metadata"]["url"] == f"http://ingestion-mcp.{namespace}.svc:8000/queue"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_fetched_documents_are_on_one_claim_every_replica_mounts(rendered, checks, overlay):
+    """fetch_file saves on a worker; any MCP replica lists and reads it: one claim, one path (RWX in prod;
+    dev's single node shares its RWO claim)."""
+    objs = rendered[overlay]
+    assert checks.distributed.k8s_shared_documents_violations(objs, rwx=overlay == "prod") == []
+    config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("ingestion-mcp-config"))
+    assert config["data"]["INGESTION_MCP_DOCUMENTS_DIR"] == "/var/lib/ingestion-mcp/documents"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_gateways_reach_the_broker_for_write_orders(rendered, checks, overlay):
+    objs = rendered[overlay]
+    assert checks.distributed.k8s_broker_violations(objs) == []
+    gateway = by_kind(objs, "Deployment")["vector-gateway"]["spec"]["template"]["spec"]["containers"][0]
+    assert _env(gateway)["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "ingestion-auth",
+        "key": "REDIS_PASSWORD",
+    }
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_worker_grace_period_fits_the_job_grace(rendered, checks, overlay):
+    objs = rendered[overlay]
+    assert checks.distributed.k8s_grace_violations(objs) == []
+    config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("ingestion-mcp-config"))
+    assert config["data"]["INGESTION_MCP_JOB_GRACE_S"] == "25"
