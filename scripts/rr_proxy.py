@@ -9,7 +9,7 @@ that closes its response closes the upstream one too, which is how the 2026-07-2
     python scripts/rr_proxy.py --port 9000 http://127.0.0.1:8001 http://127.0.0.1:8002
 
 ``GET /_proxy/stats`` answers how many requests each upstream received; ``GET /_proxy/log`` the
-requests in turn order: upstream, HTTP method and JSON-RPC method (so a test can tell where a cancel
+requests in turn order: upstream, HTTP method, path and JSON-RPC method (so a test can tell where a cancel
 went); ``GET /_proxy/next`` the upstream the next request goes to.
 """
 
@@ -76,7 +76,7 @@ class RoundRobinProxy:
         # An upstream that refuses connections is skipped, as a Service drops an endpoint that is gone.
         for _ in self.upstreams:
             upstream = self._next()
-            entry = {"upstream": upstream, "method": scope["method"], "rpc": _rpc_method(body)}
+            entry = {"upstream": upstream, "method": scope["method"], "path": scope["path"], "rpc": _rpc_method(body)}
             self.log.append(entry)  # in the order of the turns, before any answer
             url = upstream + scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
             request = self._client.build_request(scope["method"], url, headers=headers, content=body)
