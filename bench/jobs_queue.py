@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ingestion_mcp.jobkinds import JOB_KINDS
 from ingestion_mcp.jobs import JobManager, JobStore, ProgressFn
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
@@ -33,7 +32,9 @@ async def noop(state: AppState, params: dict[str, Any], progress: ProgressFn) ->
     return {"n": params["n"]}
 
 
-JOB_KINDS["bench_noop"] = noop
+def with_noop(state: AppState) -> AppState:
+    state.kinds.add("bench_noop", noop)
+    return state
 
 
 def summary(samples_s: list[float], wall_s: float, jobs: int) -> dict[str, float]:
@@ -45,7 +46,7 @@ def summary(samples_s: list[float], wall_s: float, jobs: int) -> dict[str, float
 
 async def one(store: JobStore, state: Any, n: int) -> float:
     start = time.perf_counter()
-    job = await store.submit("bench_noop", {"n": n}, "bench", context=state)
+    job = await store.submit("bench_noop", {"n": n}, "bench")
     done = await store.wait(job.id, 30)
     assert done.status == "completed", done
     return time.perf_counter() - start
@@ -62,12 +63,12 @@ async def measure(store: JobStore, state: Any, jobs: int) -> dict[str, Any]:
 async def main(jobs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         settings = McpSettings(broker_url=redis.url, data_dir=Path(tmp), max_concurrent_jobs=8)
-        state = AppState.create(settings, backend=None)  # type: ignore[arg-type]  # the no-op kind never calls a service
-        in_process = JobManager(max_concurrent=8)
+        state = with_noop(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # the no-op kind never calls a service
+        in_process = JobManager(runner=state.run_kind, max_concurrent=8)
         results = {"in_process": await measure(in_process, state, jobs)}
 
         async def startup(ctx: dict[str, Any]) -> None:
-            ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]  # the no-op kind never calls a service
+            ctx["state"] = with_noop(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # the no-op kind never calls a service
 
         worker = build_worker(settings, handle_signals=False)
         worker.on_startup = startup

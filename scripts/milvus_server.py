@@ -14,6 +14,7 @@ serialises the calls; across processes only the server can, so it takes one call
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -107,7 +108,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     with MilvusLiteServer(args.workdir, port=args.port) as server:
         print(server.uri, flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             signal.pause()
-        except KeyboardInterrupt:
-            pass

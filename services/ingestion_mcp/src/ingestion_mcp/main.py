@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hmac
 import json
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import anyio
@@ -17,8 +17,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
 from .backend import Backend
-from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_on_broker
+from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
 from .embedded import data_folder, open_backend
+from .errors import ToolFailure
 from .observability import REGISTRY
 from .server import ProfileClash, build_server
 from .settings import McpSettings
@@ -30,8 +31,13 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 STILL_STARTING_S = 60.0
 
 
+# Checks /readyz reports without failing: a replica whose broker is away still serves every read tool, so
+# taking it out of the Service would turn a broker outage into a full outage.
+ADVISORY_CHECKS = frozenset({"broker"})
+
+
 class HttpGuard:
-    """Bearer token (constant-time) and Origin checks in front of the streamable HTTP app."""
+    """Bearer token (constant-time), Origin and body-size checks in front of the streamable HTTP app."""
 
     def __init__(
         self,
@@ -41,12 +47,16 @@ class HttpGuard:
         allowed_origins: list[str],
         readiness: Callable[[], Awaitable[dict[str, str]]] | None = None,
         loopback: bool = True,
+        queue_depth: Callable[[], Awaitable[dict[str, int]]] | None = None,
+        max_body: int = 16 << 20,
     ) -> None:
         self.loopback = loopback
         self.app = app
         self.token = token.encode() if token else None
         self.allowed_origins = set(allowed_origins)
         self.readiness = readiness
+        self.queue_depth = queue_depth
+        self.max_body = max_body
 
     def _origin_allowed(self, origin: str) -> bool:
         # Browsers send Origin; other clients do not. Only configured origins (and, when bound to
@@ -63,8 +73,9 @@ class HttpGuard:
             return
         if scope["path"] == "/readyz":
             checks = await self.readiness() if self.readiness else {}
-            ready = all(v == "ok" for v in checks.values())
-            body = {"status": "ok" if ready else "unavailable", "service": "ingestion-mcp", "checks": checks}
+            ready = all(v == "ok" for k, v in checks.items() if k not in ADVISORY_CHECKS)
+            status = "unavailable" if not ready else "ok" if all(v == "ok" for v in checks.values()) else "degraded"
+            body = {"status": status, "service": "ingestion-mcp", "checks": checks}
             await _json(send, 200 if ready else 503, body)
             return
         headers = dict(scope.get("headers") or [])
@@ -82,7 +93,33 @@ class HttpGuard:
                         "headers": [(b"content-type", CONTENT_TYPE_LATEST.encode())]})  # fmt: skip
             await send({"type": "http.response.body", "body": generate_latest(REGISTRY)})
             return
+        if scope["path"] == "/queue":
+            await self._queue(send)
+            return
+        declared = headers.get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_body:
+            await _json(send, 413, too_large(int(declared), self.max_body))
+            return
         await self.app(scope, receive, send)
+
+    async def _queue(self, send: Any) -> None:
+        """Jobs waiting and running on the queue (JSON): what a worker autoscaler (KEDA metrics-api) reads."""
+        if self.queue_depth is None:
+            await _json(send, 404, {"error": "No job queue: INGESTION_MCP_BROKER_URL is not set.", "code": "NOT_FOUND"})
+            return
+        try:
+            await _json(send, 200, await self.queue_depth())
+        except ToolFailure as exc:
+            await _json(send, 503, {"error": exc.message, "code": exc.code, "suggestion": exc.suggestion})
+
+
+def too_large(size: int, limit: int) -> dict[str, Any]:
+    return {
+        "error": f"The request body is {size / 2**20:.1f} MiB; the limit is {limit // 2**20} MiB "
+        "(INGESTION_MCP_MAX_PAYLOAD_MB).",
+        "code": "PAYLOAD_TOO_LARGE",
+        "suggestion": "Save the content to a file under an allowed folder and ingest the file (ingest_document).",
+    }
 
 
 async def _json(send: Any, status: int, body: dict[str, Any]) -> None:
@@ -96,15 +133,20 @@ async def _json(send: Any, status: int, body: dict[str, Any]) -> None:
 
 async def serve(settings: McpSettings) -> None:
     async with open_backend(settings) as backend:
-        server = build_server(AppState.create(settings, backend))
-        if settings.transport == "stdio":
-            async with anyio.create_task_group() as tasks:
-                # stdout is the protocol: the one line goes to stderr, where clients keep a server's log.
-                tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: stdio_ready_line(settings))
-                await server.run_stdio_async()
-                tasks.cancel_scope.cancel()
-            return
-        await _serve_http(server, settings, backend)
+        state = AppState.create(settings, backend)
+        server = build_server(state)
+        try:
+            if settings.transport == "stdio":
+                async with anyio.create_task_group() as tasks:
+                    # stdout is the protocol: the one line goes to stderr, where clients keep a server's log.
+                    tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: stdio_ready_line(settings))
+                    await server.run_stdio_async()
+                    tasks.cancel_scope.cancel()
+                return
+            await _serve_http(server, state)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await state.jobs.aclose()
 
 
 async def announce_when_ready(
@@ -126,35 +168,48 @@ async def announce_when_ready(
     print(message(), file=sys.stderr, flush=True)
 
 
-async def _serve_http(server: Any, settings: McpSettings, backend: Backend) -> None:
+async def _serve_http(server: Any, state: AppState) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    settings, backend = state.settings, state.backend
     security = None
     if settings.host not in LOOPBACK:
         # Host names vary behind routes and services; the bearer token and Origin check guard instead.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(
-        host=settings.host, transport_security=security, stateless_http=settings.stateless_http
-    )
+        host=settings.host, transport_security=security, stateless_http=settings.stateless_http,
+        max_request_body_size=settings.max_payload_bytes,
+    )  # fmt: skip
     relay = CancelRelay()
     if settings.stateless_http:
-        app = LegacyCancelMiddleware(app, relay)
+        app = LegacyCancelMiddleware(app, relay, max_body=settings.max_payload_bytes)
     guarded = HttpGuard(
         app,
         token=settings.token_value(),
         allowed_origins=settings.allowed_origins,
-        readiness=backend.readiness,
+        readiness=partial(readiness, state),
         loopback=settings.host in LOOPBACK,
+        queue_depth=getattr(state.jobs, "depth", None),
+        max_body=settings.max_payload_bytes,
     )
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     http = uvicorn.Server(config)
-
-    relaying = relay_on_broker(relay, settings.broker_url) if settings.broker_url else contextlib.nullcontext()
-    async with relaying, anyio.create_task_group() as tasks:
+    async with anyio.create_task_group() as tasks:
+        if settings.broker_url:  # beside the server, never around it: a broker fault never stops the server
+            tasks.start_soon(relay_forever, relay, settings.broker_url, settings.broker_timeout_s)
         tasks.start_soon(announce_when_ready, backend, lambda: http.started, lambda: ready_message(settings))
         await http.serve()
         tasks.cancel_scope.cancel()
+
+
+async def readiness(state: AppState) -> dict[str, str]:
+    """Each service's /readyz, and the broker (reported, not required: reads work without it)."""
+    checks = await state.backend.readiness()
+    ping = getattr(state.jobs, "ping", None)
+    if ping is not None:
+        checks["broker"] = await ping()
+    return checks
 
 
 def where_data_lives(settings: McpSettings) -> str:

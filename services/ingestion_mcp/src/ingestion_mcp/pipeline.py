@@ -32,6 +32,7 @@ from . import acquire
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
 from .backend import Backend
 from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
+from .jobs import current_job, uninterrupted
 from .settings import McpSettings
 from .sources import SourcePolicy
 
@@ -184,10 +185,13 @@ class Ingestor:
                 work.add_stage("reading_ms", started)
         acquired = [w for w in works if w.pending]
         stored = await self.find_many(collection, [w.doc.key for w in acquired])  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
+        order = current_job().order
         for work in acquired:
             work.existing = stored.get(work.doc.key)  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
             try:
-                if not force:
+                if order is not None and work.existing is not None and work.existing.content_order == order:
+                    self._written_before(work, collection)
+                elif not force:
                     await self._unchanged(work, collection, chunking)
             except Exception as exc:  # noqa: BLE001 - reported per item
                 work.fail(exc)
@@ -198,6 +202,17 @@ class Ingestor:
             found = legacy.get(work.source)
             if found and found.chunking == "" and found.content_hash == work.doc.content_hash:  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
                 work.legacy = found
+
+    @staticmethod
+    def _written_before(work: Work, collection: str) -> None:
+        """A retried job whose earlier try committed this document: answer what that commit did, write nothing."""
+        doc, existing = work.doc, work.existing
+        assert doc is not None and existing is not None
+        work.outcome = IngestOutcome(
+            status=existing.content_status or "indexed", doc_id=existing.doc_id, collection=collection, key=doc.key,
+            source=existing.source, title=existing.title, file_type=existing.file_type, chunks=existing.chunk_count,
+            tokens=existing.token_count, stages=work.stages,
+        )  # fmt: skip
 
     async def _unchanged(self, work: Work, collection: str, chunking: str) -> None:
         """Skip or relabel when the stored document has this content and chunking (the work is then done)."""
@@ -214,8 +229,8 @@ class Ingestor:
             labels.source, labels.title, set(labels.tags), labels.metadata,
         )  # fmt: skip
         status = "skipped"
-        if not same:
-            status = (await self.backend.relabel(collection, existing.doc_id, labels)).status
+        if not same:  # a write: once sent, it is seen through (a cancel must not report it unwritten)
+            status = (await uninterrupted(self.backend.relabel(collection, existing.doc_id, labels))).status
         work.outcome = IngestOutcome(
             status=status, doc_id=existing.doc_id, collection=collection, key=doc.key, source=labels.source,  # type: ignore[arg-type]  # the gateway answers one of the statuses the contract names
             title=labels.title or existing.title, file_type=existing.file_type, chunks=existing.chunk_count,
@@ -283,14 +298,18 @@ class Ingestor:
         if not todo:
             return
         await progress(0.95, "storing")
-        requests = [self.upsert_request(w, chunking, force) for w in todo]
+        job = current_job()
+        requests = [self.upsert_request(w, chunking, force, job.order) for w in todo]
         started = time.perf_counter()
-        # The gateway commits atomically; interrupting the call would not undo it, so it is not interrupted.
+        # The gateway commits atomically; interrupting the call would not undo it, so nothing interrupts it: not
+        # an anyio cancel scope (the shield), not asyncio's Task.cancel (uninterrupted: a rollout, a timeout).
         with anyio.CancelScope(shield=True):
-            answer = await self.backend.upsert_batch(collection, requests)
+            answer = await uninterrupted(
+                self.backend.upsert_batch(collection, requests, commit_within_ms=job.commit_budget_ms())
+            )
             for work in todo:
                 if work.legacy is not None:
-                    await self._drop_legacy(collection, work)
+                    await uninterrupted(self._drop_legacy(collection, work))
         storing = (time.perf_counter() - started) * 1000
         for work, saved in zip(todo, answer.results, strict=True):
             work.stages["storing_ms"] = round(
@@ -324,14 +343,14 @@ class Ingestor:
             found.update({doc.key: doc for doc in listing.documents})
         return found
 
-    def upsert_request(self, work: Work, chunking: str, force: bool) -> UpsertDocumentRequest:
+    def upsert_request(self, work: Work, chunking: str, force: bool, order: int | None = None) -> UpsertDocumentRequest:
         doc, chunked = work.doc, work.chunks
         assert doc is not None and chunked is not None
         return UpsertDocumentRequest(
             source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
             content_hash=doc.content_hash, last_modified=doc.last_modified, tags=work.tags,
             metadata=work.item.metadata or {}, chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
-            chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model,
+            chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
         )  # fmt: skip
 
     @staticmethod
@@ -356,10 +375,18 @@ class Ingestor:
                 "Send the readable text of the document; if it came from a file, check the file is not damaged.",
                 code="NO_TEXT",
             )
-        if len(text) > self.settings.max_text_chars:
+        if minimum and len(text.encode()) > self.settings.max_payload_bytes:
             raise ToolFailure(
-                f"Text too long ({len(text)} characters). Maximum is {self.settings.max_text_chars}.",
+                f"Text too long ({len(text.encode()) / 2**20:.1f} MiB of UTF-8). The limit on what a call carries is "
+                f"{self.settings.max_payload_mb} MiB (INGESTION_MCP_MAX_PAYLOAD_MB).",
                 "Split the text into several ingest_text calls, or save it as a file and use ingest_document.",
+                code="TEXT_TOO_LONG",
+            )
+        if not minimum and len(text) > self.settings.max_text_chars:
+            raise ToolFailure(
+                f"Text too long ({len(text)} characters). Maximum is {self.settings.max_text_chars} "
+                "(INGESTION_MCP_MAX_TEXT_CHARS).",
+                "Split the document into smaller files, or raise INGESTION_MCP_MAX_TEXT_CHARS.",
                 code="TEXT_TOO_LONG",
             )
 

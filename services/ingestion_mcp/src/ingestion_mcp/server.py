@@ -135,4 +135,6 @@ def build_server(state: AppState) -> MCPServer:
             owner[name] = chosen
             server.tool_profiles[name] = profile
         profile.register(server, state)
+        if profile.jobs is not None:
+            profile.jobs(state.kinds)
     return server

@@ -39,6 +39,14 @@ class McpSettings(BaseSettings):
     job_timeout_s: float = Field(default=3600.0, ge=1)
     job_lease_s: float = Field(default=30.0, ge=1, le=600)
     job_max_tries: int = Field(default=3, ge=1, le=20)
+    # On SIGTERM (a rollout) a worker stops taking jobs and lets running ones finish for this long; the rest go
+    # back to the queue without spending a try. The pod's grace period must be longer (docs/jobs.md).
+    job_grace_s: float = Field(default=25.0, ge=0, le=600)
+    # Every broker call answers or fails within this (a frozen or unreachable Redis), then one retry.
+    broker_timeout_s: float = Field(default=3.0, gt=0, le=60)
+    # The one cap on what a caller sends: an HTTP request body, an ingest_text text (UTF-8), a job's
+    # parameters on the queue. Larger content goes in a file (ingest_document).
+    max_payload_mb: int = Field(default=16, ge=1, le=512)
 
     # Where files may be read from (ingest_document, ingest_file). Everything else is refused.
     allowed_roots: Annotated[list[Path], NoDecode] = Field(default_factory=lambda: [Path.cwd()])
@@ -46,6 +54,7 @@ class McpSettings(BaseSettings):
     data_dir: Path = Path("./data")
     max_file_mb: int = Field(default=100, ge=1, le=2048)
     min_text_chars: int = Field(default=50, ge=1)
+    # The Markdown one converted file may yield (a text handed over directly is capped by max_payload_mb).
     max_text_chars: int = Field(default=5_000_000, ge=1000)
     request_timeout_s: float = Field(default=300.0, gt=0)
     # A tool waits this long for its job before answering with a job id (agents time out at 60 s).
@@ -163,6 +172,10 @@ class McpSettings(BaseSettings):
     def documents_folder(self) -> Path:
         """Where fetch_file saves downloads: documents_dir, by default in the data folder."""
         return (self.documents_dir or self.data_dir / "documents").expanduser().resolve()
+
+    @property
+    def max_payload_bytes(self) -> int:
+        return self.max_payload_mb * 1024 * 1024
 
     def token_value(self) -> str | None:
         return self.auth_token.get_secret_value() if self.auth_token else None

@@ -1,19 +1,24 @@
-"""What the tools share while the server runs: settings, the service backend, the ingest core."""
+"""What the tools share while the server runs: settings, the service backend, the ingest core, the jobs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import anyio
 
 from .backend import Backend
-from .jobs import Job, JobManager, JobStore
+from .errors import ToolFailure
+from .jobkinds import JobKinds
+from .jobs import Job, JobManager, JobStore, ProgressFn
 from .library import Library
 from .pipeline import Ingestor, Progress
 from .settings import McpSettings
 from .sources import SourcePolicy
+
+log = logging.getLogger("ingestion_mcp.state")
 
 
 @dataclass
@@ -23,30 +28,43 @@ class AppState:
     ingestor: Ingestor
     jobs: JobStore
     policy: SourcePolicy
+    # The job kinds this process runs: the served profiles register theirs (server.build_server); a worker
+    # registers every profile's.
+    kinds: JobKinds = field(default_factory=JobKinds)
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
-        return cls(
-            settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=job_store(settings),
+        state = cls(
+            settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=JobManager(),
             policy=SourcePolicy.from_settings(settings),
         )  # fmt: skip
+        state.jobs = job_store(settings, state)  # its runner is this state
+        return state
+
+    async def run_kind(self, kind: str, params: dict[str, Any], progress: ProgressFn) -> Any:
+        """Run one job of a registered kind here (the in-process store, a worker)."""
+        return await self.kinds.run(self, kind, params, progress)
 
     async def submit_job(self, kind: str, params: dict[str, Any], description: str) -> Job:
-        """Queue (or, without a broker, start here) one job of a kind registered in jobkinds.py."""
-        return await self.jobs.submit(kind, params, description, context=self)
+        """Queue (or, without a broker, start here) one job of a kind a profile registered."""
+        return await self.jobs.submit(kind, params, description)
 
     async def run_job(self, ctx: Any, kind: str, params: dict[str, Any], description: str) -> tuple[Job, bool]:
         """Submit a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.
 
-        Returns (job, finished). A job that is not finished keeps running; the agent polls
-        get_job_status. No call blocks past the 60 s timeouts agents use.
+        Returns (job, finished). A job that is not finished keeps running; the agent polls get_job_status.
+        No call blocks past the 60 s timeouts agents use. Only the client's own cancel stops the job: the
+        job store's wait outlasts a broker that stops answering (it then answers with the job as last seen).
         """
         job = await self.submit_job(kind, params, description)
         try:
             job = await self.jobs.wait(job.id, self.settings.sync_wait_s, on_progress=self.progress_reporter(ctx))
-        except BaseException:  # the client cancelled its call (notifications/cancelled): the work stops too
-            with anyio.CancelScope(shield=True):
-                await self.jobs.cancel(job.id, "the client cancelled the request")
+        except anyio.get_cancelled_exc_class():  # the client cancelled its call: the work stops too
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2 * self.settings.broker_timeout_s + 1):
+                try:
+                    await self.jobs.cancel(job.id, "the client cancelled the request")
+                except ToolFailure as exc:  # the broker is away: the job runs on; say so in the log
+                    log.warning("could not cancel job %s for a cancelled call: %s", job.id, exc.message)
             raise
         if job.finished and job.failure is not None:
             raise job.failure
@@ -73,10 +91,18 @@ class AppState:
         return Library(self.backend, self.settings)
 
 
-def job_store(settings: McpSettings) -> JobStore:
+def job_store(settings: McpSettings, state: AppState) -> JobStore:
     """Jobs in Redis, run by workers, when a broker is configured; otherwise in this process."""
     if settings.broker_url:
         from .jobqueue import RedisJobStore
 
-        return RedisJobStore(settings.broker_url, retention_s=settings.job_retention_s)
-    return JobManager(retention_s=settings.job_retention_s, max_concurrent=settings.max_concurrent_jobs)
+        return RedisJobStore.from_settings(settings)
+
+    async def take_order() -> int | None:
+        # Taken from the gateway when the job is submitted: the last submitted write of a document wins.
+        return await state.backend.write_order()
+
+    return JobManager(
+        runner=state.run_kind, take_order=take_order, retention_s=settings.job_retention_s,
+        max_concurrent=settings.max_concurrent_jobs,
+    )  # fmt: skip

@@ -1,10 +1,12 @@
 """`ingestion-mcp-worker`: runs the jobs the MCP replicas put on the queue (an arq worker).
 
 It reads the same settings as the server (INGESTION_MCP_BROKER_URL is required), opens the same
-backend (the services by their URLs in a deployment), and runs each queued job kind (jobkinds.py),
-writing its progress, step timings and result into the job's record in Redis (jobqueue.py).
-`ingestion-mcp-worker --check` exits 0 when the worker on this host (pod) reported itself healthy in the
-last ~10 s: connected to the broker and polling the queue.
+backend (the services by their URLs in a deployment), registers the job kinds of every tool profile,
+and runs each queued job, writing its progress, step timings and result into the job's record in Redis
+(jobqueue.py). A job runs under a lease (lease.py): it never runs on two workers at once, and a worker
+that loses its lease (a frozen or restarted broker) stops the job before another can start it.
+`ingestion-mcp-worker --check` exits 0 when the worker loop on this host (pod) ran in the last 30 s: polling
+the queue, or waiting for a broker that is away (a liveness probe must not restart workers for that).
 """
 
 from __future__ import annotations
@@ -16,31 +18,40 @@ import logging
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from arq.connections import RedisSettings
-from arq.constants import in_progress_key_prefix
-from arq.worker import Worker, async_check_health, func
+from arq.worker import Retry, async_check_health, func
 from pydantic import ValidationError
 
 from .embedded import open_backend
 from .errors import ToolFailure, failure_from
-from .jobkinds import run_kind
-from .jobqueue import FUNCTION, QUEUE, RedisJobStore
-from .jobs import UNINTERRUPTIBLE_STEPS, Job
+from .jobqueue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
+from .jobs import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
+from .lease import Lease, claim, new_token
+from .profiles import NAMES, load
+from .queue_worker import QueueWorker, alive, lost
 from .settings import McpSettings
 from .state import AppState
 
 log = logging.getLogger("ingestion_mcp.worker")
-CANCEL_POLL_S = 0.5
+WATCH_S = 0.5
+# Starts a worker gives back on purpose (SIGTERM, a lost lease) do not spend a try; arq still counts them.
+RELEASES_ALLOWED = 20
 
 
 async def startup(ctx: dict[str, Any]) -> None:
     settings: McpSettings = ctx["settings"]
     stack = contextlib.AsyncExitStack()
     backend = await stack.enter_async_context(open_backend(settings))
-    ctx["stack"], ctx["state"] = stack, AppState.create(settings, backend)
-    log.info("worker ready on queue %s", QUEUE)
+    state = AppState.create(settings, backend)
+    for name in NAMES:  # a worker runs the jobs of every replica, whatever profiles each serves
+        register = load(name).jobs
+        if register is not None:
+            register(state.kinds)
+    ctx["stack"], ctx["state"] = stack, state
+    log.info("worker ready on queue %s (%s)", QUEUE, ", ".join(state.kinds.names))
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
@@ -50,56 +61,77 @@ async def shutdown(ctx: dict[str, Any]) -> None:
         await ctx["stack"].aclose()
 
 
-def lost(attempts: int) -> ToolFailure:
-    return ToolFailure(
-        f"The job was started {attempts} times and its worker stopped each time before it finished "
-        "(killed, evicted or out of memory). Nothing half-written was kept.",
-        "Start the work again; if it keeps failing, check the worker's logs and memory limit.",
-        code="WORKER_LOST",
-    )
-
-
-async def execute(ctx: dict[str, Any], job_id: str, kind: str, params: dict[str, Any]) -> str:
-    """The one arq function: claim the job's record, run its kind, record how it ended."""
+async def execute(ctx: dict[str, Any], job_id: str, kind: str, params: dict[str, Any], order: int | None = None) -> str:
+    """The one arq function: claim the job's record and lease, run its kind, record how it ended."""
     state: AppState = ctx["state"]
     store: RedisJobStore = state.jobs  # type: ignore[assignment]  # a worker's state always has the Redis store
+    worker: QueueWorker = ctx["worker"]
     attempt: int = ctx["job_try"]
-    job = await store.claim(job_id, attempt)
-    if job is None:
-        return "ended before it ran"  # cancelled while queued, or its record expired
-    if attempt > state.settings.job_max_tries:
-        job.finish(failure=lost(attempt - 1))
-    elif (reason := await store.cancel_requested(job_id)) is not None:
+    token = new_token(worker.worker_id, attempt)
+    claimed = await claim(store.redis, job_id, attempt, token, state.settings.job_lease_s)
+    if claimed is None:
+        return "ended before it ran"  # cancelled while queued, finished by an earlier try, or expired
+    job, lease = claimed
+    worker.tokens[job_id] = lease.token
+    worker.running[job_id] = asyncio.current_task()  # type: ignore[assignment]  # execute always runs in a task
+    try:
+        return await _run_and_record(state, store, job, lease, kind, params, order)
+    finally:
+        worker.running.pop(job_id, None)
+
+
+async def _run_and_record(
+    state: AppState, store: RedisJobStore, job: Job, lease: Lease, kind: str, params: dict[str, Any], order: int | None
+) -> str:
+    if job.tries > state.settings.job_max_tries:
+        job.finish(failure=lost(job.tries - 1))
+    elif (reason := await store.cancel_requested(job.id)) is not None:
         job.cancel_reason = reason
         job.finish(cancelled=True)
     else:
-        await store.save(job)
-        await run_claimed(ctx, store, job, kind, params)
-    await store.save(job)
+        log.info("job %s: run %d started", job.id, job.attempt)
+        try:
+            await run_claimed(state, store, job, lease, kind, params, order)
+        finally:
+            log.info("job %s: run %d ended (%s)", job.id, job.attempt, job.status)
+    if not await _record_end(store, job, lease):
+        raise Retry(defer=1)  # the end could not be written: the job runs again and finds what this run did
     return job.status
 
 
-async def run_claimed(ctx: dict[str, Any], store: RedisJobStore, job: Job, kind: str, params: dict) -> None:
-    state: AppState = ctx["state"]
+async def _record_end(store: RedisJobStore, job: Job, lease: Lease, attempts: int = 8) -> bool:
+    """Write the job's final record, riding out a short broker outage; False if it could not be written."""
+    for attempt in range(attempts):
+        try:
+            await store.save(job, fenced=True)
+            return True
+        except Exception as exc:  # noqa: BLE001 - the broker may be away for a while
+            log.warning("could not record the end of job %s (%s); retrying", job.id, type(exc).__name__)
+            await asyncio.sleep(min(0.25 * 2**attempt, 4.0))
+    return False
+
+
+async def run_claimed(
+    state: AppState, store: RedisJobStore, job: Job, lease: Lease, kind: str, params: dict[str, Any], order: int | None
+) -> None:
     task = asyncio.current_task()
     assert task is not None
-    requested: list[str] = []
+    watch = Watch(store, job, lease, task, state.settings.job_lease_s)
+    in_job(JobContext(order=order, commit_budget_ms=lease.commit_budget_ms))
 
     async def progress(fraction: float, step: str) -> None:
         await job.advance(fraction, step)
-        await store.save(job)
+        if step == "storing":  # a fresh lease for the commit: the whole of it is the commit's budget
+            await watch.renew_now()
+        watch.dirty = True
 
-    watcher = asyncio.create_task(watch(store, job, task, requested, state.settings.job_lease_s))
+    watcher = asyncio.create_task(watch.run())
     try:
         async with asyncio.timeout(state.settings.job_timeout_s):
-            job.finish(result=await run_kind(state, kind, params, progress))
+            job.finish(result=await state.run_kind(kind, params, progress))
     except asyncio.CancelledError:
-        if not requested:  # the worker is stopping (SIGTERM): the job goes back to the queue, arq retries it
-            job.current_step = "queued"
-            await asyncio.shield(store.save(job))
-            raise
         task.uncancel()
-        job.finish(cancelled=True)
+        await _stopped(store, job, lease, watch, state.settings.broker_timeout_s)
     except TimeoutError:
         timeout = state.settings.job_timeout_s
         job.finish(failure=ToolFailure(
@@ -107,31 +139,93 @@ async def run_claimed(ctx: dict[str, Any], store: RedisJobStore, job: Job, kind:
             "Split the work (fewer or smaller items), or raise INGESTION_MCP_JOB_TIMEOUT_S.", code="TIMEOUT",
         ))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - a failed job keeps its error for get_job_status
-        job.finish(failure=failure_from(exc))
+        if lease.expiring:
+            raise Retry(defer=1) from None  # failed because the lease ran out (a commit refused): run it again
+        job.finish(failure=_explained(exc, state.settings.job_lease_s))
     finally:
         watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    if lease.lost and not job.finished:
+        raise Retry(defer=1)  # another worker holds (or will hold) the job: it runs there, nothing more here
 
 
-async def watch(store: RedisJobStore, job: Job, task: asyncio.Task[Any], requested: list[str], lease_s: float) -> None:
-    """Cancel the job at a stage boundary when a replica asks (never while storing), and hold its lease.
+async def _stopped(store: RedisJobStore, job: Job, lease: Lease, watch: Watch, timeout_s: float) -> None:
+    """The job's task was cancelled: on request (the job ends cancelled), because its lease is running out, or
+    because the worker is stopping (SIGTERM): then the job goes back to the queue without spending a try."""
+    if watch.requested:
+        job.finish(cancelled=True)
+        return
+    job.released += 1
+    job.current_step = "queued"
+    with contextlib.suppress(Exception):  # best effort: the broker may be the reason the lease ends
+        await asyncio.wait_for(store.save(job, fenced=True), timeout=2 * timeout_s + 1)
+    if lease.expiring:
+        raise Retry(defer=1)
+    raise asyncio.CancelledError  # arq puts the job back on the queue
 
-    arq marks a running job in-progress for its whole timeout; this shortens that mark to a lease
-    renewed while the worker lives, so a killed worker's job is run again after ``lease_s``, not hours."""
-    lease_ms, renewed, answered = int(lease_s * 1000), 0.0, False
-    loop = asyncio.get_running_loop()
-    while not task.done():
-        if loop.time() - renewed >= lease_s / 3:
-            await store.redis.pexpire(in_progress_key_prefix + job.id, lease_ms)
-            renewed = loop.time()
-        if not answered and (reason := await store.cancel_requested(job.id)) is not None:
-            # As in process: a request met while the job stores (or has stored) is answered by the write
-            # completing; the job then ends completed, never "cancelled" with its document written.
-            answered = True
-            if job.current_step not in UNINTERRUPTIBLE_STEPS:
-                job.cancel_reason = reason
-                requested.append(reason)
-                task.cancel()
-        await asyncio.sleep(CANCEL_POLL_S)
+
+def _explained(exc: Exception, lease_s: float) -> ToolFailure:
+    failure = failure_from(exc)
+    if failure.code == "COMMIT_DEADLINE_PASSED":
+        return ToolFailure(
+            f"Storing took longer than the job's lease ({lease_s:.0f} s) allows; nothing was written.",
+            "Raise INGESTION_MCP_JOB_LEASE_S, or ingest smaller items.",
+            code="TIMEOUT",
+        )
+    return failure
+
+
+class Watch:
+    """Beside a running job: renew its lease, stop it when a replica asks or the lease is running out, and
+    write its progress to the record (so the job itself never waits on the broker)."""
+
+    def __init__(self, store: RedisJobStore, job: Job, lease: Lease, task: asyncio.Task[Any], lease_s: float):
+        self.store, self.job, self.lease, self.task = store, job, lease, task
+        self.renew_every = lease_s / 6
+        self.requested = False
+        self.dirty = False
+        self._renewed = asyncio.get_running_loop().time()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self.task.done():
+            if loop.time() - self._renewed >= self.renew_every:
+                await self._step(self.renew_now())
+            if self.lease.expiring and self.job.current_step not in UNINTERRUPTIBLE_STEPS:
+                log.warning("job %s: its lease is ending (broker unreachable?); stopping it here", self.job.id)
+                self.lease.lost = True
+                self.task.cancel()
+                return
+            await self._step(self._check_cancel())
+            if self.dirty:
+                self.dirty = False
+                await self._step(self.store.save(self.job, fenced=True))
+            await asyncio.sleep(min(WATCH_S, self.renew_every))
+
+    async def renew_now(self) -> None:
+        try:
+            held = await self.lease.renew()
+        except Exception:  # noqa: BLE001 - the deadline in the lease decides; a failed renewal is retried
+            return
+        self._renewed = asyncio.get_running_loop().time()
+        if not held:
+            log.warning("job %s: another worker holds its lease now", self.job.id)
+
+    async def _check_cancel(self) -> None:
+        if self.requested or (reason := await self.store.cancel_requested(self.job.id)) is None:
+            return
+        # As in process: a request met while the job stores (or has stored) is answered by the write completing;
+        # the job then ends completed, never "cancelled" with its document written.
+        if self.job.current_step not in UNINTERRUPTIBLE_STEPS:
+            self.requested = True
+            self.job.cancel_reason = reason
+            self.task.cancel()
+
+    async def _step(self, call: Any) -> None:
+        try:
+            await call
+        except Exception as exc:  # noqa: BLE001 - the broker may be away; the lease's deadline rules
+            log.debug("job %s: broker call failed in the watch (%s)", self.job.id, type(exc).__name__)
 
 
 def health_key() -> str:
@@ -139,25 +233,50 @@ def health_key() -> str:
     return f"{QUEUE}:health-check:{socket.gethostname()}"
 
 
-def build_worker(settings: McpSettings, **options: Any) -> Worker:
+def heartbeat_file(settings: McpSettings) -> Path:
+    """The file each poll of this host's worker touches (in the data folder), read by `--check`."""
+    return settings.data_dir.expanduser() / f".worker-{socket.gethostname()[:100]}.alive"
+
+
+def check(settings: McpSettings) -> int:
+    """0 when this host's worker loop ran in the last 30 s (its heartbeat file), or reported healthy in Redis."""
+    if alive(heartbeat_file(settings), within_s=30):
+        return 0
+    redis_settings = RedisSettings.from_dsn(settings.broker_url or "")
+    return asyncio.run(async_check_health(redis_settings, health_key(), QUEUE))
+
+
+def build_worker(settings: McpSettings, **options: Any) -> QueueWorker:
     assert settings.broker_url
-    # One more try than job_max_tries: the last one only records the job as failed (execute).
-    job = func(execute, name=FUNCTION, max_tries=settings.job_max_tries + 1, timeout=settings.job_timeout_s + 60)
-    return Worker(
+    store = RedisJobStore.from_settings(settings)
+    # arq counts every start; the job's own record counts tries (execute) without the starts given back.
+    tries = settings.job_max_tries + RELEASES_ALLOWED + 1
+    with contextlib.suppress(OSError):  # where the heartbeat goes; unwritable: --check asks the broker instead
+        heartbeat_file(settings).parent.mkdir(parents=True, exist_ok=True)
+    job = func(execute, name=FUNCTION, max_tries=tries, timeout=settings.job_timeout_s + 60)
+    worker = QueueWorker(
         functions=[job],
         queue_name=QUEUE,
-        redis_settings=RedisSettings.from_dsn(settings.broker_url),
+        redis_pool=store.redis,
+        store=store,
+        lease_s=settings.job_lease_s,
+        heartbeat=heartbeat_file(settings),
         ctx={"settings": settings},
         on_startup=startup,
         on_shutdown=shutdown,
         max_jobs=settings.max_concurrent_jobs,
-        allow_abort_jobs=True,
-        keep_result=60,
+        allow_abort_jobs=False,  # cancels travel in the job's record (jobqueue.py), not through arq
+        keep_result=0,  # results live in the job's record; arq keeps no copy of a job's input
         poll_delay=0.1,  # how soon an idle worker sees a new job (one cheap Redis call per poll)
         health_check_interval=10,
         health_check_key=health_key(),
+        job_completion_wait=int(settings.job_grace_s),
+        job_serializer=job_serializer,
+        job_deserializer=job_deserializer,
         **options,
     )
+    worker.ctx["worker"] = worker
+    return worker
 
 
 def load_settings() -> McpSettings:
@@ -181,8 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings = load_settings()
     if args.check:
-        redis_settings = RedisSettings.from_dsn(settings.broker_url or "")
-        sys.exit(asyncio.run(async_check_health(redis_settings, health_key(), QUEUE)))
+        sys.exit(check(settings))
     from servicekit import configure_logging
 
     configure_logging(settings.log_level)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ingestion_mcp.jobkinds import JOB_KINDS
+from arq.constants import in_progress_key_prefix, retry_key_prefix
 from ingestion_mcp.jobqueue import RedisJobStore
-from ingestion_mcp.jobs import ProgressFn
+from ingestion_mcp.jobs import Job, ProgressFn, uninterrupted
+from ingestion_mcp.lease import claim
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 
@@ -29,6 +31,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 async def broker(redis_server: RedisServer) -> AsyncIterator[str]:
     """The broker's URL, emptied before each test."""
     store = RedisJobStore(redis_server.url)
+    await store.redis.config_set("maxmemory", 0)
     await store.redis.flushdb()
     await store.aclose()
     yield redis_server.url
@@ -55,21 +58,40 @@ async def other_replica(queue_settings: McpSettings) -> AsyncIterator[RedisJobSt
     await store.aclose()
 
 
-# A job kind for the queue machinery's own tests: named stages, each taking `stage_s`, each logged
-# in Redis when it ends, so a test sees exactly which stages ran (what a real ingest's stages are).
+# What every run of a `test_staged` job did, in this process (the broker may be frozen or gone meanwhile):
+# tag -> [(start, end or None, stages that ended)], on the monotonic clock.
+RUNS: dict[str, list[list[Any]]] = {}
+
+
+# A job kind for the queue machinery's own tests: named stages, each taking `stage_s`, each logged when it
+# ends, so a test sees exactly which stages ran (what a real ingest's stages are) and when each run was alive.
 async def staged(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
-    store: RedisJobStore = state.jobs  # type: ignore[assignment]  # built with a broker URL: the Redis store
+    run: list[Any] = [time.monotonic(), None, []]
+    RUNS.setdefault(params["tag"], []).append(run)
     stages = params["stages"]
-    for number, stage in enumerate(stages):
-        await progress(number / len(stages), stage)
-        if stage == "storing":  # atomic: once begun, it ends (as the pipeline shields its write)
-            await asyncio.shield(asyncio.sleep(params["stage_s"]))
-        else:
-            await asyncio.sleep(params["stage_s"])
-        await store.redis.rpush(f"test:ran:{params['tag']}", stage)
-    await progress(1.0, "done")
-    await asyncio.sleep(params.get("after_s", 0))  # the moment between the last step and the answer
+    try:
+        for number, stage in enumerate(stages):
+            await progress(number / len(stages), stage)
+            if stage == "storing":  # atomic: once begun, it ends (as the pipeline's commit does)
+                await uninterrupted(asyncio.sleep(params["stage_s"]))
+            else:
+                await asyncio.sleep(params["stage_s"])
+            run[2].append(stage)
+        await progress(1.0, "done")
+        await asyncio.sleep(params.get("after_s", 0))  # the moment between the last step and the answer
+    finally:
+        run[1] = time.monotonic()
     return {"stages": len(stages), "tag": params["tag"]}
 
 
-JOB_KINDS["test_staged"] = staged
+def with_test_kinds(state: AppState) -> AppState:
+    state.kinds.add("test_staged", staged)
+    return state
+
+
+async def claim_as_worker(store: RedisJobStore, job_id: str, attempt: int, lease_s: float = 30.0) -> Job | None:
+    """What a worker's start does in Redis: arq's start (retry count, in-progress mark), then the claim."""
+    await store.redis.incr(retry_key_prefix + job_id)
+    await store.redis.set(in_progress_key_prefix + job_id, b"1", px=int(lease_s * 1000))
+    claimed = await claim(store.redis, job_id, attempt, f"test-worker:{attempt}", lease_s)
+    return None if claimed is None else claimed[0]

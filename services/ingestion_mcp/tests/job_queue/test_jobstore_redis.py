@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
-from arq.constants import abort_jobs_ss
+from arq.constants import job_key_prefix
 from ingestion_mcp.errors import ToolFailure
-from ingestion_mcp.jobqueue import ACTIVE, MAX_PARAMS_BYTES, QUEUE, RedisJobStore, record_key
+from ingestion_mcp.jobqueue import ACTIVE, QUEUE, RedisJobStore, record_key
 from ingestion_mcp.jobs import Job
+
+from .conftest import claim_as_worker
 
 
 async def test_a_job_accepted_by_one_replica_is_seen_by_another(
@@ -22,14 +27,14 @@ async def test_a_job_accepted_by_one_replica_is_seen_by_another(
 
 async def test_progress_result_and_timings_travel(replica: RedisJobStore, other_replica: RedisJobStore) -> None:
     job = await replica.submit("ingest_text", {"text": "y"}, "notes")
-    claimed = await replica.claim(job.id, attempt=1)
+    claimed = await claim_as_worker(replica, job.id, 1)
     assert claimed is not None
     await claimed.advance(0.4, "embedding")
-    await replica.save(claimed)
+    await replica.save(claimed, fenced=True)
     mid = await other_replica.get(job.id)
     assert mid is not None and (mid.progress, mid.current_step, mid.attempt) == (40.0, "embedding", 1)
     claimed.finish(result={"status": "indexed", "chunks": 3})
-    await replica.save(claimed)
+    await replica.save(claimed, fenced=True)
     done = await other_replica.get(job.id)
     assert done is not None and done.status == "completed" and done.result == {"status": "indexed", "chunks": 3}
     assert set(done.step_ms) >= {"starting", "embedding"} and done.end_time is not None
@@ -40,14 +45,14 @@ async def test_progress_result_and_timings_travel(replica: RedisJobStore, other_
 
 async def test_progress_never_goes_back_across_a_retry(replica: RedisJobStore) -> None:
     job = await replica.submit("ingest_text", {"text": "z"}, "notes")
-    first = await replica.claim(job.id, attempt=1)
+    first = await claim_as_worker(replica, job.id, 1)
     assert first is not None
     await first.advance(0.6, "embedding")
-    await replica.save(first)
-    second = await replica.claim(job.id, attempt=2)  # the first worker died; another runs it again
+    await replica.save(first, fenced=True)
+    second = await claim_as_worker(replica, job.id, 2)  # the first worker died; another runs it again
     assert second is not None
     await second.advance(0.1, "reading")
-    await replica.save(second)
+    await replica.save(second, fenced=True)
     again = await replica.get(job.id)
     assert again is not None and again.progress == 60.0 and again.attempt == 2
 
@@ -58,14 +63,15 @@ async def test_a_queued_job_cancelled_on_another_replica_never_runs(
     job = await replica.submit("ingest_text", {"text": "w"}, "notes")
     cancelled = await other_replica.cancel(job.id, "on request")
     assert cancelled is not None and cancelled.status == "cancelled"
-    assert await replica.claim(job.id, attempt=1) is None, "a worker that picks it up finds it ended"
-    assert await replica.redis.zscore(abort_jobs_ss, job.id) is not None, "arq was told to drop it"
+    assert await claim_as_worker(replica, job.id, 1) is None, "a worker that picks it up finds it ended"
+    assert await replica.redis.zscore(QUEUE, job.id) is None, "it left the queue"
+    assert await replica.redis.exists(job_key_prefix + job.id) == 0, "its payload is gone"
     assert await replica.redis.sismember(ACTIVE, job.id) == 0
 
 
 async def test_a_running_job_gets_a_cancel_request(replica: RedisJobStore, other_replica: RedisJobStore) -> None:
     job = await replica.submit("ingest_text", {"text": "v"}, "notes")
-    assert await replica.claim(job.id, attempt=1) is not None
+    assert await claim_as_worker(replica, job.id, 1) is not None
     still = await other_replica.cancel(job.id, "on request")
     assert still is not None and still.status == "running", "the worker stops it at its next stage"
     assert await replica.cancel_requested(job.id) == "on request"
@@ -73,10 +79,10 @@ async def test_a_running_job_gets_a_cancel_request(replica: RedisJobStore, other
 
 async def test_failures_keep_their_code(replica: RedisJobStore, other_replica: RedisJobStore) -> None:
     job = await replica.submit("fetch_file", {"url": "u"}, "fetch")
-    claimed = await replica.claim(job.id, attempt=1)
+    claimed = await claim_as_worker(replica, job.id, 1)
     assert claimed is not None
     claimed.finish(failure=ToolFailure("Download failed.", "Check the URL.", code="DOWNLOAD_FAILED"))
-    await replica.save(claimed)
+    await replica.save(claimed, fenced=True)
     seen = await other_replica.get(job.id)
     assert seen is not None and seen.failure is not None
     assert (seen.status, seen.error, seen.suggestion, seen.failure.code) == (
@@ -86,17 +92,31 @@ async def test_failures_keep_their_code(replica: RedisJobStore, other_replica: R
 
 async def test_oversized_parameters_are_refused_with_what_to_do(replica: RedisJobStore) -> None:
     with pytest.raises(ToolFailure) as refused:
-        await replica.submit("ingest_text", {"text": "a" * (MAX_PARAMS_BYTES + 1)}, "huge")
-    assert refused.value.code == "INVALID_INPUT" and "file" in (refused.value.suggestion or "")
+        await replica.submit("ingest_text", {"text": "a" * (replica.max_payload_bytes + 1)}, "huge")
+    assert refused.value.code == "PAYLOAD_TOO_LARGE" and "file" in (refused.value.suggestion or "")
+    assert "INGESTION_MCP_MAX_PAYLOAD_MB" in refused.value.message, "the error names the one cap and its setting"
     assert await replica.active() == []
 
 
-async def test_an_unreachable_broker_is_a_clear_error() -> None:
-    store = RedisJobStore("redis://127.0.0.1:1/0")
+async def test_an_unreachable_broker_is_a_clear_error_within_a_bounded_time() -> None:
+    store = RedisJobStore("redis://127.0.0.1:1/0", timeout_s=1.0)
+    started = time.monotonic()
     with pytest.raises(ToolFailure) as down:
         await store.get("job_x")
     assert down.value.code == "SERVICE_UNAVAILABLE" and "broker" in down.value.message
+    assert "Searches and document reads still work" in down.value.message
+    assert time.monotonic() - started < 5
     await store.aclose()
+
+
+async def test_a_job_is_queued_as_json_with_its_write_order(replica: RedisJobStore) -> None:
+    """The queue carries JSON (write access to Redis must not mean code execution), and the job's write order."""
+    first = await replica.submit("ingest_text", {"text": "q"}, "one")
+    second = await replica.submit("ingest_text", {"text": "r"}, "two")
+    payloads = [json.loads(await replica.redis.get(job_key_prefix + job.id)) for job in (first, second)]
+    (id1, kind1, params1, order1), (_, _, _, order2) = (payload["a"] for payload in payloads)
+    assert (id1, kind1, params1) == (first.id, "ingest_text", {"text": "q"})
+    assert isinstance(order1, int) and order2 > order1, "the later submission carries the larger order"
 
 
 def test_records_round_trip() -> None:

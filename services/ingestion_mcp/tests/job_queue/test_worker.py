@@ -17,11 +17,13 @@ from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from ingestion_mcp.worker import build_worker
 
+from .conftest import RUNS, claim_as_worker, with_test_kinds
+
 
 @contextlib.asynccontextmanager
 async def running_worker(settings: McpSettings) -> AsyncIterator[Any]:
     async def startup(ctx: dict[str, Any]) -> None:
-        ctx["state"] = AppState.create(settings, backend=None)  # type: ignore[arg-type]  # these job kinds never call a service
+        ctx["state"] = with_test_kinds(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # these job kinds never call a service
 
     worker = build_worker(settings, handle_signals=False)
     worker.on_startup = startup
@@ -37,7 +39,8 @@ async def running_worker(settings: McpSettings) -> AsyncIterator[Any]:
 
 
 async def ran(store: RedisJobStore, tag: str) -> list[str]:
-    return [stage.decode() for stage in await store.redis.lrange(f"test:ran:{tag}", 0, -1)]
+    """The stages every run of the job ended, in order."""
+    return [stage for run in RUNS.get(tag, []) for stage in run[2]]
 
 
 async def until(store: RedisJobStore, job_id: str, step: str, timeout: float = 20) -> None:
@@ -110,17 +113,34 @@ async def test_a_stopped_worker_hands_the_job_to_the_next_one(
     assert done.progress == 100.0
 
 
-async def test_a_job_whose_worker_keeps_stopping_ends_failed(
+async def test_a_job_whose_workers_keep_dying_ends_failed(
     queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
 ) -> None:
-    settings = queue_settings.model_copy(update={"job_max_tries": 1})
+    """Workers killed mid-job (what SIGKILL leaves in Redis: a start, a claim, a lease that lapses) spend tries."""
+    settings = queue_settings.model_copy(update={"job_max_tries": 2})
     job = await replica.submit("test_staged", {"stages": STAGES, "stage_s": 0.5, "tag": "lost"}, "lost")
-    async with running_worker(settings):
-        await until(replica, job.id, "converting")
+    for attempt in (1, 2):
+        assert await claim_as_worker(replica, job.id, attempt, lease_s=0.2) is not None
+        await asyncio.sleep(0.3)  # the killed worker's lease lapses
     async with running_worker(settings):
         done = await other_replica.wait(job.id, 30)
     assert done.status == "failed" and done.failure is not None and done.failure.code == "WORKER_LOST"
-    assert "Start the work again" in (done.suggestion or "")
+    assert "Start the work again" in (done.suggestion or "") and RUNS.get("lost") is None
+
+
+async def test_a_rollout_does_not_spend_the_jobs_tries(
+    queue_settings: McpSettings, replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    """Each SIGTERM gives the job back (step queued); with one try allowed, two rollouts later it still completes."""
+    settings = queue_settings.model_copy(update={"job_max_tries": 1})
+    job = await replica.submit("test_staged", {"stages": STAGES, "stage_s": 0.4, "tag": "rolled"}, "rolled")
+    for _ in range(2):
+        async with running_worker(settings):
+            await until(replica, job.id, "converting")
+    async with running_worker(settings):
+        done = await other_replica.wait(job.id, 30)
+    assert done.status == "completed", done.error
+    assert (done.attempt, done.released, done.tries) == (3, 2, 1)
 
 
 async def test_a_job_past_its_time_limit_fails_cleanly(

@@ -16,7 +16,7 @@ from ingestion_mcp.cli_index import VaultIndexer
 from ingestion_mcp.pipeline import Ingestor
 from ingestion_mcp.server import build_server
 from ingestion_mcp.sources import SourcePolicy
-from ingestion_mcp.state import AppState
+from ingestion_mcp.state import AppState, job_store
 from mcp import Client
 
 SECTIONS = {
@@ -93,13 +93,15 @@ def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def profile_state(base: AppState, **updates: Any) -> AppState:
-    """A new AppState over the shared backend and jobs, with changed settings (and policy)."""
+    """A new AppState over the shared backend, with changed settings (and policy), running its own jobs."""
     policy = updates.pop("policy", base.policy)
     settings = base.settings.model_copy(update=updates)
-    return AppState(
+    state = AppState(
         settings=settings, backend=base.backend, ingestor=Ingestor(base.backend, settings), jobs=base.jobs,
         policy=policy,
     )  # fmt: skip
+    state.jobs = job_store(settings, state)
+    return state
 
 
 @pytest.fixture(scope="session")

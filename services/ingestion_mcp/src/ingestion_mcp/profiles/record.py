@@ -9,6 +9,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 
 from ..errors import ToolFailure
+from ..jobkinds import JobKinds
 from ..state import AppState
 
 
@@ -25,3 +26,5 @@ class Profile:
     # fields in their non-null form only, and a definition used once is written in place. A profile that
     # follows a spec keeps its defaults and $refs as written there.
     own_contract: bool = False
+    # Registers the profile's job kinds (jobkinds.py): the long work its tools submit to the job store.
+    jobs: Callable[[JobKinds], None] | None = None

@@ -6,7 +6,8 @@ from functools import partial
 
 from ...tools.common import error_result
 from ..record import Profile
+from .jobs import register_jobs
 from .models import render_error
 from .tools import register
 
-PROFILE = Profile("docs_server", register, partial(error_result, render_error))
+PROFILE = Profile("docs_server", register, partial(error_result, render_error), jobs=register_jobs)

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 from ingestion_contracts.docling import EXTENSIONS
 
+from ...jobkinds import JobKinds
 from ...jobs import ProgressFn
 from ...pipeline import IngestOutcome, Progress
 from ...sources import SourceError, SourcePolicy, clone_repo, download_target, fetch_url, save_download
@@ -165,3 +166,20 @@ async def fetch_repo_job(
     }  # fmt: skip
     result["warnings"] = [*warnings, *result["warnings"]]
     return result
+
+
+async def fetch_file_kind(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    options = FileOptions(**params["options"])
+    docs = DocsContext(state, state.policy)
+    return await fetch_file_job(docs, params["url"], params["filename"], params["folder"], options, progress)
+
+
+async def fetch_repo_kind(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    options = RepoOptions(**params["options"])
+    docs = DocsContext(state, state.policy)
+    return await fetch_repo_job(docs, params["url"], params["branch"], options, progress)
+
+
+def register_jobs(kinds: JobKinds) -> None:
+    kinds.add("fetch_file", fetch_file_kind)
+    kinds.add("fetch_repo", fetch_repo_kind)

@@ -11,6 +11,7 @@ from ...state import AppState
 from ...tools.common import error_result
 from ..record import Profile
 from . import batch, documents, tools, web
+from .jobs import register_jobs
 from .models import render_error
 
 
@@ -19,4 +20,4 @@ def register(server: MCPServer, state: AppState) -> None:
         module.register(server, state)
 
 
-PROFILE = Profile("ingestion", register, partial(error_result, render_error), own_contract=True)
+PROFILE = Profile("ingestion", register, partial(error_result, render_error), own_contract=True, jobs=register_jobs)

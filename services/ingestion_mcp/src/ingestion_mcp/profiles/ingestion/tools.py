@@ -13,7 +13,6 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ...jobkinds import outcome_of
 from ...library import ResponseBudget
 from ...pipeline import IngestOutcome
 from ...state import AppState
@@ -119,7 +118,7 @@ async def ingest_via_job(
     """Run an ingest as a job; answer with its result, or with its id when it outlives the wait."""
     job, finished = await state.run_job(ctx, kind, params, label)
     if finished:
-        return result(shape(outcome_of(job.result)))
+        return result(shape(IngestOutcome(**job.result)))
     return result(
         IngestOutput(
             success=True,

@@ -1,0 +1,42 @@
+"""The ingestion profile's job kinds: the four ways its tools ingest, each a name plus JSON parameters."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ...jobkinds import JobKinds
+from ...jobs import ProgressFn
+from ...pipeline import BatchItem
+from ...state import AppState
+from .batch import summarize
+
+
+async def ingest_document(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    path = params.pop("file_path")
+    return asdict(await state.ingestor.ingest_file(path, **params, progress=progress))
+
+
+async def ingest_text(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    text = params.pop("text")
+    return asdict(await state.ingestor.ingest_text(text, **params, progress=progress))
+
+
+async def ingest_from_url(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    url = params.pop("url")
+    outcome = await state.ingestor.ingest_url(
+        url, policy=state.policy, default_source="domain", **params, progress=progress
+    )
+    return asdict(outcome)
+
+
+async def ingest_batch(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    batch = [BatchItem(**item) for item in params.pop("items")]
+    outcomes = await state.ingestor.ingest_many(batch, **params, progress=progress)
+    return summarize(batch, outcomes)
+
+
+def register_jobs(kinds: JobKinds) -> None:
+    for name, fn in (("ingest_document", ingest_document), ("ingest_text", ingest_text),
+                     ("ingest_from_url", ingest_from_url), ("ingest_batch", ingest_batch)):  # fmt: skip
+        kinds.add(name, fn)
