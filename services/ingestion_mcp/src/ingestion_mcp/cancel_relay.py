@@ -166,7 +166,7 @@ async def _subscribed(relay: CancelRelay, client: Any) -> None:
         pinged = anyio.current_time()
         while True:
             item = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-            if item is not None:
+            if item is not None and item.get("type") == "message":  # not the answer to our ping
                 relay.on_message(item["data"])
             if anyio.current_time() - pinged > PING_EVERY_S:
                 await pubsub.ping()  # a frozen or vanished broker shows here (socket timeout)

@@ -115,8 +115,8 @@ class HttpGuard:
 
 def too_large(size: int, limit: int) -> dict[str, Any]:
     return {
-        "error": f"The request body is {size / 2**20:.1f} MiB; the limit is {limit // 2**20} MiB "
-        "(INGESTION_MCP_MAX_PAYLOAD_MB).",
+        "error": f"The request body is {size / 2**20:.1f} MiB; a request may carry at most {limit / 2**20:.1f} MiB "
+        "(twice INGESTION_MCP_MAX_PAYLOAD_MB, for its JSON envelope).",
         "code": "PAYLOAD_TOO_LARGE",
         "suggestion": "Save the content to a file under an allowed folder and ingest the file (ingest_document).",
     }
@@ -179,11 +179,11 @@ async def _serve_http(server: Any, state: AppState) -> None:
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(
         host=settings.host, transport_security=security, stateless_http=settings.stateless_http,
-        max_request_body_size=settings.max_payload_bytes,
+        max_request_body_size=settings.max_body_bytes,
     )  # fmt: skip
     relay = CancelRelay()
     if settings.stateless_http:
-        app = LegacyCancelMiddleware(app, relay, max_body=settings.max_payload_bytes)
+        app = LegacyCancelMiddleware(app, relay, max_body=settings.max_body_bytes)
     guarded = HttpGuard(
         app,
         token=settings.token_value(),
@@ -191,7 +191,7 @@ async def _serve_http(server: Any, state: AppState) -> None:
         readiness=partial(readiness, state),
         loopback=settings.host in LOOPBACK,
         queue_depth=getattr(state.jobs, "depth", None),
-        max_body=settings.max_payload_bytes,
+        max_body=settings.max_body_bytes,
     )
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     http = uvicorn.Server(config)

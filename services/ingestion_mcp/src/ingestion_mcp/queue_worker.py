@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arq.constants import in_progress_key_prefix, job_key_prefix
+from arq.utils import poll
 from arq.worker import Worker
 from redis.exceptions import RedisError
 
@@ -88,13 +89,19 @@ class QueueWorker(Worker):
         self._health = self.store.redis.register_script(_HEALTH)
 
     async def main(self) -> None:
+        """arq's main loop, without the calls that would end the worker on a broker fault at start-up."""
         while True:  # the broker may be away when the worker starts: wait for it, do not exit
             try:
                 await self.pool.ping()
                 break
             except (RedisError, OSError) as exc:
                 await self._broker_fault("start-up", exc)
-        await super().main()
+        log.info("worker %s polls %s for %s", self.worker_id, self.queue_name, ", ".join(self.functions))
+        self.ctx["redis"] = self.pool
+        if self.on_startup:
+            await self.on_startup(self.ctx)
+        async for _ in poll(self.poll_delay_s):
+            await self._poll_iteration()
 
     async def _poll_iteration(self) -> None:
         beat(self.heartbeat)  # the loop runs (polling, or waiting for the broker): what a liveness probe asks
@@ -108,9 +115,20 @@ class QueueWorker(Worker):
         except Exception as exc:  # noqa: BLE001 - nothing a broker does may end the worker
             await self._broker_fault("poll", exc)
         else:
-            if self.broker_errors:
-                log.warning("the broker answers again after %d failed calls", self.broker_errors)
             self.broker_errors, self._backoff = 0, BACKOFF_MIN_S
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's start, one job at a time: when a broker call fails inside it, arq has counted the job (and taken
+        a slot of its semaphore) without starting it; both are given back, or the worker would stop polling."""
+        for job_id in job_ids:
+            counted = self.job_counter
+            try:
+                await super().start_jobs([job_id])
+            except BaseException:
+                if self.job_counter > counted and job_id.decode() not in self.tasks:
+                    self.job_counter -= 1
+                    self.sem.release()
+                raise
 
     async def _broker_fault(self, where: str, exc: BaseException) -> None:
         self.broker_errors += 1

@@ -177,5 +177,11 @@ class McpSettings(BaseSettings):
     def max_payload_bytes(self) -> int:
         return self.max_payload_mb * 1024 * 1024
 
+    @property
+    def max_body_bytes(self) -> int:
+        """The HTTP layer's outer bound: room for a payload at the cap in its JSON-RPC envelope (escaped text
+        grows), so that the tool itself refuses an oversized text with an answer an MCP client can show."""
+        return 2 * self.max_payload_bytes + 64 * 1024
+
     def token_value(self) -> str | None:
         return self.auth_token.get_secret_value() if self.auth_token else None

@@ -143,8 +143,7 @@ async def run_claimed(
             raise Retry(defer=1) from None  # failed because the lease ran out (a commit refused): run it again
         job.finish(failure=_explained(exc, state.settings.job_lease_s))
     finally:
-        watcher.cancel()
-        await asyncio.gather(watcher, return_exceptions=True)
+        await watch.stop(watcher, state.settings.broker_timeout_s)
     if lease.lost and not job.finished:
         raise Retry(defer=1)  # another worker holds (or will hold) the job: it runs there, nothing more here
 
@@ -184,11 +183,19 @@ class Watch:
         self.renew_every = lease_s / 6
         self.requested = False
         self.dirty = False
+        self.stopped = False
         self._renewed = asyncio.get_running_loop().time()
+
+    async def stop(self, watcher: asyncio.Task[None], timeout_s: float) -> None:
+        """End the watch: by its flag at its next turn, and by a cancel now (a broker call in flight may delay
+        that); never wait on it for longer than a broker call can take."""
+        self.stopped = True
+        watcher.cancel()
+        await asyncio.wait({watcher}, timeout=2 * timeout_s + 1)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        while not self.task.done():
+        while not self.stopped and not self.task.done():
             if loop.time() - self._renewed >= self.renew_every:
                 await self._step(self.renew_now())
             if self.lease.expiring and self.job.current_step not in UNINTERRUPTIBLE_STEPS:

@@ -208,3 +208,28 @@ async def test_the_liveness_check_passes_while_the_broker_is_away(
         await asyncio.sleep(2)
         assert await asyncio.to_thread(check, settings) == 0, "the loop runs on, waiting for the broker"
         own_redis.start()
+
+
+async def test_a_broker_error_while_starting_a_job_costs_no_slot(settings: McpSettings, store: RedisJobStore) -> None:
+    """arq counts a job before the broker calls that start it; a broker error there (injected: the moment between
+    two calls of one start cannot be hit from outside) used to keep the slot taken for good, and after
+    max_jobs such errors the worker never polled again."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    async with running_worker(settings) as worker:
+        real = worker.pool.pipeline
+        failures = 0
+
+        def failing(*args: object, **kwargs: object) -> object:
+            nonlocal failures
+            if failures < 5:
+                failures += 1
+                raise RedisConnectionError("injected: the broker went away mid-start")
+            return real(*args, **kwargs)
+
+        worker.pool.pipeline = failing  # type: ignore[method-assign]  # the injected fault
+        job = await store.submit("test_staged", {"stages": ["reading"], "stage_s": 0.1, "tag": "slot"}, "slot")
+        done = await store.wait(job.id, 30)
+        worker.pool.pipeline = real  # type: ignore[method-assign]
+    assert failures == 5 and done.status == "completed", done.error
+    assert worker.job_counter == 0
