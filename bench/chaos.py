@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.chaos_faults import FAULTS, QUICK, Fault, FaultContext
-from bench.chaos_report import markdown, zero_cells
+from bench.chaos_report import exit_reason, markdown, zero_cells
 from bench.chaos_verify import (
     documents_summary,
     jobs_summary,
@@ -40,7 +40,7 @@ from bench.chaos_verify import (
     worker_runs,
 )
 from bench.chaos_workload import WORDS, Probe, Submission, call, connect, plan, probe, submit
-from scripts.chaos_topology import ChaosTopology, TopologyOptions
+from scripts.chaos_topology import FAKETIME_LIB, ChaosTopology, TopologyOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "chaos.json"
@@ -142,6 +142,9 @@ async def exercise(topology: ChaosTopology, fault: Fault, config: Config) -> dic
 
 def _row(sub: Submission) -> dict[str, Any]:
     final = {k: sub.final.get(k) for k in ("status", "attempt", "error_code", "current_step", "step_ms")}
+    result = sub.final.get("result")
+    outcome: dict[str, Any] = result if isinstance(result, dict) else {}
+    final["outcome"] = {k: outcome.get(k) for k in ("status", "chunks", "warnings") if k in outcome}
     return {"key": sub.key, "version": sub.version, "phase": sub.phase, "job_id": sub.job_id,
             "answered_s": round(sub.answered - sub.started, 2), "result": sub.result_status, "error": sub.error,
             "final": final}  # fmt: skip
@@ -150,6 +153,8 @@ def _row(sub: Submission) -> dict[str, Any]:
 def run_fault(fault: Fault, workdir: Path, config: Config) -> dict[str, Any]:
     """One fault on a fresh topology in ``workdir``: its result (or the error that stopped it)."""
     result: dict[str, Any] = {"fault": fault.name, "summary": fault.summary, "logs": str(workdir)}
+    if fault.options.get("gateway_skew") and not Path(FAKETIME_LIB).exists():
+        return result | {"skipped": f"no {FAKETIME_LIB} (apt-get install -y faketime)"}
     try:
         with ChaosTopology(workdir, uuid.uuid4().hex, fault.topology_options(config.options())) as topology:
             outcome = asyncio.run(exercise(topology, fault, config))
@@ -157,7 +162,7 @@ def run_fault(fault: Fault, workdir: Path, config: Config) -> dict[str, Any]:
             store = read_store(topology, outcome["collection"])
             topology.watch.check()
             result |= outcome | {"documents": documents_summary(subs, store)}
-            result["exited"] = [e | {"log_tail": _tail(topology.log_of(e["process"]))} for e in topology.watch.exits]
+            result["exited"] = [e | _last_words(topology.log_of(e["process"])) for e in topology.watch.exits]
             result["ran_twice"] = ran_twice_at_once(worker_runs(topology))
             result["zero_cells"] = zero_cells(result)
     except Exception as exc:  # noqa: BLE001 - one fault's failure must not hide the others' results
@@ -166,8 +171,10 @@ def run_fault(fault: Fault, workdir: Path, config: Config) -> dict[str, Any]:
     return result
 
 
-def _tail(path: Path, lines: int = 4) -> list[str]:
-    return path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else []
+def _last_words(log: Path) -> dict[str, Any]:
+    """Why a process died, from its log: the last exception line (a job's pickled text may follow it)."""
+    tail = log.read_text(errors="replace").splitlines()[-400:] if log.exists() else []
+    return {"reason": exit_reason(tail), "log_tail": tail[-6:]}
 
 
 def export_code(rev: str, into: Path) -> tuple[Path | None, str]:
@@ -193,6 +200,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--code", default="worktree", help="'worktree' (default) or a git revision to run")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON report; .md beside it ({DEFAULT_OUT})")
     parser.add_argument("--workdir", type=Path, help="where logs go (default: a new temporary folder)")
+    parser.add_argument("--render", type=Path, help="only write the .md table of this JSON report again")
     return parser.parse_args(argv)
 
 
@@ -219,6 +227,10 @@ def write(out: Path, results: list[dict[str, Any]], header: dict[str, Any]) -> s
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.render:
+        report = json.loads(args.render.read_text())
+        print(write(args.render, report.pop("faults"), report))
+        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: every process started gets killed
     names = args.faults.split(",") if args.faults else list(QUICK if args.quick else FAULTS)
     unknown = [n for n in names if n not in FAULTS]
@@ -233,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "config": config.__dict__}  # fmt: skip
     results = run_suite(names, config, workdir, args.out, header)
     print(write(args.out, results, header))
-    broken = any("error" in r or any(r["zero_cells"].values()) for r in results)
+    broken = any("error" in r or any(r.get("zero_cells", {}).values()) for r in results)
     return 1 if broken else 0
 
 

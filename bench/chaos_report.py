@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # (header, how to read the cell from a fault's result)
@@ -20,6 +21,7 @@ COLUMNS: list[tuple[str, Any]] = [
     ("search ok % / p95", lambda r: _probe(r["probes"]["search"])),
     ("job status ok % / p95", lambda r: _probe(r["probes"]["get_job_status"])),
 ]
+EXCEPTION_LINE = re.compile(r"^[\s|]*[\w.]*(Error|Exception|Group)\b")
 ZERO_CELLS = ("lost", "duplicated", "wrong_version", "stuck", "exited", "ran_twice")
 
 
@@ -59,10 +61,35 @@ def markdown(results: list[dict[str, Any]], header: dict[str, Any]) -> str:
         "|" + "---|" * len(COLUMNS),
     ]
     lines += ["| " + " | ".join(str(cell(r)) for _, cell in COLUMNS) + " |" for r in rows]
-    lines += ["", "What each fault did:", ""]
-    lines += [f"- **{r['fault']}**: {r.get('note') or r.get('error', '')}" for r in results]
-    broken = [r for r in results if "jobs" not in r]
-    if broken:
-        lines += ["", "Runs that did not complete: " + "; ".join(f"{r['fault']}: {r['error']}" for r in broken)]
+    lines += ["", "What each fault did, and what it showed:", ""]
+    lines += [f"- **{r['fault']}**: " + "; ".join(_details(r)) for r in results]
     lines += ["", f"Logs of every process: `{header['logs']}`."]
     return "\n".join(lines) + "\n"
+
+
+def _details(result: dict[str, Any]) -> list[str]:
+    if "jobs" not in result:
+        return [f"did not run: {result.get('skipped') or result.get('error')}"]
+    out = [str(result["note"])]
+    jobs, docs, status = result["jobs"], result["documents"], result["probes"]["get_job_status"]
+    for process in result["exited"]:
+        last = (process.get("reason") or exit_reason(process.get("log_tail") or []))[:110]
+        out.append(f"{process['process']} exited (code {process['returncode']}): `{last}`")
+    if jobs["refused_errors"]:
+        out.append(
+            f"{jobs['refused']} submissions refused: " + " / ".join(f"`{e[:110]}`" for e in jobs["refused_errors"])
+        )
+    if status["errors"]:
+        out.append("get_job_status during the fault: " + " / ".join(f"`{e[:110]}`" for e in status["errors"]))
+    for kind in ("lost", "duplicated", "wrong_version"):
+        if docs["keys"][kind]:
+            out.append(f"{kind.replace('_', ' ')}: {', '.join(docs['keys'][kind])}")
+    if result["ran_twice"]:
+        out.append(f"ran twice at once: {', '.join(result['ran_twice'])}")
+    return out
+
+
+def exit_reason(tail: list[str]) -> str:
+    """The last line of a log's tail that starts with an exception's name (a traceback's end), else its last line."""
+    named = [line.strip(" |") for line in tail if EXCEPTION_LINE.match(line)]
+    return "".join(c for c in (named or tail or [""])[-1].strip() if c.isprintable() and c != "\ufffd")
