@@ -21,7 +21,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -205,17 +207,25 @@ class ChaosTopology:
         self.watch.start()
 
     def close(self) -> None:
-        self.watch.close()
-        for proxy in (self.mcp_proxy, self.gateway_proxy):
-            if proxy is not None:
-                self.deliberate(proxy.process)
-                proxy.stop()
-        for process in (*self.workers, *self.replicas, *self.gateways, self.chunker, self.docling):
-            self.stop(process, signal.SIGKILL)
-        self.deliberate(self.redis.process)
-        self.redis.stop()
-        self.deliberate(self.milvus.process)
-        self.milvus.stop()
+        """Kill every process started; one that fails to stop does not keep the others running."""
+        steps: list[Callable[[], Any]] = [self.watch.close]
+        steps += [partial(self._stop_proxy, p) for p in (self.mcp_proxy, self.gateway_proxy) if p is not None]
+        services = (*self.workers, *self.replicas, *self.gateways, self.chunker, self.docling)
+        steps += [partial(self.stop, s, signal.SIGKILL) for s in services]
+        steps += [partial(self.deliberate, self.redis.process), self.redis.stop]
+        steps += [partial(self.deliberate, self.milvus.process), self.milvus.stop]
+        failures = []
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - go on killing the rest, then report
+                failures.append(exc)
+        if failures:
+            raise failures[0]
+
+    def _stop_proxy(self, proxy: Proxy) -> None:
+        self.deliberate(proxy.process)
+        proxy.stop()
 
     def launch(self, service: ServiceProcess) -> None:
         service.start()
