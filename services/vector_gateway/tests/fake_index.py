@@ -94,9 +94,12 @@ class FakeIndex:
     def has_collection(self, name: str) -> bool:
         return name in self._rows and name not in (REGISTRY, LEASES)
 
-    def create_collection(self, name: str, dimension: int, model_name: str) -> None:
+    def create_collection(self, name: str, dimension: int, model_name: str) -> bool:
         with self._lock:
+            if name in self._rows:
+                return False
             self._rows[name], self._shapes[name] = {}, (dimension, model_name)
+            return True
 
     def describe(self, name: str) -> tuple[int, str]:
         return self._shapes[name]

@@ -1,8 +1,10 @@
 """Two gateway replicas on one Milvus never lose or half-write a document (docs/consistency.md).
 
-A replica here is a GatewayService with its own locks and its own store object over the one Milvus Lite
-client (Lite allows one client per database): two replicas minus the network. The interleavings that
-lose documents are forced by pausing one replica's writer thread between "rows written" and "commit".
+A replica here is a GatewayService with its own locks, write orders and store object over the one Milvus
+Lite client (Lite allows one client per database): two replicas minus the network. The interleavings that
+lose documents are forced by pausing one replica's writer thread at a chosen point ("rows written",
+"commit", or right after it found a collection missing). Races that need no pause run between real
+gateway processes: test_replica_processes.py.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from fastapi import FastAPI
 from ingestion_contracts.gateway import RelabelRequest, SearchRequest, UpsertDocumentRequest
 from servicekit import ServiceError
+from servicekit.write_order import LocalOrder
 from vector_gateway.index import DocumentIndex
 from vector_gateway.service import GatewayService
 from vector_gateway.where import Eq
@@ -305,3 +309,92 @@ async def test_a_late_commit_over_a_newer_write_on_another_replica_leaves_one_wh
     row = one_complete_version(held.a.store, held.doc_id)
     assert int(row["chunk_count"]) == len(V1) and await content(held.b, held.doc_id) == "\n\n".join(V1)
     await no_open_leases(held.a.store)
+
+
+class HeldCreate:
+    """Hold a replica right after it found a collection missing (a GC pause, a frozen process), until released."""
+
+    def __init__(self, store: DocumentIndex) -> None:
+        self.reached, self.go = threading.Event(), threading.Event()
+        real = store.has_collection
+
+        def held(name: str) -> bool:
+            found = real(name)
+            if not found and not self.reached.is_set():
+                self.reached.set()
+                assert self.go.wait(60), "the test never released this replica"
+            return found
+
+        store.has_collection = held  # type: ignore[method-assign]  # the injected pause
+
+    async def wait(self) -> None:
+        assert await anyio.to_thread.run_sync(self.reached.wait, 60), "the replica never checked the collection"
+
+
+async def test_a_replica_stalled_while_creating_a_collection_spares_a_document_written_meanwhile(
+    app, make_doc, unique
+) -> None:
+    """B finds the collection missing and stalls; A creates it and writes a document; B goes on creating it.
+    Before, B then deleted every registry row of that collection name (to forget an earlier collection's) and
+    so the row of A's acknowledged document: listed nowhere, found by no search."""
+    a, b = replica(app), replica(app)
+    name = unique("autocreate")
+    held = HeldCreate(b.store)
+    ours = asyncio.create_task(
+        b.upsert(name, [UpsertDocumentRequest.model_validate(make_doc("b.md", ["Bitterns boom."]))])
+    )
+    await held.wait()
+    theirs, _ = await a.upsert(name, [UpsertDocumentRequest.model_validate(make_doc("a.md", ["Avocets sweep mud."]))])
+    held.go.set()
+    await asyncio.wait([ours])  # B has created the collection (or failed to)
+    for service in (a, b):
+        listed = await service.list_documents(name, offset=0, limit=10, source=None, order="source")
+        assert theirs[0].doc_id in [d.doc_id for d in listed.documents], "A's acknowledged document is gone"
+    hits = await a.search(SearchRequest(query="avocets sweep", collections=[name], mode="keyword"))
+    assert [h.doc_id for h in hits.hits] == [theirs[0].doc_id]
+    mine, _ = ours.result()  # and B's write went through too
+    assert (theirs[0].status, mine[0].status) == ("indexed", "indexed")
+    listed = await b.list_documents(name, offset=0, limit=10, source=None, order="source")
+    assert [d.doc_id for d in listed.documents] == [theirs[0].doc_id, mine[0].doc_id]
+
+
+async def test_a_write_held_past_its_commit_deadline_commits_nothing(app, make_doc) -> None:
+    """A queue worker's write (commit_within_ms = its remaining job lease) stalls after storing its rows until the
+    deadline is past, as a worker whose lease lapsed would: it must not commit (another worker owns the job)."""
+    service: GatewayService = app.state.gateway
+    doc_id = (await write(service, request(make_doc, V0))).doc_id
+    pause = Pause(service.store, "rows_written")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as http:
+        body = {"documents": [make_doc("herons.md", V1)], "commit_within_ms": 1500}
+        answer = asyncio.create_task(http.post(f"/v1/collections/{NAME}/documents/batch", json=body))
+        await pause.wait()
+        await asyncio.sleep(1.6)
+        pause.release()
+        response = await answer
+    assert response.status_code == 409, response.text
+    assert response.json()["code"] == "COMMIT_DEADLINE_PASSED" and "nothing was written" in response.json()["error"]
+    row = one_complete_version(service.store, doc_id)  # V1's rows are deleted, as for a lapsed write lease
+    assert int(row["chunk_count"]) == len(V0) and await content(service, doc_id) == "\n\n".join(V0)
+    await no_open_leases(service.store)
+
+
+async def test_a_larger_order_stored_while_a_smaller_one_commits_is_kept(app, make_doc) -> None:
+    """Two submissions of one document, taken in order (smaller, larger), whose writes start the other way round:
+    the larger one stores its rows first and is held; the smaller one commits meanwhile. The larger order is
+    still committed, over it (before, the write that started first counted as older and withdrew)."""
+    a, b = replica(app), replica(app)
+    doc_id = (await write(a, request(make_doc, V0))).doc_id
+    orders = LocalOrder()
+    listed = await a.list_documents(NAME, offset=0, limit=1, source=None, order="source")
+    orders.observe(listed.documents[0].content_order)  # a submitter that read the stored document first
+    smaller, larger = orders.take(), orders.take()
+    pause = Pause(a.store, "rows_written")
+    writing = asyncio.create_task(write(a, request(make_doc, V2, order=larger)))
+    await pause.wait()
+    assert (await write(b, request(make_doc, V1, order=smaller))).status == "replaced"
+    pause.release()
+    assert (await writing).status == "replaced"
+    row = one_complete_version(a.store, doc_id)
+    assert int(row["chunk_count"]) == len(V2) and await content(b, doc_id) == "\n\n".join(V2)
+    assert (await write(b, request(make_doc, V1, order=smaller))).status == "skipped"  # it stays outrun
+    await no_open_leases(a.store)

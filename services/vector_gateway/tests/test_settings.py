@@ -100,3 +100,12 @@ def test_asking_for_cuda_without_a_gpu_says_what_to_do(monkeypatch: pytest.Monke
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(RuntimeError, match=r"torch sees no CUDA device.*Use 'auto' or 'cpu'"):
         resolve_device("cuda")
+
+
+def test_the_broker_url_is_a_redis_url_and_a_secret() -> None:
+    settings = GatewaySettings(milvus_uri="./x.db", broker_url="redis://:hunter2@redis:6379/0")
+    assert settings.broker_url is not None and settings.broker_url.get_secret_value().endswith("@redis:6379/0")
+    assert "hunter2" not in repr(settings)
+    assert GatewaySettings(milvus_uri="./x.db", broker_url="  ").broker_url is None
+    with pytest.raises(ValidationError, match="VECTOR_GATEWAY_BROKER_URL must be a Redis URL"):
+        GatewaySettings(milvus_uri="./x.db", broker_url="http://redis:6379")

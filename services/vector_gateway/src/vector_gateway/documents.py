@@ -17,11 +17,12 @@ from .errors import document_not_found, invalid
 from .filters import in_collection
 from .fusion import Fused
 from .index import DocumentIndex
+from .orders import OrderSource
 from .passages import ChunkSpan, rebuild_text
 from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .search import hit_from_entity
 from .upsert import derive_doc_id, registry_key, split_metadata
-from .versions import LeasePolicy, dead_versions, delete_versions
+from .versions import LeasePolicy, content_order, content_status, dead_versions, delete_versions
 from .where import And, Cmp, Eq, Where
 
 DocumentOrder = Literal["updated", "source"]
@@ -48,6 +49,8 @@ def document_info(collection: str, row: dict[str, Any]) -> DocumentInfo:
         last_modified=row["last_modified"],
         tags=list(row.get("tags") or []),
         metadata=metadata,
+        content_order=content_order(row),
+        content_status=content_status(row),
     )
 
 
@@ -56,9 +59,18 @@ def _live(row: dict[str, Any]) -> And:
 
 
 class DocumentReader:
-    def __init__(self, store: DocumentIndex, leases: LeasePolicy | None = None) -> None:
+    def __init__(
+        self, store: DocumentIndex, leases: LeasePolicy | None = None, orders: OrderSource | None = None
+    ) -> None:
         self.store = store
         self.leases = leases or LeasePolicy()
+        self.orders = orders
+
+    def _info(self, collection: str, row: dict[str, Any]) -> DocumentInfo:
+        info = document_info(collection, row)
+        if self.orders is not None:  # a write order taken here after this read is larger (a Lamport clock)
+            self.orders.observe(info.content_order)
+        return info
 
     def registry_row(self, collection: str, doc_id: str) -> dict[str, Any]:
         row = self.store.registry_get([registry_key(collection, doc_id)]).get(registry_key(collection, doc_id))
@@ -86,7 +98,7 @@ class DocumentReader:
             keys.sort(key=lambda r: (r["updated_at"], r["doc_id"]), reverse=True)
         page = [r["key"] for r in keys[offset : offset + limit]]
         rows = self.store.registry_get(page)
-        documents = [document_info(collection, rows[k]) for k in page if k in rows]
+        documents = [self._info(collection, rows[k]) for k in page if k in rows]
         return DocumentList(documents=documents, total=len(keys), offset=offset, limit=limit)
 
     def _by_key(self, collection: str, key: str, source: str | None) -> DocumentList:
@@ -98,7 +110,7 @@ class DocumentReader:
         """The stored documents with these identities (ids derive from (collection, key)), in no order."""
         wanted = {registry_key(collection, derive_doc_id(collection, key)): key for key in keys}
         rows = self.store.registry_get(list(wanted))
-        return [info for k, row in rows.items() if (info := document_info(collection, row)).key == wanted[k]]
+        return [info for k, row in rows.items() if (info := self._info(collection, row)).key == wanted[k]]
 
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)
@@ -113,7 +125,7 @@ class DocumentReader:
             row = fresh
             chunks = self.store.query(collection, _live(row), ["chunk_index", "text", "start", "end"])
         spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
-        return DocumentContent(**document_info(collection, row).model_dump(), content=rebuild_text(spans))
+        return DocumentContent(**self._info(collection, row).model_dump(), content=rebuild_text(spans))
 
     def chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
         row = self.registry_row(collection, doc_id)

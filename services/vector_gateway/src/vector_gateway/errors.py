@@ -54,3 +54,19 @@ def dimension_mismatch(store: str, stored: int, given: int, what: str) -> Confli
         "or use another store for this embedding model.",
         details={"store": store, "store_dimension": stored, "given_dimension": given},
     )
+
+
+def commit_deadline_passed(committed: list[str]) -> Conflict:
+    before = (
+        f"; {len(committed)} document(s) of this batch were committed before it (details.committed), "
+        "the others were not written"
+        if committed
+        else "; nothing was written"
+    )
+    return Conflict(
+        f"The commit deadline (commit_within_ms) passed before this write could commit{before}.",
+        code="COMMIT_DEADLINE_PASSED",
+        suggestion="The caller's job lease ran out: another worker may run this job now. Leave it to that one, or "
+        "submit the write again (with the same order) and a new deadline.",
+        details={"committed": committed} if committed else None,
+    )

@@ -19,6 +19,7 @@ from .api.routes import router
 from .api.vector_routes import router as vector_router
 from .embedder import Embedder, EmbedderHolder
 from .milvus import MilvusStore
+from .orders import BrokerOrders, LocalOrders, OrderSource
 from .service import GatewayService
 from .settings import GatewaySettings
 from .vectors import VectorStores
@@ -41,6 +42,12 @@ async def _sweep(service: GatewayService) -> None:
         log.warning("uncommitted-version sweep failed: %s", getattr(exc, "message", None) or exc)
 
 
+def _orders(settings: GatewaySettings) -> OrderSource:
+    if settings.broker_url is not None:
+        return BrokerOrders(settings.broker_url.get_secret_value(), timeout_s=settings.broker_timeout_s)
+    return LocalOrders()
+
+
 def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -> FastAPI:
     """The gateway app. ``embedder`` injects a loaded model (tests share one across apps)."""
     store = MilvusStore(
@@ -52,6 +59,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         analysis=settings.bm25_analysis,
     )
     embedders = EmbedderHolder(settings, embedder)
+    orders = _orders(settings)  # no connection yet: the first write without an order opens it
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -67,6 +75,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
             with contextlib.suppress(asyncio.CancelledError):
                 await sweep  # a Milvus call in flight finishes before the store closes
             await anyio.to_thread.run_sync(store.close)
+            await anyio.to_thread.run_sync(orders.close)
 
     async def readiness() -> dict[str, str]:
         return await service.readiness()
@@ -87,6 +96,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         candidates=settings.fusion_candidates,
         observe=app.state.metrics.observe_stage,
         leases=LeasePolicy(seconds=settings.write_lease_s),
+        orders=orders,
     )
     app.state.gateway = service
     app.state.settings = settings

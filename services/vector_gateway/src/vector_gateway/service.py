@@ -30,6 +30,7 @@ from ingestion_contracts.gateway import (
     StageTimings,
     UpsertDocumentRequest,
     UpsertDocumentResponse,
+    WriteOrder,
 )
 
 from . import errors, recovery
@@ -39,12 +40,13 @@ from .filters import COLLECTION_KEY, FilterError, build_filter, in_collection
 from .fusion import Fusion
 from .index import DocumentIndex
 from .locks import KeyedLocks
+from .orders import LocalOrders, OrderSource
 from .passages import passage_text
 from .records import REGISTRY
 from .search import Query, chunk_total, search
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
-from .versions import LeasePolicy
-from .where import Where
+from .versions import DELETE_GROUP, CommitDeadline, LeasePolicy
+from .where import And, Eq, Or, Where
 
 log = logging.getLogger("vector_gateway")
 T = TypeVar("T")
@@ -65,6 +67,7 @@ class GatewayService:
         candidates: int = 20,
         observe: Observe | None = None,
         leases: LeasePolicy | None = None,
+        orders: OrderSource | None = None,
     ) -> None:
         self.store = store
         self.embedders = embedders
@@ -74,7 +77,9 @@ class GatewayService:
         # Write leases make writes safe across replicas (versions.py); the lock only saves a replica from
         # racing itself on one document.
         self.leases = leases or LeasePolicy()
-        self.documents = DocumentReader(store, self.leases)
+        # Write orders decide which of two writes of a document is kept (docs/consistency.md, "Write order").
+        self.orders = orders or LocalOrders()
+        self.documents = DocumentReader(store, self.leases, self.orders)
         self._locks = KeyedLocks()
         self._create_lock = threading.Lock()
 
@@ -95,10 +100,27 @@ class GatewayService:
     def _ensure(self, name: str, embedder: Embedder) -> None:
         with self._create_lock:
             if not self.store.has_collection(name):
-                # Registry rows of an earlier collection of that name would make new writes "skipped".
-                self.store.registry_delete(in_collection(name))
+                self._forget_dropped(name)
+                # False: another replica created it meanwhile; it is there either way.
                 self.store.create_collection(name, embedder.dimension, embedder.model_name)
         self._check_model(name, embedder)
+
+    def _forget_dropped(self, name: str) -> None:
+        """Delete the registry rows an earlier collection of this name left (they would make new writes
+        "skipped"), and only those: never by a filter on the name, which would also take the row of a document
+        another replica has just written into the collection it created meanwhile.
+
+        A writer commits a row only after inserting its chunks into the collection, so after it was created:
+        the rows read here, before a moment at which the collection is absent (the check that follows the read),
+        were written into a collection dropped since. A row committed after the read has another version and
+        stays (docs/consistency.md, "Creating a collection")."""
+        rows = self.store.registry_query(in_collection(name), ["key", "version"])
+        if not rows or self.store.has_collection(name):
+            return
+        pairs = sorted((row["key"], row["version"]) for row in rows)
+        for start in range(0, len(pairs), DELETE_GROUP):
+            group = pairs[start : start + DELETE_GROUP]
+            self.store.registry_delete(Or(tuple(And((Eq("key", k), Eq("version", v))) for k, v in group)))
 
     def _info(self, name: str) -> CollectionInfo:
         dimension, model = self.store.describe(name)
@@ -115,8 +137,9 @@ class GatewayService:
         with self._create_lock:
             if self.store.has_collection(name):
                 raise errors.collection_exists(name)
-            self.store.registry_delete(in_collection(name))
-            self.store.create_collection(name, embedder.dimension, embedder.model_name)
+            self._forget_dropped(name)
+            if not self.store.create_collection(name, embedder.dimension, embedder.model_name):
+                raise errors.collection_exists(name)  # another replica created it meanwhile
         return self._info(name)
 
     def _get(self, name: str) -> CollectionInfo:
@@ -150,14 +173,19 @@ class GatewayService:
 
     # -- documents ---------------------------------------------------------------------------
     async def upsert(
-        self, collection: str, requests: list[UpsertDocumentRequest]
+        self, collection: str, requests: list[UpsertDocumentRequest], *, commit_within_ms: int | None = None
     ) -> tuple[list[UpsertDocumentResponse], StageTimings]:
+        """``commit_within_ms``: commit only within this long of now (a queue worker's remaining job lease)."""
+        deadline = None if commit_within_ms is None else CommitDeadline.within_ms(commit_within_ms)
         docs = plan(collection, requests)
 
         def write() -> StageTimings:
             embedder = self.embedders.get()
             self._ensure(collection, embedder)
-            return DocumentWriter(self.store, embedder, self.observe, self.leases).write(collection, docs)
+            writer = DocumentWriter(
+                self.store, embedder, self.observe, self.leases, orders=self.orders, deadline=deadline
+            )
+            return writer.write(collection, docs)
 
         async with self._locks.hold(d.key for d in docs):
             timings = await self._run(write)
@@ -169,7 +197,7 @@ class GatewayService:
         def write() -> UpsertDocumentResponse:
             row = self.documents.registry_row(collection, doc_id)
             doc = PlannedDocument(request=None, doc_id=doc_id, key=key, existing=row)  # type: ignore[arg-type]  # a relabel has no request; upsert.py types it as always set
-            writer = DocumentWriter(self.store, self.embedders.get(), self.observe, self.leases)
+            writer = DocumentWriter(self.store, self.embedders.get(), self.observe, self.leases, orders=self.orders)
             status = writer.relabel(collection, doc, labels)
             return UpsertDocumentResponse(
                 doc_id=doc_id, collection=collection, source=labels.source, status=status,
@@ -178,6 +206,10 @@ class GatewayService:
 
         async with self._locks.hold([key]):
             return await self._run(self._with_collection(collection, write))
+
+    async def take_order(self) -> WriteOrder:
+        """A write order for a write submitted now (the broker's counter, else this process's)."""
+        return WriteOrder(order=await self._run(self.orders.take))
 
     async def list_documents(
         self,

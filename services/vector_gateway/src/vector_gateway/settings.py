@@ -94,6 +94,30 @@ class GatewaySettings(ServiceSettings):
         "that takes longer commits nothing (503), and its rows are swept. Keep it equal on every replica.",
     )
 
+    # orders.py, docs/consistency.md "Write order": which of two writes of one document is kept.
+    broker_url: SecretStr | None = Field(
+        default=None,
+        description="Redis URL (redis://host:6379/0) of the deployment's write-order counter, shared by every "
+        "gateway replica and MCP replica: writes that arrive without an order take one there. Unset: this "
+        "process orders writes itself (one process owns the data, e.g. the embedded default).",
+    )
+    broker_timeout_s: float = Field(
+        default=3.0, gt=0, le=60, description="Each broker call answers or fails within this, then one retry."
+    )
+
+    @field_validator("broker_url")
+    @classmethod
+    def _broker_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        url = value.get_secret_value().strip() if value is not None else ""
+        if not url:
+            return None
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(
+                "VECTOR_GATEWAY_BROKER_URL must be a Redis URL (redis://host:6379/0, rediss://... or "
+                "unix:///path/redis.sock), or be left unset for a gateway that orders its own writes."
+            )
+        return SecretStr(url)
+
     @field_validator("milvus_uri")
     @classmethod
     def _uri_shape(cls, value: str) -> str:

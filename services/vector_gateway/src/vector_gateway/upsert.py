@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from ingestion_contracts.gateway import (
     RESERVED_METADATA_KEY,
@@ -27,16 +27,33 @@ from ingestion_contracts.gateway import (
 
 from . import names
 from .embedder import Embedder
-from .errors import invalid
+from .errors import commit_deadline_passed, invalid
 from .index import DocumentIndex
 from .lexical import Analysis
+from .orders import LocalOrders, OrderSource
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
 from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
-from .versions import LeasePolicy, NewVersion, VersionWriter, chunk_id, content_version, write_conflict
+from .versions import (
+    CommitDeadline,
+    DeadlinePassed,
+    LeasePolicy,
+    NewVersion,
+    VersionWriter,
+    chunk_id,
+    content_order,
+    content_status,
+    content_version,
+    order_of,
+    version_for,
+    write_conflict,
+)
 from .where import And, In
 
 log = logging.getLogger("vector_gateway.upsert")
+T = TypeVar("T")
 MAX_HEADING_PATH_BYTES = 16_384
+SUPERSEDED = "A newer write of this document was committed while this one was stored; the newer one is kept."
+OUTRUN = "A newer write of this document was committed before this one arrived; the newer one is kept."
 
 
 def derive_doc_id(collection: str, key: str) -> str:
@@ -110,6 +127,7 @@ class PlannedDocument:
     existing: dict[str, Any] | None = None
     version: str = ""
     status: UpsertStatus = "skipped"
+    wrote: bool = False  # this call committed the document's content (its chunks are the request's)
     response: UpsertDocumentResponse | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -178,8 +196,15 @@ def _registry_row(collection: str, doc: PlannedDocument, stamp: str) -> dict[str
         "updated_at": stamp,
         "last_modified": req.last_modified,
         "tags": list(dict.fromkeys(req.tags)),
-        # The version that brought this content: a relabel keeps it, so it orders content writes (versions.py).
-        "metadata": stored_metadata(req.metadata, key=req.identity, chunking=req.chunking, content_version=doc.version),
+        # The version that brought this content and what its write answered: a relabel keeps both, so they order
+        # content writes and answer a retry of this write (versions.py).
+        "metadata": stored_metadata(
+            req.metadata,
+            key=req.identity,
+            chunking=req.chunking,
+            content_version=doc.version,
+            content_status=doc.status,
+        ),
     }
 
 
@@ -187,7 +212,8 @@ class DocumentWriter:
     """One batch of documents into one collection. Blocking: runs in a worker thread.
 
     Each changed document gets a new version, stored and committed under a write lease (versions.py), so
-    writers on any number of replicas never leave the registry naming a version whose rows are gone."""
+    writers on any number of replicas never leave the registry naming a version whose rows are gone. The
+    version carries the write's order: the request's, else one taken here above the stored content's."""
 
     def __init__(
         self,
@@ -195,41 +221,72 @@ class DocumentWriter:
         embedder: Embedder,
         observe: Callable[[str, float], None],
         leases: LeasePolicy | None = None,
+        *,
+        orders: OrderSource | None = None,
+        deadline: CommitDeadline | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.observe = observe
         self.leases = leases or LeasePolicy()
-        self.versions = VersionWriter(store, self.leases)
+        self.orders = orders or LocalOrders()
+        self.deadline = deadline
+        self.versions = VersionWriter(store, self.leases, deadline)
 
     def write(self, collection: str, docs: list[PlannedDocument]) -> StageTimings:
+        if self.deadline is not None and self.deadline.passed():
+            raise commit_deadline_passed([])  # before any work: the caller's lease is over already
         existing = self.store.registry_get([d.key for d in docs])
-        relabel: list[PlannedDocument] = []
-        for doc in docs:
-            doc.existing = existing.get(doc.key)
-            if doc.existing is None or doc.request.force or not _same_content(doc.existing, doc.request):
-                doc.version = self.leases.new_version()  # minted now: a write that starts later is newer
-                doc.status = "replaced" if doc.existing else "indexed"
-            elif labels_of(doc.existing) != labels_of(_request_labels(doc.request)):
-                relabel.append(doc)
-        todo = [d for d in docs if d.status in ("indexed", "replaced")]
+        plans = {d.doc_id: self._plan(d, existing.get(d.key)) for d in docs}
+        todo = [d for d in docs if plans[d.doc_id] == "write"]
         timings = StageTimings()
         if todo:
             vectors = self._vectors(todo, timings)
             started = time.perf_counter()
-            self._store(collection, todo, vectors)
+            self._committing(docs, self._store, collection, todo, vectors)
             timings.storing_ms = (time.perf_counter() - started) * 1000
             self.observe("storing", timings.storing_ms / 1000)
-        for doc in relabel:
-            doc.status = self.relabel(collection, doc, _relabel_request(doc.request))
+        for doc in docs:
+            if plans[doc.doc_id] == "relabel":
+                labels = _relabel_request(doc.request)
+                doc.status = self._committing(docs, self.relabel, collection, doc, labels, doc.request.order)
         self._answer(collection, docs, timings)
         return timings
 
-    def relabel(self, collection: str, doc: PlannedDocument, labels: RelabelRequest) -> UpsertStatus:
+    def _plan(self, doc: PlannedDocument, stored: dict[str, Any] | None) -> str:
+        """write (new content: order and version set), relabel, or done (status and warnings set)."""
+        doc.existing, order, stored_order = stored, doc.request.order, content_order(stored) if stored else 0
+        for seen in (order, stored_order):
+            if seen:
+                self.orders.observe(seen)
+        if stored is not None and order is not None and order <= stored_order:
+            if order == stored_order:  # another try of the write that stored this content: answer what it did
+                doc.status = _answered(stored)
+            else:
+                doc.warnings.append(OUTRUN)
+            return "done"
+        if stored is None or doc.request.force or not _same_content(stored, doc.request):
+            # Taken now, above the stored content: a write that starts after another was committed is newer.
+            doc.version = version_for(order or self.orders.take(stored_order))
+            doc.status = "replaced" if stored else "indexed"
+            return "write"
+        return "relabel" if labels_of(stored) != labels_of(_request_labels(doc.request)) else "done"
+
+    def _committing(self, docs: list[PlannedDocument], step: Callable[..., T], *args: Any) -> T:
+        """``step(*args)``; a commit deadline that passes on the way says which documents were committed before."""
+        try:
+            return step(*args)
+        except DeadlinePassed:
+            raise commit_deadline_passed([d.doc_id for d in docs if d.wrote or d.status == "updated"]) from None
+
+    def relabel(
+        self, collection: str, doc: PlannedDocument, labels: RelabelRequest, order: int | None = None
+    ) -> UpsertStatus:
         """Write the stored chunks again under new labels, as a new version, with the vectors they have.
 
         The same commit point as any write (the registry row names the new version), so a search sees
-        either the old labels or the new ones, never a mix. Returns the status: updated or skipped."""
+        either the old labels or the new ones, never a mix. ``order``: the write's, when it came with one;
+        else a fresh one. Returns the status: updated or skipped."""
         existing = doc.existing or self.store.registry_get([doc.key]).get(doc.key)
         if existing is None or existing["content_hash"] != labels.content_hash:
             raise invalid(
@@ -243,7 +300,7 @@ class DocumentWriter:
                   "metadata": labels.metadata}  # fmt: skip
         if labels_of(existing) == labels_of(wanted) and labels.last_modified in (None, existing["last_modified"]):
             return "skipped"
-        doc.version = self.leases.new_version()
+        doc.version = version_for(order or self.orders.take(order_of(existing["version"])))
         rows = self.store.query(collection, _version_of(existing), [*CHUNK_OUTPUT_FIELDS, "vector"])
         if len(rows) != int(existing["chunk_count"]):
             raise write_conflict(doc.doc_id)  # the version was retired under us: a newer one is committed
@@ -251,7 +308,7 @@ class DocumentWriter:
         last_modified = existing["last_modified"] if labels.last_modified is None else labels.last_modified
         changes = {**wanted, "last_modified": last_modified}
         new_rows = [_relabelled_row(row, doc, changes, ingest["key"], analysis) for row in rows]
-        kept = {**ingest, "content_version": content_version(existing)}
+        kept = {**ingest, "content_version": content_version(existing), "content_status": content_status(existing)}
         registry = {**existing, **changes, "version": doc.version, "updated_at": now_iso(),
                     "metadata": stored_metadata(labels.metadata, **kept)}  # fmt: skip
         registry.pop("vector", None)
@@ -269,13 +326,19 @@ class DocumentWriter:
         for doc in todo:
             rows.extend(_chunk_rows(doc, vectors[len(rows) : len(rows) + len(doc.request.chunks)], analysis))
         stamp = now_iso()
-        news = [NewVersion(d.doc_id, d.key, d.version, _registry_row(collection, d, stamp)) for d in todo]
+        news = [
+            NewVersion(d.doc_id, d.key, d.version, _registry_row(collection, d, stamp),
+                       submitted=d.request.order is not None)
+            for d in todo
+        ]  # fmt: skip
         self.versions.write(collection, news, rows)
         for doc, new in zip(todo, news, strict=True):
+            doc.wrote = new.outcome == "committed"
             if new.outcome == "superseded":  # a newer write of it committed first: that one stays
                 doc.status, doc.existing = "skipped", new.current
-                doc.warnings.append("A newer write of this document was committed while this one was stored; "
-                                    "the newer one is kept.")  # fmt: skip
+                doc.warnings.append(SUPERSEDED)
+            elif new.outcome == "duplicate" and new.current is not None:  # another try of it committed first
+                doc.status, doc.existing = _answered(new.current), new.current
         self._retire(collection, todo)
 
     def _retire(self, collection: str, docs: list[PlannedDocument]) -> None:
@@ -307,13 +370,12 @@ class DocumentWriter:
 
     @staticmethod
     def _answer(collection: str, docs: list[PlannedDocument], timings: StageTimings) -> None:
-        fresh = [d for d in docs if d.status in ("indexed", "replaced")]
-        written = sum(len(d.request.chunks) for d in fresh) or 1
+        written = sum(len(d.request.chunks) for d in docs if d.wrote) or 1
         for doc in docs:
             status = doc.status
-            if doc in fresh:
+            if doc.wrote:
                 chunk_count, share = len(doc.request.chunks), len(doc.request.chunks) / written
-            else:  # skipped or updated: the stored chunks stay
+            else:  # skipped, updated, or a retry of a write that stored it: the stored chunks stay
                 chunk_count, share = int(doc.existing["chunk_count"]), 0.0  # type: ignore[index]  # a skipped or updated document was found stored: existing is set
             doc.response = UpsertDocumentResponse(
                 doc_id=doc.doc_id,
@@ -324,6 +386,11 @@ class DocumentWriter:
                 timings=StageTimings(embedding_ms=timings.embedding_ms * share, storing_ms=timings.storing_ms * share),
                 warnings=doc.warnings,
             )
+
+
+def _answered(stored: dict[str, Any]) -> UpsertStatus:
+    """What the write that stored this content answered (skipped for content stored before 0.6)."""
+    return content_status(stored) or "skipped"
 
 
 def _same_content(existing: dict[str, Any], request: UpsertDocumentRequest) -> bool:

@@ -1,11 +1,13 @@
 """Document versions and write leases: how any number of gateway replicas share one Milvus safely.
 
 docs/consistency.md explains the design. In short:
-- A version id is time-ordered (minted when the write starts), so "newer" means the same on every replica.
+- A version id starts with the write's *order* (servicekit.write_order), so "newer" means the same on every
+  replica, whatever their clocks say: of two writes of one document the larger order wins.
 - Before the first chunk row of a version exists, its writer records a lease on it (writer id, expiry). The
-  writer commits (names the version in the registry) only while its lease has a margin left, and ends the
-  lease (deletes the lease row) once the version is committed or abandoned.
-- A write never commits over a newer committed version: it deletes its own rows instead.
+  writer commits (names the version in the registry) only while its lease has a margin left, and before the
+  caller's commit deadline, if it gave one; it ends the lease (deletes the lease row) once the version is
+  committed or abandoned.
+- A write never commits over content of a larger order: it deletes its own rows instead.
 - Rows of a version are deleted only when the registry does not name it and no live lease covers it: such a
   version can never become named again, so the registry never names a version whose rows are gone.
 Blocking: runs in worker threads.
@@ -17,12 +19,11 @@ import logging
 import os
 import secrets
 import socket
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ingestion_contracts.gateway import RESERVED_METADATA_KEY
 from servicekit import Conflict, DependencyUnavailable
@@ -38,29 +39,15 @@ log = logging.getLogger("vector_gateway.versions")
 LEASE_SECONDS = 600.0
 LATE_REWRITES = 2  # how often a commit that landed after its lease, with rows swept meanwhile, is written again
 CLOCK_SKEW_SECONDS = 60.0  # how far replica clocks may disagree; a writer stops committing this long before expiry
-VERSION_LENGTH = 28  # 12 hex digits of milliseconds, 4 of a per-process sequence, 12 random
+VERSION_LENGTH = 28  # 16 hex digits of write order, 12 random (ids of 0.4-0.5: 12 of milliseconds, 4 of sequence)
+ORDER_DIGITS = 16
 DELETE_GROUP = 100  # documents per delete call
 _HEX = frozenset("0123456789abcdef")
 
 
-class _Minter:
-    """Time-ordered version ids, strictly increasing within a process (like a monotonic ULID)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last = (0, 0)
-
-    def mint(self, now_ms: int) -> str:
-        with self._lock:
-            ms, seq = self._last
-            ms, seq = (now_ms, 0) if now_ms > ms else (ms, seq + 1)
-            if seq > 0xFFFF:
-                ms, seq = ms + 1, 0
-            self._last = (ms, seq)
-        return f"{ms:012x}{seq:04x}{secrets.randbits(48):012x}"
-
-
-_MINTER = _Minter()
+def version_for(order: int) -> str:
+    """A new version id of a write of this order: unique, and sorting as its order does."""
+    return f"{order:0{ORDER_DIGITS}x}{secrets.randbits(48):012x}"
 
 
 def is_ordered(version: str) -> bool:
@@ -68,15 +55,36 @@ def is_ordered(version: str) -> bool:
     return len(version) == VERSION_LENGTH and set(version) <= _HEX
 
 
+def order_of(version: str) -> int:
+    """The write order of a version; 0 for a pre-0.4 random id. Ids of 0.4-0.5 read as ms << 16 | sequence,
+    the layout of servicekit.write_order.clock_floor, so every order taken now is larger."""
+    return int(version[:ORDER_DIGITS], 16) if is_ordered(version) else 0
+
+
 def newer(a: str, b: str) -> bool:
-    """True when version ``a`` was minted after ``b``; an unordered (pre-0.4) version is older than any other."""
+    """True when version ``a`` was written by a later write than ``b``; a pre-0.4 version is older than any other."""
     return is_ordered(a) and (not is_ordered(b) or a > b)
+
+
+def ingest_of(row: dict[str, Any]) -> dict[str, Any]:
+    """The gateway's own bookkeeping in a registry row (the reserved metadata key)."""
+    return dict((row.get("metadata") or {}).get(RESERVED_METADATA_KEY) or {})
 
 
 def content_version(row: dict[str, Any]) -> str:
     """The version that wrote a registry row's content (a relabel copies content under a new version)."""
-    ingest = (row.get("metadata") or {}).get(RESERVED_METADATA_KEY) or {}
-    return str(ingest.get("content_version") or row["version"])
+    return str(ingest_of(row).get("content_version") or row["version"])
+
+
+def content_order(row: dict[str, Any]) -> int:
+    """The write order of the write that stored a registry row's content."""
+    return order_of(content_version(row))
+
+
+def content_status(row: dict[str, Any]) -> Literal["indexed", "replaced", ""]:
+    """What the write that stored this content answered (indexed or replaced); '' before 0.6."""
+    status = ingest_of(row).get("content_status")
+    return "indexed" if status == "indexed" else "replaced" if status == "replaced" else ""
 
 
 def chunk_id(doc_id: str, version: str, index: int) -> str:
@@ -104,15 +112,32 @@ class LeasePolicy:
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
-    def new_version(self) -> str:
-        return _MINTER.mint(self.now_ms())
-
     def expiry_ms(self) -> int:
         return self.now_ms() + int(self.seconds * 1000)
 
     def may_commit(self, expires_ms: int) -> bool:
         # Other replicas end the lease when their own clock passes expires_ms: stop a skew's length before.
         return self.now_ms() + int(self.skew * 1000) < expires_ms
+
+
+@dataclass(frozen=True)
+class CommitDeadline:
+    """Commit only before this moment of the monotonic clock: a queue worker's job lease, as the caller gave it
+    (commit_within_ms). A worker whose lease lapsed (a frozen broker, a long pause) may still be running while
+    another worker runs the same job; past the deadline its write commits nothing (fencing)."""
+
+    at: float
+
+    @classmethod
+    def within_ms(cls, ms: int) -> CommitDeadline:
+        return cls(time.monotonic() + ms / 1000)
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+
+class DeadlinePassed(Exception):
+    """The commit deadline passed before these versions were committed; their rows are deleted."""
 
 
 # -- which versions are dead ----------------------------------------------------------------------
@@ -178,8 +203,27 @@ class NewVersion:
     version: str
     registry: dict[str, Any]
     based_on: str | None = None  # a relabel copies this version: commit only while the registry still names it
-    outcome: str = "pending"  # committed | superseded (a newer version is committed) | conflict
+    # Its order came with the request (taken when the write was submitted): stored content of the same order
+    # was written by another try of this same write.
+    submitted: bool = False
+    # committed | superseded (content of a larger order is committed) | duplicate (another try of this write
+    # committed first) | conflict (a copy whose source is no longer named)
+    outcome: str = "pending"
     current: dict[str, Any] | None = None  # the registry row seen just before committing
+
+
+def _outcome(new: NewVersion) -> str:
+    """Whether ``new`` may be committed over ``new.current``, the registry row read just before committing."""
+    if new.based_on is not None:  # a copy (relabel, rewrite): only while the registry still names its source
+        return "committed" if (new.current or {}).get("version") == new.based_on else "conflict"
+    if new.current is None:
+        return "committed"
+    stored = content_version(new.current)
+    if new.submitted and order_of(stored) == order_of(new.version) and stored != new.version:
+        return "duplicate"
+    # Equal orders taken on two replicas without a broker (one millisecond, one stored order seen) are two
+    # writes on equal footing: the random part of the version decides, the same way everywhere.
+    return "superseded" if newer(stored, new.version) else "committed"
 
 
 def write_conflict(doc_id: str) -> Conflict:
@@ -194,9 +238,10 @@ def write_conflict(doc_id: str) -> Conflict:
 class VersionWriter:
     """Store rows of new versions, commit them, and delete versions nobody can commit any more."""
 
-    def __init__(self, store: DocumentIndex, leases: LeasePolicy) -> None:
+    def __init__(self, store: DocumentIndex, leases: LeasePolicy, deadline: CommitDeadline | None = None) -> None:
         self.store = store
         self.leases = leases
+        self.deadline = deadline
 
     def write(self, collection: str, news: list[NewVersion], rows: list[dict[str, Any]]) -> None:
         expires = self._open(collection, news)
@@ -229,17 +274,16 @@ class VersionWriter:
             )
         for n in news:
             n.current = current.get(n.key)
-            if n.based_on is not None and (n.current or {}).get("version") != n.based_on:
-                n.outcome = "conflict"
-            elif n.current is not None and newer(content_version(n.current), n.version):
-                n.outcome = "superseded"  # content written by a write that started later
-            else:
-                n.outcome = "committed"
+            n.outcome = _outcome(n)
         losers = [n for n in news if n.outcome != "committed"]
         if losers:
             self._abandon(collection, losers)
         winners = [n for n in news if n.outcome == "committed"]
         if winners:
+            # A rewrite (depth > 0) only restores content already committed: the deadline was checked for it.
+            if depth == 0 and self.deadline is not None and self.deadline.passed():
+                self._abandon(collection, winners)  # exactly what a lapsed write lease does
+                raise DeadlinePassed
             self._publish(collection, winners)
             if not self.leases.may_commit(expires):  # committed late: a sweep may have taken its rows meanwhile
                 self._rewrite_swept(collection, winners, rows, depth)
@@ -271,7 +315,7 @@ class VersionWriter:
             )
         log.warning("%d version(s) committed after their lease lost rows to a sweep: writing them again", len(swept))
         for n in swept:
-            version = self.leases.new_version()
+            version = version_for(order_of(n.version))  # the same write: the same order
             again = NewVersion(n.doc_id, n.key, version, {**n.registry, "version": version}, based_on=n.version)
             copied = [{**r, "version": version, "chunk_id": chunk_id(n.doc_id, version, r["chunk_index"])}
                       for r in rows if r["doc_id"] == n.doc_id]  # fmt: skip

@@ -27,6 +27,7 @@ from ingestion_contracts.gateway import (
     UpsertBatchResponse,
     UpsertDocumentRequest,
     UpsertDocumentResponse,
+    WriteOrder,
 )
 from servicekit import DependencyUnavailable
 
@@ -60,7 +61,8 @@ DocIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="D
 def _errors(*codes: int) -> dict[int | str, dict[str, object]]:
     described = {
         404: "Collection or document not found (details list the available collections)",
-        409: "Conflict (collection exists, or built with another embedding model)",
+        409: "Conflict (collection exists, built with another embedding model, a write conflict, or the commit "
+        "deadline passed)",
         422: "Invalid request",
         503: "Embedding model loading or Milvus unreachable (see Retry-After)",
     }
@@ -125,8 +127,14 @@ async def upsert_documents(
     collection: CollectionPath, body: UpsertBatchRequest, service: ServiceDep
 ) -> UpsertBatchResponse:
     """Upsert many documents in one pass (one embedding pass, one insert, one flush)."""
-    results, timings = await service.upsert(collection, body.documents)
+    results, timings = await service.upsert(collection, body.documents, commit_within_ms=body.commit_within_ms)
     return UpsertBatchResponse(results=results, timings=timings)
+
+
+@router.post("/write-order", operation_id="take_write_order", tags=["documents"], responses=_errors(503))
+async def take_write_order(service: ServiceDep) -> WriteOrder:
+    """A write order for a write submitted now; send it as the document's `order` (the larger order is kept)."""
+    return await service.take_order()
 
 
 @router.get(

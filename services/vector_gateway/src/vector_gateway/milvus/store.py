@@ -140,22 +140,30 @@ class MilvusStore:
     def has_collection(self, name: str) -> bool:
         return bool(self.client.has_collection(milvus_name(name)))
 
-    def create_collection(self, name: str, dimension: int, model_name: str) -> None:
+    def create_collection(self, name: str, dimension: int, model_name: str) -> bool:
         client = self.client
-        client.create_collection(
-            milvus_name(name),
-            schema=schema.chunk_schema(client, dimension, self.stop_words),
-            index_params=schema.chunk_index_params(client, self.dense_index),
-            properties={
-                schema.MODEL_PROPERTY: model_name,
-                lexical.PROPERTY: self.analysis,
-                names.USER_NAME_PROPERTY: name,
-            },
-            consistency_level="Strong",  # a document is searchable as soon as its upsert answers
-        )
+        try:
+            client.create_collection(
+                milvus_name(name),
+                schema=schema.chunk_schema(client, dimension, self.stop_words),
+                index_params=schema.chunk_index_params(client, self.dense_index),
+                properties={
+                    schema.MODEL_PROPERTY: model_name,
+                    lexical.PROPERTY: self.analysis,
+                    names.USER_NAME_PROPERTY: name,
+                },
+                consistency_level="Strong",  # a document is searchable as soon as its upsert answers
+            )
+        except Exception:
+            # Two replicas creating one collection: Milvus refuses the second ("already exists").
+            if self.has_collection(name):
+                log.info("collection %s was created by another writer meanwhile", name)
+                return False
+            raise
         self._loaded.add(name)
         self._dimensions[name] = (dimension, model_name)
         self._analyses[name] = self.analysis
+        return True
 
     def describe(self, name: str) -> tuple[int, str]:
         """(vector dimension, embedding model) the collection was created with."""
