@@ -4,53 +4,39 @@ The MCP tools talk to them through the same HTTP clients as in a deployment, ove
 ASGI transport: one code path, no ports, no Docker.
 
 One data folder, many processes: Milvus Lite lets one process open a folder, so the first process on it
-(an MCP server, or `ingestion-index`) becomes its *host*: it holds `host.lock` and also serves the three
-services on a Unix socket beside the data (owner-only). Every other process on the folder (a second agent
-app, `ingestion-index update` while the agent runs) *attaches* to that socket: no model to load, no
-Milvus to open, the same index, at once.
+(an MCP server, or `ingestion-index`) becomes its *host*: it holds `host.lock` (its pid written in it) and
+also serves the three services on a Unix socket in the folder's `run/` directory, both owner-only
+(embedded_socket.py). Every other process on the folder (a second agent app, `ingestion-index update` while
+the agent runs, a worker) *attaches* to that socket: no model to load, no Milvus to open, the same index.
+
+When the host exits (cleanly, or killed), the next call of an attached process finds no one at the socket
+and takes the folder over: it takes `host.lock` and starts the services itself, or, if another process
+was first, attaches to that one. Concurrent calls wait for the one takeover. A request the dead host was
+serving fails with an error that says so (the gateway's writes are atomic: nothing half-written stays).
+The Backend the tools hold stays the same object throughout (embedded_link.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
-import hashlib
-import logging
 import os
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import anyio
-import httpx
 
 from .backend import Backend
 from .clients import ServiceClient, make_http_client
+from .embedded_link import HOST_LOCK, FolderLink
 from .settings import McpSettings
-
-log = logging.getLogger("ingestion_mcp.embedded")
-
-
-HOST_LOCK = "host.lock"
-ATTACH_TIMEOUT_S = 180.0  # a host that just took the folder is still loading its model
-MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to ~108 bytes
 
 
 def data_folder(settings: McpSettings) -> Path:
     folder = settings.data_dir.expanduser().resolve()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def socket_path(folder: Path) -> Path:
-    """The host's socket: in the data folder, or (for a deep folder) a name in the temp dir derived from it."""
-    beside = folder / "services.sock"
-    if len(str(beside)) <= MAX_SOCKET_PATH:
-        return beside
-    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"ingestion-mcp-{digest}.sock"
 
 
 @contextlib.contextmanager
@@ -78,7 +64,13 @@ def hosted_elsewhere(settings: McpSettings) -> bool:
         return lock is None
 
 
-def _embedded_apps(settings: McpSettings) -> dict[str, Any]:
+def _embedded_apps(settings: McpSettings, *, index_only: bool) -> dict[str, Any]:
+    if index_only:  # the vector gateway alone, its model loaded only if something embeds
+        from vector_gateway.main import create_app
+
+        gateway = gateway_settings(settings).model_copy(update={"load_model_at_startup": False})
+        absent = _absent_service_app()
+        return {"docling": absent, "chunker": absent, "vector gateway": create_app(gateway)}
     try:
         from chunker_service.main import create_app as chunker_app
         from chunker_service.settings import ChunkerSettings
@@ -110,59 +102,6 @@ def gateway_settings(settings: McpSettings) -> Any:
     return configured.model_copy(update={"milvus_uri": str(data_dir / "milvus.db")})
 
 
-@contextlib.asynccontextmanager
-async def embedded_backend(settings: McpSettings, *, index_only: bool = False) -> AsyncIterator[Backend]:
-    """Host the folder if no process does, else attach to its host; a host that goes away is taken over.
-
-    ``index_only``: a short command that only reads or clears the index (`ingestion-index status`,
-    `clear`): when it must host, it opens the vector gateway alone, without loading the model, and
-    serves no socket; a process arriving meanwhile waits for the folder and then hosts it itself.
-    """
-    folder = data_folder(settings)
-    sock = socket_path(folder)
-    deadline = anyio.current_time() + ATTACH_TIMEOUT_S
-    while True:
-        with host_lock(folder) as lock:
-            if lock is not None:
-                hosting = index_backend(settings) if index_only else hosted_backend(settings, sock)
-                async with hosting as backend:
-                    yield backend
-                return
-        if await _host_answers(sock):
-            async with attached_backend(settings, sock) as backend:
-                yield backend
-            return
-        if anyio.current_time() > deadline:
-            raise RuntimeError(
-                f"Another process holds this data folder but its services did not answer on {sock} within "
-                f"{ATTACH_TIMEOUT_S:.0f} s. Stop the other ingestion-mcp / ingestion-index process, "
-                "or use another data folder."
-            )
-        await anyio.sleep(0.2)
-
-
-@contextlib.asynccontextmanager
-async def index_backend(settings: McpSettings) -> AsyncIterator[Backend]:
-    """The vector gateway alone, in process, its model loaded only if something embeds."""
-    from vector_gateway.main import create_app as gateway_app
-
-    app = gateway_app(gateway_settings(settings).model_copy(update={"load_model_at_startup": False}))
-    absent = _absent_service_app()
-    async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(app.router.lifespan_context(app))
-        clients = {}
-        for name, target in (("docling", absent), ("chunker", absent), ("vector gateway", app)):
-            http = make_http_client(
-                f"http://{name.replace(' ', '-')}.embedded",
-                token=settings.token_value(),
-                timeout_s=settings.request_timeout_s,
-                transport=httpx.ASGITransport(app=target),
-            )
-            clients[name] = ServiceClient(name, http)
-            stack.push_async_callback(clients[name].aclose)
-        yield Backend(docling=clients["docling"], chunker=clients["chunker"], gateway=clients["vector gateway"])
-
-
 def _absent_service_app() -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         body = b'{"error": "This command did not start this service.", "code": "SERVICE_UNAVAILABLE"}'
@@ -173,96 +112,24 @@ def _absent_service_app() -> Any:
 
 
 @contextlib.asynccontextmanager
-async def hosted_backend(settings: McpSettings, sock: Path) -> AsyncIterator[Backend]:
-    """Run the services here, for this process (in-process ASGI) and for others (the Unix socket)."""
-    # Milvus Lite's in-process gRPC server logs an unimplemented AllocTimestamp call as an error on
-    # paged queries; it is harmless and would drown real errors on stderr.
-    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
-    apps = _embedded_apps(settings)
-    token = settings.token_value()
-    async with contextlib.AsyncExitStack() as stack:
-        clients = {}
-        for name, app in apps.items():
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            transport = httpx.ASGITransport(app=app)
-            http = make_http_client(
-                f"http://{name.replace(' ', '-')}.embedded",
-                token=token,
-                timeout_s=settings.request_timeout_s,
-                transport=transport,
-            )
-            clients[name] = ServiceClient(name, http)
-            stack.push_async_callback(clients[name].aclose)
-        await stack.enter_async_context(serve_on_socket(apps, sock))
-        log.info("embedded services started", extra={"service": "ingestion_mcp"})
-        yield Backend(docling=clients["docling"], chunker=clients["chunker"], gateway=clients["vector gateway"])
+async def embedded_backend(settings: McpSettings, *, index_only: bool = False) -> AsyncIterator[Backend]:
+    """Host the folder if no process does, else attach to its host; a host that goes away is taken over.
 
-
-def _prefix(name: str) -> str:
-    return "/" + name.replace(" ", "-")
-
-
-@contextlib.asynccontextmanager
-async def serve_on_socket(apps: dict[str, Any], sock: Path) -> AsyncIterator[None]:
-    """Serve the apps (already started) on an owner-only Unix socket, under /docling, /chunker, /vector-gateway."""
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-
-    class QuietServer(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # the MCP server owns the process's signals
-            yield
-
-    sock.unlink(missing_ok=True)
-    router = Starlette(routes=[Mount(_prefix(name), app=app) for name, app in apps.items()])
-    config = uvicorn.Config(router, uds=str(sock), lifespan="off", log_config=None, access_log=False)
-    server = QuietServer(config)
-    old_umask = os.umask(0o077)  # the socket file is created owner-only
-    # A plain task, not a task group: whoever enters this context may leave it from another task.
-    task = asyncio.get_running_loop().create_task(server.serve())
-    try:
-        while not server.started and not task.done():
-            await anyio.sleep(0.05)
-        os.umask(old_umask)
-        if task.done():  # e.g. the socket could not be bound: this process still works, alone
-            log.warning("could not share the services on %s; other processes cannot attach", sock)
-        yield
-    finally:
-        os.umask(old_umask)
-        server.should_exit = True
-        with contextlib.suppress(Exception, SystemExit):  # uvicorn exits when it cannot bind
-            await asyncio.wait_for(asyncio.shield(task), timeout=10)
-        sock.unlink(missing_ok=True)
-
-
-@contextlib.asynccontextmanager
-async def attached_backend(settings: McpSettings, sock: Path) -> AsyncIterator[Backend]:
-    """Use the services of the process that hosts this data folder, through its socket."""
-    token = settings.token_value()
-    clients = {}
-    for name in ("docling", "chunker", "vector gateway"):
-        transport = httpx.AsyncHTTPTransport(uds=str(sock))
-        http = make_http_client(
-            f"http://host{_prefix(name)}", token=token, timeout_s=settings.request_timeout_s, transport=transport
-        )
-        clients[name] = ServiceClient(name, http)
-    backend = Backend(docling=clients["docling"], chunker=clients["chunker"], gateway=clients["vector gateway"])
-    log.info("attached to the services of another process on %s", sock, extra={"service": "ingestion_mcp"})
+    ``index_only``: a short command that only reads or clears the index (`ingestion-index status`,
+    `clear`): when it must host, it opens the vector gateway alone, without loading the model, and
+    serves no socket; a process arriving meanwhile waits for the folder and then hosts it itself.
+    Entering and leaving may happen in different tasks (the worker's start-up and shut-down hooks).
+    """
+    folder = data_folder(settings)
+    link = FolderLink(settings, folder, lambda: _embedded_apps(settings, index_only=index_only), share=not index_only)
+    await link.start()
+    backend = link.backend()
     try:
         yield backend
     finally:
-        await backend.aclose()
-
-
-async def _host_answers(sock: Path) -> bool:
-    if not sock.exists():
-        return False
-    try:
-        async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=str(sock))) as http:
-            return (await http.get("http://host/vector-gateway/healthz", timeout=5)).status_code == 200
-    except httpx.TransportError:
-        return False
+        with anyio.CancelScope(shield=True):
+            await backend.aclose()
+            await link.aclose()
 
 
 @contextlib.asynccontextmanager
