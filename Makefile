@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run run-stdio test lint format bench bench-quick load compose-smoke fixtures
+.PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures
 
 install:
 	@scripts/install.sh
@@ -31,6 +31,9 @@ bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> b
 
 load: install  ## loopback load test: N MCP clients (ingest + search) through a round-robin balancer to 2 MCP replicas + a queue worker on Redis (TOPOLOGY=embedded: one in-process server)
 	$(VENV)/python scripts/load_test.py --clients $${CLIENTS:-8} --duration $${DURATION:-120} --topology $${TOPOLOGY:-queue}
+
+chaos: install  ## the fault suite: every fault on a loopback topology (Redis AOF, milvus-lite server, 2 gateways, 2 MCP replicas, 2 workers) -> bench/results/chaos.{json,md}
+	$(VENV)/python -m bench.chaos
 
 compose-smoke:  ## needs a Docker engine: build, start, ingest + search through MCP, tear down
 	scripts/compose_smoke.sh

@@ -230,6 +230,6 @@ async def test_a_broker_error_while_starting_a_job_costs_no_slot(settings: McpSe
         worker.pool.pipeline = failing  # type: ignore[method-assign]  # the injected fault
         job = await store.submit("test_staged", {"stages": ["reading"], "stage_s": 0.1, "tag": "slot"}, "slot")
         done = await store.wait(job.id, 30)
-        worker.pool.pipeline = real  # type: ignore[method-assign]
+        worker.pool.pipeline = real  # type: ignore[method-assign]  # the real one back
     assert failures == 5 and done.status == "completed", done.error
     assert worker.job_counter == 0
