@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ingestion_mcp.embedded_socket import SOCKET_NAME, socket_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 OUT = ROOT / "bench" / "results" / "cli_status.json"
@@ -67,7 +69,7 @@ def with_server(env: dict[str, str], vault: Path, body: Any) -> Any:
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        sock = Path(env["INGESTION_MCP_DATA_DIR"]) / "services.sock"
+        sock = socket_dir(Path(env["INGESTION_MCP_DATA_DIR"]).resolve()) / SOCKET_NAME
         deadline = time.monotonic() + 180
         while not sock.exists():
             if server.poll() is not None or time.monotonic() > deadline:
