@@ -86,3 +86,31 @@ async def test_slow_ingest_answers_with_a_job_and_progress_only_rises(
         assert (await call_tool(client, "list_active_jobs"))["jobs"] == []
         missing = await call_tool(client, "get_job_status", job_id="job_nope")
         assert missing["success"] is False and "list_active_jobs" in missing["suggestion"]
+
+
+async def test_the_last_submitted_write_wins_in_process_too(connect, call_tool, app_state: AppState) -> None:
+    """The embedded default (jobs in this process): two ingests of one name, the first long (its write starts
+    last), the second short. The write order each took when it was submitted keeps the second."""
+    impatient = AppState.create(app_state.settings.model_copy(update={"sync_wait_s": 0}), app_state.backend)
+
+    def text(marker: str, paragraphs: int) -> str:
+        return "\n\n".join(f"Paragraph {n} of the {marker} draft about orchard irrigation schedules and valves."
+                           for n in range(paragraphs))  # fmt: skip
+
+    async with connect(impatient) as client:
+        older = await call_tool(client, "ingest_text", text=text("older", 400), name="one-name", collection="order_t")
+        newer = await call_tool(client, "ingest_text", text=text("newer", 3), name="one-name", collection="order_t")
+        ends = {}
+        for label, started in (("older", older), ("newer", newer)):
+            for _ in range(600):
+                status = await call_tool(client, "get_job_status", job_id=started["job_id"])
+                if status["job"]["status"] != "running":
+                    break
+                await asyncio.sleep(0.1)
+            ends[label] = status["job"]
+        listing = await call_tool(client, "list_documents", collection="order_t")
+        content = await call_tool(
+            client, "get_document", doc_id=listing["documents"][0]["doc_id"], collection="order_t"
+        )
+    assert ends["newer"]["result"]["status"] == "indexed" and ends["older"]["result"]["status"] == "skipped", ends
+    assert len(listing["documents"]) == 1 and "newer draft" in content["content"] and "older" not in content["content"]
