@@ -231,22 +231,25 @@ def worker_runs(worker: ServiceProcess, job_id: str) -> list[tuple[str, str]]:
 
 
 async def test_the_last_submitted_write_wins(healthy: Topology, collection: str) -> None:
-    """Two ingests of one name: the first is long (its write starts last), the second short. The index keeps
-    the second, the one submitted last, and the first says it was superseded."""
+    """Two ingests of one name: the first is long and is still embedding when the second, short one is submitted
+    and stored, so the first one's write starts last. The index keeps the second, the one submitted last, and
+    the first answers skipped (a newer write was committed)."""
     topology = healthy
     async with connected(topology, topology.a) as via_a, connected(topology, topology.b) as via_b:
-        older = await call(via_a, "ingest_text", text=long_text(300, "older-submission"), name="same-name",
+        older = await call(via_a, "ingest_text", text=long_text(900, "older-submission"), name="same-name",
                            collection=collection)  # fmt: skip
+        topology.wait_step(older["job_id"], {"embedding"})
         newer = await call(via_b, "ingest_text", text=long_text(4, "newer-submission"), name="same-name",
                            collection=collection)  # fmt: skip
-        results = []
-        for answer in (older, newer):
-            results.append((await ended(via_a, answer["job_id"]))["result"] if answer.get("job_id") else answer)
+        newer_result = (await ended(via_b, newer["job_id"]))["result"] if newer.get("job_id") else newer
+        older_step = topology.record(older["job_id"])["current_step"]
+        assert older_step in ("embedding", "storing"), f"the older write must commit after the newer ({older_step})"
+        older_result = (await ended(via_a, older["job_id"]))["result"]
         listing = await call(via_a, "list_documents", collection=collection)
         assert len(listing["documents"]) == 1, listing
         content = await call(via_a, "get_document", doc_id=listing["documents"][0]["doc_id"], collection=collection)
     assert "newer-submission" in json.dumps(content) and "older-submission" not in json.dumps(content)
-    assert results[0]["status"] == "skipped" and results[1]["status"] == "indexed", results
+    assert newer_result["status"] == "indexed" and older_result["status"] == "skipped", (newer_result, older_result)
 
 
 async def test_a_retry_reports_what_its_first_try_committed(healthy: Topology, collection: str) -> None:

@@ -51,6 +51,8 @@ class JobContext:
     order: int | None = None
     # Milliseconds left in which a commit may still land (a queue worker's lease); None: no limit.
     commit_budget_ms: Callable[[], int | None] = lambda: None
+    # Commits in flight (uninterrupted): while one is, nothing may stop the job; it is fenced by its deadline.
+    committing: int = 0
 
 
 _CURRENT: contextvars.ContextVar[JobContext | None] = contextvars.ContextVar("ingestion_job", default=None)
@@ -74,17 +76,24 @@ async def uninterrupted(work: Awaitable[T]) -> T:
     withdrawn (Task.uncancel), and the caller goes on to report what was written."""
     task = asyncio.ensure_future(work)
     withdrawn = 0
-    while True:
-        try:
-            return_value = await asyncio.shield(task)
-            break
-        except asyncio.CancelledError:
-            if task.done() and task.cancelled():
-                raise
-            withdrawn += 1
-            if task.done():
-                return_value = task.result()
+    context = _CURRENT.get()
+    if context is not None:
+        context.committing += 1
+    try:
+        while True:
+            try:
+                return_value = await asyncio.shield(task)
                 break
+            except asyncio.CancelledError:
+                if task.done() and task.cancelled():
+                    raise
+                withdrawn += 1
+                if task.done():
+                    return_value = task.result()
+                    break
+    finally:
+        if context is not None:
+            context.committing -= 1
     current = asyncio.current_task()
     for _ in range(withdrawn):
         if current is not None:

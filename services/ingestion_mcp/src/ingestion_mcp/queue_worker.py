@@ -119,8 +119,12 @@ class QueueWorker(Worker):
 
     async def start_jobs(self, job_ids: list[bytes]) -> None:
         """arq's start, one job at a time: when a broker call fails inside it, arq has counted the job (and taken
-        a slot of its semaphore) without starting it; both are given back, or the worker would stop polling."""
+        a slot of its semaphore) without starting it; both are given back, or the worker would stop polling. A job
+        this worker still runs is not started again here (arq keys its tasks by job id)."""
         for job_id in job_ids:
+            running = self.tasks.get(job_id.decode())
+            if running is not None and not running.done():
+                continue  # this worker still runs it (its lease lapsed meanwhile): never a second run here
             counted = self.job_counter
             try:
                 await super().start_jobs([job_id])

@@ -94,12 +94,12 @@ async def _run_and_record(
             await run_claimed(state, store, job, lease, kind, params, order)
         finally:
             log.info("job %s: run %d ended (%s)", job.id, job.attempt, job.status)
-    if not await _record_end(store, job, lease):
+    if not await _record_end(store, job):
         raise Retry(defer=1)  # the end could not be written: the job runs again and finds what this run did
     return job.status
 
 
-async def _record_end(store: RedisJobStore, job: Job, lease: Lease, attempts: int = 8) -> bool:
+async def _record_end(store: RedisJobStore, job: Job, attempts: int = 8) -> bool:
     """Write the job's final record, riding out a short broker outage; False if it could not be written."""
     for attempt in range(attempts):
         try:
@@ -116,8 +116,9 @@ async def run_claimed(
 ) -> None:
     task = asyncio.current_task()
     assert task is not None
-    watch = Watch(store, job, lease, task, state.settings.job_lease_s)
-    in_job(JobContext(order=order, commit_budget_ms=lease.commit_budget_ms))
+    context = JobContext(order=order, commit_budget_ms=lease.commit_budget_ms)
+    in_job(context)
+    watch = Watch(store, job, lease, task, context, state.settings.job_lease_s)
 
     async def progress(fraction: float, step: str) -> None:
         await job.advance(fraction, step)
@@ -156,8 +157,12 @@ async def _stopped(store: RedisJobStore, job: Job, lease: Lease, watch: Watch, t
         return
     job.released += 1
     job.current_step = "queued"
-    with contextlib.suppress(Exception):  # best effort: the broker may be the reason the lease ends
-        await asyncio.wait_for(store.save(job, fenced=True), timeout=2 * timeout_s + 1)
+    # Best effort. A run whose lease is ending must be over before the lease is: it waits no longer than that
+    # (the broker is likely the reason the lease ends, and then this start spends a try after all).
+    wait = max(0.0, lease.remaining() - lease.margin / 2) if lease.expiring else 2 * timeout_s + 1
+    if wait > 0:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(store.save(job, fenced=True), timeout=wait)
     if lease.expiring:
         raise Retry(defer=1)
     raise asyncio.CancelledError  # arq puts the job back on the queue
@@ -178,8 +183,11 @@ class Watch:
     """Beside a running job: renew its lease, stop it when a replica asks or the lease is running out, and
     write its progress to the record (so the job itself never waits on the broker)."""
 
-    def __init__(self, store: RedisJobStore, job: Job, lease: Lease, task: asyncio.Task[Any], lease_s: float):
-        self.store, self.job, self.lease, self.task = store, job, lease, task
+    def __init__(
+        self, store: RedisJobStore, job: Job, lease: Lease, task: asyncio.Task[Any], context: JobContext,
+        lease_s: float,
+    ) -> None:  # fmt: skip
+        self.store, self.job, self.lease, self.task, self.context = store, job, lease, task, context
         self.renew_every = lease_s / 6
         self.requested = False
         self.dirty = False
@@ -194,15 +202,32 @@ class Watch:
         await asyncio.wait({watcher}, timeout=2 * timeout_s + 1)
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
+        """Two loops: the guard watches the lease's deadline on this worker's clock and is never held up by a
+        broker call; the upkeep renews the lease, reads cancel requests and writes the record (each of its calls
+        may take the broker's timeout when the broker is frozen)."""
+        guard = asyncio.create_task(self._guard())
+        try:
+            await self._upkeep()
+        finally:
+            guard.cancel()
+            await asyncio.gather(guard, return_exceptions=True)
+
+    async def _guard(self) -> None:
         while not self.stopped and not self.task.done():
-            if loop.time() - self._renewed >= self.renew_every:
-                await self._step(self.renew_now())
-            if self.lease.expiring and self.job.current_step not in UNINTERRUPTIBLE_STEPS:
+            until_margin = self.lease.remaining() - self.lease.margin
+            # A commit in flight is fenced by its deadline instead, and a job that is done has nothing left to stop.
+            if self.lease.expiring and not self.context.committing and self.job.current_step != "done":
                 log.warning("job %s: its lease is ending (broker unreachable?); stopping it here", self.job.id)
                 self.lease.lost = True
                 self.task.cancel()
                 return
+            await asyncio.sleep(min(max(until_margin, 0.05), WATCH_S))
+
+    async def _upkeep(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self.stopped and not self.task.done() and not self.lease.lost:
+            if loop.time() - self._renewed >= self.renew_every:
+                await self._step(self.renew_now())
             await self._step(self._check_cancel())
             if self.dirty:
                 self.dirty = False

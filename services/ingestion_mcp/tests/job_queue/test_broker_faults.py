@@ -75,16 +75,18 @@ async def test_a_worker_rides_out_a_broker_restart(
 async def test_a_frozen_broker_never_runs_a_job_twice_at_once(
     own_redis: RedisServer, settings: McpSettings, store: RedisJobStore
 ) -> None:
-    """Frozen longer than the lease: the running job stops itself before its lease lapses; another start runs it
-    after the broker is back, never while the first run is alive."""
-    params = {"stages": STAGES * 2, "stage_s": 0.5, "tag": "frozen"}
-    async with running_worker(settings), running_worker(settings):
+    """Frozen longer than the lease: the running job stops itself before its lease lapses, although every broker
+    call meanwhile hangs for the broker's timeout; another start runs it after the broker is back, never while
+    the first run is alive."""
+    slow_calls = settings.model_copy(update={"job_lease_s": 6, "broker_timeout_s": 2})
+    params = {"stages": STAGES * 3, "stage_s": 0.5, "tag": "frozen"}
+    async with running_worker(slow_calls), running_worker(slow_calls):
         job = await store.submit("test_staged", params, "frozen broker")
         await until(store, job.id, "converting")
         own_redis.freeze()
-        await asyncio.sleep(5)  # > lease (3 s)
+        await asyncio.sleep(9)  # > lease (6 s)
         own_redis.thaw()
-        done = await store.wait(job.id, 60)
+        done = await store.wait(job.id, 90)
     assert done.status == "completed", done.error
     assert done.attempt >= 2 and len(RUNS["frozen"]) >= 2, "the job was run again after the freeze"
     assert overlapping("frozen") == [], RUNS["frozen"]
