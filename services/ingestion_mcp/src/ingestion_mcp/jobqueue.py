@@ -117,7 +117,8 @@ def broker_client(url: str, timeout_s: float) -> ArqRedis:
         socket_connect_timeout=timeout_s,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
-        health_check_interval=15,
+        # No health-check PING before a command on an idle connection: against a frozen broker it would be one
+        # more timeout before the command's own (the retry already replaces a connection that broke).
     )
 
 

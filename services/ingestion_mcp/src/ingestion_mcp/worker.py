@@ -124,7 +124,7 @@ async def run_claimed(
         await job.advance(fraction, step)
         if step == "storing":  # a fresh lease for the commit: the whole of it is the commit's budget
             await watch.renew_now()
-        watch.dirty = True
+        watch.changed()
 
     watcher = asyncio.create_task(watch.run())
     try:
@@ -191,8 +191,14 @@ class Watch:
         self.renew_every = lease_s / 6
         self.requested = False
         self.dirty = False
+        self._wake = asyncio.Event()
         self.stopped = False
         self._renewed = asyncio.get_running_loop().time()
+
+    def changed(self) -> None:
+        """The job moved on: its record is written at once (not at the next turn), so a new step shows at once."""
+        self.dirty = True
+        self._wake.set()
 
     async def stop(self, watcher: asyncio.Task[None], timeout_s: float) -> None:
         """End the watch: by its flag at its next turn, and by a cancel now (a broker call in flight may delay
@@ -229,10 +235,12 @@ class Watch:
             if loop.time() - self._renewed >= self.renew_every:
                 await self._step(self.renew_now())
             await self._step(self._check_cancel())
+            self._wake.clear()  # before the write: a step taken while it is on its way wakes the next turn
             if self.dirty:
                 self.dirty = False
                 await self._step(self.store.save(self.job, fenced=True))
-            await asyncio.sleep(min(WATCH_S, self.renew_every))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=min(WATCH_S, self.renew_every))
 
     async def renew_now(self) -> None:
         try:
