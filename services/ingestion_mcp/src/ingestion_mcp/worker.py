@@ -94,20 +94,26 @@ async def _run_and_record(
             await run_claimed(state, store, job, lease, kind, params, order)
         finally:
             log.info("job %s: run %d ended (%s)", job.id, job.attempt, job.status)
-    if not await _record_end(store, job):
+    if not await _record_end(store, job, lease):
         raise Retry(defer=1)  # the end could not be written: the job runs again and finds what this run did
     return job.status
 
 
-async def _record_end(store: RedisJobStore, job: Job, attempts: int = 8) -> bool:
-    """Write the job's final record, riding out a short broker outage; False if it could not be written."""
-    for attempt in range(attempts):
+async def _record_end(store: RedisJobStore, job: Job, lease: Lease) -> bool:
+    """Write the job's final record, riding out a short broker outage for as long as the lease holds; False when
+    it could not be written by then (the broker stayed away). The run is over before its lease can lapse: once
+    another worker may start the job, this one has stopped, even writing its record (the next run finds what this
+    one stored and reports it)."""
+    pause = 0.25
+    while (left := lease.remaining()) > 0:
         try:
-            await store.save(job, fenced=True)
+            await asyncio.wait_for(store.save(job, fenced=True), timeout=left)
             return True
         except Exception as exc:  # noqa: BLE001 - the broker may be away for a while
             log.warning("could not record the end of job %s (%s); retrying", job.id, type(exc).__name__)
-            await asyncio.sleep(min(0.25 * 2**attempt, 4.0))
+        await asyncio.sleep(min(pause, max(0.0, lease.remaining())))
+        pause = min(pause * 2, 4.0)
+    log.warning("job %s: its lease ended before its end could be recorded; its next run reports it", job.id)
     return False
 
 
@@ -144,7 +150,7 @@ async def run_claimed(
             raise Retry(defer=1) from None  # failed because the lease ran out (a commit refused): run it again
         job.finish(failure=_explained(exc, state.settings.job_lease_s))
     finally:
-        await watch.stop(watcher, state.settings.broker_timeout_s)
+        await watch.stop(watcher, min(state.settings.broker_timeout_s, max(0.0, lease.remaining() / 3)))
     if lease.lost and not job.finished:
         raise Retry(defer=1)  # another worker holds (or will hold) the job: it runs there, nothing more here
 
@@ -157,9 +163,9 @@ async def _stopped(store: RedisJobStore, job: Job, lease: Lease, watch: Watch, t
         return
     job.released += 1
     job.current_step = "queued"
-    # Best effort. A run whose lease is ending must be over before the lease is: it waits no longer than that
-    # (the broker is likely the reason the lease ends, and then this start spends a try after all).
-    wait = max(0.0, lease.remaining() - lease.margin / 2) if lease.expiring else 2 * timeout_s + 1
+    # Best effort. A run must be over before its lease is: it waits no longer than that (when the lease is
+    # ending, the broker is likely the reason, and then this start spends a try after all).
+    wait = min(2 * timeout_s + 1, max(0.0, lease.remaining() - lease.margin / 2))
     if wait > 0:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(store.save(job, fenced=True), timeout=wait)

@@ -9,13 +9,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import pickle
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arq.constants import job_key_prefix
-from ingestion_mcp.jobqueue import QUEUE, RedisJobStore, job_serializer, record_key
+from ingestion_mcp.jobqueue import FUNCTION, QUEUE, RedisJobStore, job_serializer, record_key
 from ingestion_mcp.jobs import Job
 from ingestion_mcp.queue_worker import sweep_lost
 from ingestion_mcp.settings import McpSettings
@@ -90,6 +93,48 @@ async def test_a_frozen_broker_never_runs_a_job_twice_at_once(
     assert done.status == "completed", done.error
     assert done.attempt >= 2 and len(RUNS["frozen"]) >= 2, "the job was run again after the freeze"
     assert overlapping("frozen") == [], RUNS["frozen"]
+
+
+def timed_starts(worker: Any, starts: list[list[float]]) -> None:
+    """Record when each start of the worker's one function began and returned (the whole start, as arq sees it:
+    the run, and the writing of its end)."""
+    function = worker.functions[FUNCTION]
+    inner = function.coroutine
+
+    async def timed(ctx: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        span = [time.monotonic(), math.inf]
+        starts.append(span)
+        try:
+            return await inner(ctx, *args, **kwargs)
+        finally:
+            span[1] = time.monotonic()
+
+    function.coroutine = timed
+
+
+async def test_a_run_that_cannot_record_its_end_is_over_before_its_lease(
+    own_redis: RedisServer, settings: McpSettings, store: RedisJobStore
+) -> None:
+    """The job's work ends just as the broker freezes: its end cannot be written. The start gives up writing it
+    when its lease ends (the next run finds the job not ended and runs it), never while another start runs it."""
+    slow_calls = settings.model_copy(update={"job_lease_s": 6, "broker_timeout_s": 2})
+    params = {"stages": ["reading", "converting"], "stage_s": 0.5, "after_s": 0.3, "tag": "tail"}
+    starts: list[list[float]] = []
+    async with running_worker(slow_calls) as one, running_worker(slow_calls) as other:
+        timed_starts(one, starts)
+        timed_starts(other, starts)
+        job = await store.submit("test_staged", params, "frozen at the end")
+        await until(store, job.id, "converting")
+        own_redis.freeze()
+        frozen_at = time.monotonic()
+        await asyncio.sleep(10)  # > lease (6 s): the run ended meanwhile, its end unwritten
+        own_redis.thaw()
+        done = await store.wait(job.id, 60)
+    spans = sorted(starts)
+    assert spans[0][1] < frozen_at + 6, "the first start ended before its lease could lapse"
+    assert done.status == "completed", done.error
+    assert len(RUNS["tail"]) >= 2, "the job was run again after the freeze"
+    assert all(b[0] >= a[1] for a, b in itertools.pairwise(spans)), spans
 
 
 async def test_a_full_broker_refuses_new_jobs_while_running_ones_finish(
