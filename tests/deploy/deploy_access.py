@@ -23,6 +23,7 @@ MILVUS_PORT = 19530
 OAUTH_KEYS = ("INGESTION_MCP_OAUTH_ISSUER", "INGESTION_MCP_OAUTH_AUDIENCE", "INGESTION_MCP_ACCESS_POLICY")
 JWKS_KEYS = ("INGESTION_MCP_OAUTH_JWKS_URL", "INGESTION_MCP_OAUTH_JWKS_FILE")
 RIGHTS = {"read", "write", "admin"}
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 
 def peer(name: str) -> dict[str, Any]:
@@ -133,8 +134,8 @@ def oauth_violations(objs: list[dict[str, Any]]) -> list[str]:
     INGESTION_MCP_ACCESS_POLICY says in the server and every worker, and that file a valid policy."""
     config = _config(objs, "ingestion-mcp-config")
     out = [f"ingestion-mcp-config: no {k}" for k in OAUTH_KEYS if not config.get(k)]
-    if not any(config.get(k) for k in JWKS_KEYS):
-        out.append("ingestion-mcp-config: neither INGESTION_MCP_OAUTH_JWKS_URL nor _FILE")
+    if sum(bool(config.get(k)) for k in JWKS_KEYS) != 1:
+        out.append("ingestion-mcp-config: not exactly one of INGESTION_MCP_OAUTH_JWKS_URL and _FILE")
     out += [
         f"ingestion-mcp-config: {k} is not an https URL"
         for k in ("INGESTION_MCP_OAUTH_ISSUER", "INGESTION_MCP_OAUTH_AUDIENCE", "INGESTION_MCP_OAUTH_JWKS_URL")
@@ -142,6 +143,7 @@ def oauth_violations(objs: list[dict[str, Any]]) -> list[str]:
     ]
     if not config.get("INGESTION_MCP_OAUTH_AUDIENCE", "").endswith("/mcp"):
         out.append("ingestion-mcp-config: the audience is not the MCP endpoint's URL (…/mcp)")
+    out += route_violations(objs, config.get("INGESTION_MCP_OAUTH_AUDIENCE", ""))
     path = PurePosixPath(config.get("INGESTION_MCP_ACCESS_POLICY", "/"))
     for name in ("ingestion-mcp", "ingestion-worker"):
         dep = by_kind(objs, "Deployment")[name]
@@ -151,6 +153,22 @@ def oauth_violations(objs: list[dict[str, Any]]) -> list[str]:
         else:
             out += [f"{path} in Deployment/{name}: {p}" for p in policy_violations(text)]
     return out
+
+
+def route_violations(objs: list[dict[str, Any]], audience: str) -> list[str]:
+    """The audience is a Route's https URL, and a Route on that host serves the RFC 9728 metadata the server's
+    401 points clients at (/.well-known/oauth-protected-resource/<path>)."""
+    routes = list(by_kind(objs, "Route").values())
+    urls = {f"https://{r['spec'].get('host')}{r['spec'].get('path', '')}": r for r in routes}
+    if audience not in urls:
+        return [f"the audience {audience!r} is no Route's URL ({sorted(urls)})"]
+    host = urls[audience]["spec"]["host"]
+    metadata = [
+        r for r in routes if r["spec"].get("host") == host and WELL_KNOWN.startswith(r["spec"].get("path", "/"))
+    ]
+    if not metadata or any(r["spec"].get("tls", {}).get("termination") != "edge" for r in metadata):
+        return [f"no edge-TLS Route on {host} serves {WELL_KNOWN}"]
+    return []
 
 
 def mounted_file(objs: list[dict[str, Any]], dep: dict[str, Any], path: PurePosixPath) -> str | None:

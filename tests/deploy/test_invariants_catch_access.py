@@ -88,11 +88,21 @@ def test_reach_invariants_catch(rendered, checks, breakage):
 OAUTH_BREAKAGES = {
     "no issuer": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].pop("INGESTION_MCP_OAUTH_ISSUER"),
     "no jwks": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].pop("INGESTION_MCP_OAUTH_JWKS_URL"),
+    "two jwks sources": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].update(
+        INGESTION_MCP_OAUTH_JWKS_FILE="/etc/ingestion-mcp/jwks.json"
+    ),
     "http issuer": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].update(
         INGESTION_MCP_OAUTH_ISSUER="http://keycloak/realms/ingestion"
     ),
     "audience not the endpoint": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].update(
         INGESTION_MCP_OAUTH_AUDIENCE="https://ingestion-mcp.apps.example.com"
+    ),
+    "audience on another host": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].update(
+        INGESTION_MCP_OAUTH_AUDIENCE="https://mcp.example.org/mcp"
+    ),
+    "no metadata route": lambda o: drop(o, "Route", "ingestion-mcp-metadata"),
+    "metadata on another host": lambda o: find(o, "Route", "ingestion-mcp-metadata")["spec"].update(
+        host="x.example.com"
     ),
     "worker without the policy": lambda o: mount(o, "ingestion-worker").update(mountPath="/etc/other"),
     "policy file renamed": lambda o: find(o, "ConfigMap", "ingestion-mcp-config")["data"].update(

@@ -281,8 +281,12 @@ def test_the_oauth_overlay_wires_issuer_audience_and_policy(rendered_oauth, chec
     objs = rendered_oauth
     assert checks.access.oauth_violations(objs) == []
     config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("ingestion-mcp-config"))["data"]
-    (route,) = by_kind(objs, "Route").values()
+    routes = by_kind(objs, "Route")
+    route, metadata = routes["ingestion-mcp"], routes["ingestion-mcp-metadata"]
     assert config["INGESTION_MCP_OAUTH_AUDIENCE"] == f"https://{route['spec']['host']}{route['spec']['path']}"
+    assert metadata["spec"]["host"] == route["spec"]["host"]
+    assert metadata["spec"]["path"] == "/.well-known/oauth-protected-resource"
+    assert metadata["spec"]["tls"] == route["spec"]["tls"] and metadata["spec"]["to"] == route["spec"]["to"]
     deployments = by_kind(objs, "Deployment")
     for name in ("ingestion-mcp", "ingestion-worker"):
         container = deployments[name]["spec"]["template"]["spec"]["containers"][0]
@@ -299,5 +303,6 @@ def _names(objs):
 
 
 def test_the_oauth_overlay_is_prod_plus_the_policy(rendered, rendered_oauth):
-    assert _names(rendered_oauth) - _names(rendered["prod"]) == {("ConfigMap", "ingestion-access-policy")}
+    added = _names(rendered_oauth) - _names(rendered["prod"])
+    assert added == {("ConfigMap", "ingestion-access-policy"), ("Route", "ingestion-mcp-metadata")}
     assert _names(rendered["prod"]) <= _names(rendered_oauth)
