@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jsonschema
 import kubernetes_validate
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 OVERLAYS = ("dev", "prod")
 APP_DEPLOYMENTS = {"docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"}
 # Scaled by KEDA on the queue's depth (keda.yaml); the others by a CPU HorizontalPodAutoscaler.
@@ -306,3 +309,14 @@ def test_the_oauth_overlay_is_prod_plus_the_policy(rendered, rendered_oauth):
     added = _names(rendered_oauth) - _names(rendered["prod"])
     assert added == {("ConfigMap", "ingestion-access-policy"), ("Route", "ingestion-mcp-metadata")}
     assert _names(rendered["prod"]) <= _names(rendered_oauth)
+
+
+def test_the_example_policy_loads_with_the_servers_own_reader():
+    """The shipped example through access.load_policy, where the server's package is installed."""
+    access = pytest.importorskip("ingestion_mcp.access", reason="ingestion_mcp not installed from this checkout")
+    example = REPO / "openshift/components/oauth/access-policy.toml"
+    policy = access.load_policy(example)
+    assert policy.scopes == ["ingestion:read", "ingestion:write"]
+    editor = policy.caller({"sub": "u1", "groups": ["rag-editors"]})
+    assert editor.can("write", "team-a") and not editor.can("write", "other")
+    assert editor.can("read", "rag_gateway"), "every token reads the shared collection"
