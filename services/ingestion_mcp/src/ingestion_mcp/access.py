@@ -53,9 +53,13 @@ class Caller:
     def can(self, right: Right, collection: str) -> bool:
         return any(grant.allows(right, collection) for grant in self.grants)
 
+    def everywhere(self, right: Right) -> bool:
+        """Whether ``right`` holds on every collection (a grant on the pattern "*")."""
+        return any(grant.pattern == "*" and RANK[grant.right] >= RANK[right] for grant in self.grants)
+
     @property
     def sees_all_jobs(self) -> bool:
-        return any(grant.pattern == "*" and grant.right == "admin" for grant in self.grants)
+        return self.everywhere("admin")
 
     def owns(self, owner: str | None) -> bool:
         """Whether a job submitted by ``owner`` is this caller's to see and cancel."""

@@ -191,11 +191,11 @@ async def announce_when_ready(
     print(message(), file=sys.stderr, flush=True)
 
 
-async def _serve_http(server: Any, state: AppState) -> None:
-    import uvicorn
+def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
+    """The streamable HTTP app behind its guard: what uvicorn serves (tests serve it in-process too)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    settings, backend = state.settings, state.backend
+    settings = state.settings
     security = None
     if settings.host not in LOOPBACK:
         # Host names vary behind routes and services; the bearer token and Origin check guard instead.
@@ -204,11 +204,9 @@ async def _serve_http(server: Any, state: AppState) -> None:
         host=settings.host, transport_security=security, stateless_http=settings.stateless_http,
         max_request_body_size=settings.max_body_bytes,
     )  # fmt: skip
-    relay = CancelRelay()
     if settings.stateless_http:
         app = LegacyCancelMiddleware(app, relay, max_body=settings.max_body_bytes)
-    oauth = OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None
-    guarded = HttpGuard(
+    return HttpGuard(
         app,
         token=settings.token_value() if settings.auth_mode == "token" else None,
         allowed_origins=settings.allowed_origins,
@@ -216,8 +214,16 @@ async def _serve_http(server: Any, state: AppState) -> None:
         loopback=settings.host in LOOPBACK,
         queue_depth=getattr(state.jobs, "depth", None),
         max_body=settings.max_body_bytes,
-        oauth=oauth,
+        oauth=OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None,
     )
+
+
+async def _serve_http(server: Any, state: AppState) -> None:
+    import uvicorn
+
+    settings, backend = state.settings, state.backend
+    relay = CancelRelay()
+    guarded = http_app(server, state, relay)
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     http = uvicorn.Server(config)
     async with anyio.create_task_group() as tasks:
