@@ -65,7 +65,7 @@ def test_claims_map_to_rights_and_admin_implies_write_implies_read(tmp_path: Pat
     ],
 )
 def test_a_bad_policy_is_refused_naming_the_field(tmp_path: Path, text: str, expected: str) -> None:
-    with pytest.raises(PolicyError, match="policy.toml") as refused:
+    with pytest.raises(PolicyError, match=r"policy\.toml") as refused:
         load_policy(policy_file(tmp_path, text))
     assert expected in str(refused.value)
 
