@@ -4,6 +4,7 @@ loopback HTTP, and real MCP clients over streamable HTTP (docs/auth.md)."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -184,8 +185,14 @@ TEXT = {
 
 
 async def test_two_users_see_and_change_only_their_own_collections(
-    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+    app_state: AppState,
+    mcp_settings: McpSettings,
+    jwks_url: str,
+    keys: Keys,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="ingestion_mcp.audit")
     async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path) as (base, _):
         issuer = Issuer(keys, f"{base}/mcp")
         alice = issuer.token("alice", scope="alice")
@@ -232,6 +239,12 @@ async def test_two_users_see_and_change_only_their_own_collections(
         async with session(base, bob) as client:
             deleted = await call(client, "delete_collection", name="bob-notes", confirm=True)
             assert deleted.get("success") is True, deleted
+    audit = [json.loads(r.getMessage()) for r in caplog.records if r.name == "ingestion_mcp.audit"]
+    refusal = {"subject": "alice", "tool": "delete_collection", "action": "delete_collection",
+               "collection": "bob-notes", "result": "forbidden"}  # fmt: skip
+    assert any(refusal.items() <= line.items() and line["request_id"] for line in audit), audit
+    assert any(line["subject"] == "bob" and line["action"] == "delete_collection" and line["result"] == "ok"
+               for line in audit), audit  # fmt: skip
 
 
 async def test_jobs_belong_to_their_caller(
