@@ -357,3 +357,19 @@ async def test_no_auth_mode_on_loopback_serves_everything(app_state: AppState, m
             assert (await call(client, "delete_collection", name="open-x", confirm=True))["success"] is True
     finally:
         await state.jobs.aclose()
+
+
+async def test_the_service_credential_opens_only_the_operator_endpoints(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, tmp_path: Path
+) -> None:
+    """OAuth mode with AUTH_TOKEN set: the autoscaler and scrapers read /queue and /metrics with it; the MCP
+    endpoint takes only OAuth tokens."""
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, auth_token=SecretStr("svc")) as (base, _):
+        service = {"Authorization": "Bearer svc"}
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(f"{base}/metrics", headers=service)).status_code == 200
+            assert (await http.get(f"{base}/queue", headers=service)).status_code in (200, 404)  # 404: no broker
+            assert (await http.get(f"{base}/metrics")).status_code == 401
+            assert (await http.get(f"{base}/metrics", headers={"Authorization": "Bearer nope"})).status_code == 401
+            init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            assert (await http.post(f"{base}/mcp", json=init, headers=service)).status_code == 401

@@ -29,6 +29,7 @@ from .state import AppState
 
 log = logging.getLogger("ingestion_mcp")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SERVICE_PATHS = ("/queue", "/metrics")  # operator endpoints: in OAuth mode AUTH_TOKEN opens them too
 # Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
 STILL_STARTING_S = 60.0
 
@@ -52,8 +53,12 @@ class HttpGuard:
         queue_depth: Callable[[], Awaitable[dict[str, int]]] | None = None,
         max_body: int = 16 << 20,
         oauth: OAuthGate | None = None,
+        service_token: str | None = None,
     ) -> None:
         self.oauth = oauth
+        # OAuth mode: the deployment's own credential (AUTH_TOKEN) still opens the operator endpoints, so the
+        # worker autoscaler (KEDA on /queue) and metric scrapers need no user token; never the MCP endpoint.
+        self.service_token = service_token.encode() if service_token else None
         self.loopback = loopback
         self.app = app
         self.token = token.encode() if token else None
@@ -96,6 +101,9 @@ class HttpGuard:
                 await _json(send, 401, {"error": "Missing or invalid bearer token.", "code": "UNAUTHORIZED"})
                 return
         caller = Caller.everything()
+        if self.oauth is not None and scope["path"] in SERVICE_PATHS and self._service_credential(headers):
+            await self._serve(scope, receive, send, headers)
+            return
         if self.oauth is not None:
             answer = await self.oauth.caller(headers)
             if isinstance(answer, Refusal):
@@ -104,6 +112,14 @@ class HttpGuard:
             caller = answer
         with acting_as(caller):
             await self._serve(scope, receive, send, headers)
+
+    def _service_credential(self, headers: dict[bytes, bytes]) -> bool:
+        scheme, _, credential = headers.get(b"authorization", b"").partition(b" ")
+        return (
+            bool(self.service_token)
+            and scheme.lower() == b"bearer"
+            and hmac.compare_digest(credential.strip(), self.service_token or b"")
+        )
 
     async def _serve(self, scope: dict, receive: Any, send: Any, headers: dict[bytes, bytes]) -> None:
         if scope["path"] == "/metrics":
@@ -215,6 +231,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
         queue_depth=getattr(state.jobs, "depth", None),
         max_body=settings.max_body_bytes,
         oauth=OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None,
+        service_token=settings.token_value() if settings.auth_mode == "oauth" else None,
     )
 
 
