@@ -133,3 +133,23 @@ async def test_the_callers_token_never_reaches_the_internal_services() -> None:
     async with remote_backend(settings) as backend:
         for client in (backend.docling, backend.chunker, backend.gateway):
             assert client.http.headers["authorization"] == "Bearer service-credential"
+
+
+async def test_a_write_is_refused_before_any_fetch_or_conversion(tmp_path: Path) -> None:
+    """A caller who may only read is refused at once: nothing is downloaded, read or converted first (the URL
+    points at a closed port, the file does not exist: either would fail differently if it were tried)."""
+    from ingestion_mcp.access import Grant
+    from ingestion_mcp.errors import ToolFailure
+    from ingestion_mcp.pipeline import Ingestor
+    from ingestion_mcp.sources import SourcePolicy
+
+    settings = McpSettings(data_dir=tmp_path)
+    ingestor = Ingestor(None, settings)  # type: ignore[arg-type]  # refused before any service is called
+    reader = Caller("carol", (Grant("team-*", "read"),))
+    with acting_as(reader):
+        with pytest.raises(ToolFailure) as url:
+            await ingestor.ingest_url("http://127.0.0.1:9/x", policy=SourcePolicy.from_settings(settings),
+                                      collection="team-a")  # fmt: skip
+        with pytest.raises(ToolFailure) as file:
+            await ingestor.ingest_file(str(tmp_path / "missing.pdf"), collection="team-a")
+    assert url.value.code == file.value.code == "FORBIDDEN", (url.value, file.value)
