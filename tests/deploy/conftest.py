@@ -19,13 +19,16 @@ from typing import Any
 import pytest
 import yaml
 
-# The issue-20 invariants live beside this file (conftest is not importable under importlib mode).
+# The issue-20 and issue-22 invariants live beside this file (conftest is not importable under importlib mode).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import deploy_access as access
 import deploy_distributed as distributed
 
 REPO = Path(__file__).resolve().parents[2]
 OPENSHIFT = REPO / "openshift"
 OVERLAYS = ("dev", "prod")
+# prod with the OAuth component (openshift/components/oauth): rendered and checked on its own.
+OAUTH_OVERLAY = "prod-oauth"
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 COMPOSE_FILES = ("docker-compose.yml", "docker-compose.dev.yml")
 SERVICE_DIRS = ("docling", "chunker", "vector_gateway", "ingestion_mcp")
@@ -305,6 +308,11 @@ def rendered() -> dict[str, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="session")
+def rendered_oauth() -> list[dict[str, Any]]:
+    return render(OAUTH_OVERLAY)
+
+
+@pytest.fixture(scope="session")
 def checks() -> SimpleNamespace:
     """The invariant functions, for tests (conftest is not importable under importlib mode)."""
     return SimpleNamespace(
@@ -316,6 +324,7 @@ def checks() -> SimpleNamespace:
         image=image_violations,
         interpolate=interpolate,
         distributed=distributed,
+        access=access,
     )
 
 

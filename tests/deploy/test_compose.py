@@ -135,3 +135,18 @@ def test_the_gateway_gets_the_broker(compose, checks):
 def test_the_worker_stops_within_its_grace(compose, checks):
     assert checks.distributed.compose_grace_violations(compose, checks.interpolate) == []
     assert checks.distributed.duration_s("1m30s") == 90
+
+
+# --- issue 22: many users, least privilege ---------------------------------------------------
+
+
+def test_oauth_settings_reach_server_and_worker_and_stay_off_by_default(compose, checks):
+    """The OAuth settings are passed through from .env by the shared environment (unset = static token) and
+    both services mount the example access policy."""
+
+    def read(path):
+        return (REPO / path).read_text()
+
+    assert checks.access.compose_oauth_violations(compose, read) == []
+    (policy,) = compose["services"]["ingestion-mcp"]["configs"]
+    assert policy["target"] == "/etc/ingestion-mcp/access-policy.toml"

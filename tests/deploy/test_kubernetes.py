@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jsonschema
 import kubernetes_validate
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 OVERLAYS = ("dev", "prod")
 APP_DEPLOYMENTS = {"docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"}
 # Scaled by KEDA on the queue's depth (keda.yaml); the others by a CPU HorizontalPodAutoscaler.
@@ -225,3 +228,95 @@ def test_worker_grace_period_fits_the_job_grace(rendered, checks, overlay):
     assert checks.distributed.k8s_grace_violations(objs) == []
     config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("ingestion-mcp-config"))
     assert config["data"]["INGESTION_MCP_JOB_GRACE_S"] == "25"
+
+
+# --- issue 22: many users, least privilege ---------------------------------------------------
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_network_policies_admit_each_service_only_its_clients(rendered, checks, overlay):
+    """Default deny; the router reaches the MCP port; MCP and workers the backends and Redis; only the
+    gateway reaches Milvus; no internal service unselected or open to everyone."""
+    objs = rendered[overlay]
+    assert checks.access.network_violations(objs) == []
+    assert checks.access.reach_violations(objs) == []
+    policies = by_kind(objs, "NetworkPolicy")
+    assert policies["default-deny-ingress"]["spec"] == {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}
+    assert all(p["spec"]["policyTypes"] == ["Ingress"] for p in policies.values()), "egress (DNS) stays untouched"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_default_overlays_keep_the_static_token_mode(rendered, checks, overlay):
+    objs = rendered[overlay]
+    assert checks.access.static_mode_violations(objs) == []
+    mcp = by_kind(objs, "Deployment")["ingestion-mcp"]["spec"]["template"]["spec"]["containers"][0]
+    assert _env(mcp)["AUTH_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "ingestion-auth", "key": "AUTH_TOKEN"}
+
+
+def validation_errors(objs, schemas, where):
+    errors = []
+    for obj in objs:
+        at = f"{where}: {obj['kind']}/{obj['metadata']['name']}"
+        schema = schemas.vendored(obj["apiVersion"], obj["kind"])
+        if schema:
+            validator = jsonschema.Draft202012Validator(schema)
+            errors += [f"{at}: {'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(obj)]
+            continue
+        try:
+            kubernetes_validate.validate(obj, schemas.k8s_version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            errors.append(f"{at}: {'.'.join(map(str, exc.path))}: {exc.message}")
+    return errors
+
+
+def test_the_oauth_overlay_validates_and_keeps_the_invariants(rendered_oauth, schemas, checks):
+    objs = rendered_oauth
+    assert validation_errors(objs, schemas, "prod-oauth") == []
+    problems = [p for o in objs for p in checks.security(o) + checks.workload(o)]
+    assert problems + checks.secrets(objs) == []
+    assert checks.access.network_violations(objs) + checks.access.reach_violations(objs) == []
+    assert checks.distributed.keda_reach_violations(objs) + checks.distributed.k8s_broker_violations(objs) == []
+
+
+def test_the_oauth_overlay_wires_issuer_audience_and_policy(rendered_oauth, checks):
+    """Issuer, JWKS and audience from the MCP ConfigMap, which the workers share; the audience is the Route's
+    URL; the example policy mounted read-only in the server and every worker, and a valid policy."""
+    objs = rendered_oauth
+    assert checks.access.oauth_violations(objs) == []
+    config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("ingestion-mcp-config"))["data"]
+    routes = by_kind(objs, "Route")
+    route, metadata = routes["ingestion-mcp"], routes["ingestion-mcp-metadata"]
+    assert config["INGESTION_MCP_OAUTH_AUDIENCE"] == f"https://{route['spec']['host']}{route['spec']['path']}"
+    assert metadata["spec"]["host"] == route["spec"]["host"]
+    assert metadata["spec"]["path"] == "/.well-known/oauth-protected-resource"
+    assert metadata["spec"]["tls"] == route["spec"]["tls"] and metadata["spec"]["to"] == route["spec"]["to"]
+    deployments = by_kind(objs, "Deployment")
+    for name in ("ingestion-mcp", "ingestion-worker"):
+        container = deployments[name]["spec"]["template"]["spec"]["containers"][0]
+        mount = next(m for m in container["volumeMounts"] if m["name"] == "access-policy")
+        assert mount["readOnly"] is True, name
+        assert not any(k.startswith("INGESTION_MCP_OAUTH") for k in _env(container)), "OAuth settings come from config"
+
+
+def _names(objs):
+    return {
+        (o["kind"], o["metadata"]["name"].rsplit("-", 1)[0] if o["kind"] == "ConfigMap" else o["metadata"]["name"])
+        for o in objs
+    }
+
+
+def test_the_oauth_overlay_is_prod_plus_the_policy(rendered, rendered_oauth):
+    added = _names(rendered_oauth) - _names(rendered["prod"])
+    assert added == {("ConfigMap", "ingestion-access-policy"), ("Route", "ingestion-mcp-metadata")}
+    assert _names(rendered["prod"]) <= _names(rendered_oauth)
+
+
+def test_the_example_policy_loads_with_the_servers_own_reader():
+    """The shipped example through access.load_policy, where the server's package is installed."""
+    access = pytest.importorskip("ingestion_mcp.access", reason="ingestion_mcp not installed from this checkout")
+    example = REPO / "openshift/components/oauth/access-policy.toml"
+    policy = access.load_policy(example)
+    assert policy.scopes == ["ingestion:read", "ingestion:write"]
+    editor = policy.caller({"sub": "u1", "groups": ["rag-editors"]})
+    assert editor.can("write", "team-a") and not editor.can("write", "other")
+    assert editor.can("read", "rag_gateway"), "every token reads the shared collection"

@@ -29,6 +29,7 @@ from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from servicekit.write_order import take_async
 
+from .access import current_caller
 from .errors import ToolFailure
 from .jobs import Job, ProgressFn, new_job_id
 from .settings import McpSettings
@@ -185,7 +186,9 @@ class RedisJobStore:
         size = len(json.dumps(params).encode())
         if size > self.max_payload_bytes:
             raise payload_too_large(size, self.max_payload_bytes)
-        job = Job(id=new_job_id(), type=kind, description=description, current_step="queued")
+        job = Job(
+            id=new_job_id(), type=kind, description=description, current_step="queued", owner=current_caller().subject
+        )
         try:
             await self._check_room(size)
             order = await take_async(self.redis)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
+from .access import current_caller
 from .errors import ToolFailure, failure_from
 from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
 
@@ -38,8 +39,10 @@ KindRunner = Callable[[str, dict[str, Any], ProgressFn], Awaitable[Any]]
 # Fields of a job record that travel (to Redis, between processes); the rest is this process's own.
 # attempt: how many times a worker started it; released: how many of those starts a worker gave back on
 # purpose (a rollout's SIGTERM, a broker fault that ended its lease) and so did not spend a try.
+# owner: the subject of the token that submitted it (only its owner sees and cancels it).
 RECORD_FIELDS = ("id", "type", "description", "status", "progress", "current_step", "start_time", "end_time",
-                 "result", "error", "suggestion", "step_ms", "cancel_reason", "attempt", "released")  # fmt: skip
+                 "result", "error", "suggestion", "step_ms", "cancel_reason", "attempt", "released",
+                 "owner")  # fmt: skip
 T = TypeVar("T")
 
 
@@ -127,6 +130,7 @@ class Job:
     cancel_reason: str | None = None
     attempt: int = 0
     released: int = 0
+    owner: str | None = None
     listeners: set[ProgressFn] = field(default_factory=set, repr=False)
     _step_started: float = field(default_factory=time.perf_counter, repr=False)
     _finished_at: float | None = field(default=None, repr=False)
@@ -252,7 +256,7 @@ class JobManager:
 
     def start(self, job_type: str, description: str, body: JobBody, *, on_progress: ProgressFn | None = None) -> Job:
         self._prune()
-        job = Job(id=new_job_id(), type=job_type, description=description)
+        job = Job(id=new_job_id(), type=job_type, description=description, owner=current_caller().subject)
         self._jobs[job.id] = job
         JOBS_STARTED.labels(job_type).inc()
         JOBS.labels("running").inc()

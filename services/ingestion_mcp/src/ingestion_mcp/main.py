@@ -16,6 +16,8 @@ import anyio
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
+from .access import Caller, PolicyError, acting_as
+from .auth import OAuthGate, Refusal
 from .backend import Backend
 from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
 from .embedded import data_folder, open_backend
@@ -27,6 +29,7 @@ from .state import AppState
 
 log = logging.getLogger("ingestion_mcp")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SERVICE_PATHS = ("/queue", "/metrics")  # operator endpoints: in OAuth mode AUTH_TOKEN opens them too
 # Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
 STILL_STARTING_S = 60.0
 
@@ -49,7 +52,13 @@ class HttpGuard:
         loopback: bool = True,
         queue_depth: Callable[[], Awaitable[dict[str, int]]] | None = None,
         max_body: int = 16 << 20,
+        oauth: OAuthGate | None = None,
+        service_token: str | None = None,
     ) -> None:
+        self.oauth = oauth
+        # OAuth mode: the deployment's own credential (AUTH_TOKEN) still opens the operator endpoints, so the
+        # worker autoscaler (KEDA on /queue) and metric scrapers need no user token; never the MCP endpoint.
+        self.service_token = service_token.encode() if service_token else None
         self.loopback = loopback
         self.app = app
         self.token = token.encode() if token else None
@@ -78,6 +87,9 @@ class HttpGuard:
             body = {"status": status, "service": "ingestion-mcp", "checks": checks}
             await _json(send, 200 if ready else 503, body)
             return
+        if self.oauth is not None and self.oauth.serves(scope["path"]):
+            await _send(send, 200, [(b"content-type", b"application/json")], self.oauth.metadata_body())
+            return
         headers = dict(scope.get("headers") or [])
         origin = headers.get(b"origin", b"").decode("latin-1")
         if origin and not self._origin_allowed(origin):
@@ -88,6 +100,28 @@ class HttpGuard:
             if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), self.token):
                 await _json(send, 401, {"error": "Missing or invalid bearer token.", "code": "UNAUTHORIZED"})
                 return
+        caller = Caller.everything()
+        if self.oauth is not None and scope["path"] in SERVICE_PATHS and self._service_credential(headers):
+            await self._serve(scope, receive, send, headers)
+            return
+        if self.oauth is not None:
+            answer = await self.oauth.caller(headers)
+            if isinstance(answer, Refusal):
+                await _send(send, answer.status, answer.headers, answer.body)
+                return
+            caller = answer
+        with acting_as(caller):
+            await self._serve(scope, receive, send, headers)
+
+    def _service_credential(self, headers: dict[bytes, bytes]) -> bool:
+        scheme, _, credential = headers.get(b"authorization", b"").partition(b" ")
+        return (
+            bool(self.service_token)
+            and scheme.lower() == b"bearer"
+            and hmac.compare_digest(credential.strip(), self.service_token or b"")
+        )
+
+    async def _serve(self, scope: dict, receive: Any, send: Any, headers: dict[bytes, bytes]) -> None:
         if scope["path"] == "/metrics":
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", CONTENT_TYPE_LATEST.encode())]})  # fmt: skip
@@ -120,6 +154,11 @@ def too_large(size: int, limit: int) -> dict[str, Any]:
         "code": "PAYLOAD_TOO_LARGE",
         "suggestion": "Save the content to a file under an allowed folder and ingest the file (ingest_document).",
     }
+
+
+async def _send(send: Any, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _json(send: Any, status: int, body: dict[str, Any]) -> None:
@@ -168,11 +207,11 @@ async def announce_when_ready(
     print(message(), file=sys.stderr, flush=True)
 
 
-async def _serve_http(server: Any, state: AppState) -> None:
-    import uvicorn
+def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
+    """The streamable HTTP app behind its guard: what uvicorn serves (tests serve it in-process too)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    settings, backend = state.settings, state.backend
+    settings = state.settings
     security = None
     if settings.host not in LOOPBACK:
         # Host names vary behind routes and services; the bearer token and Origin check guard instead.
@@ -181,18 +220,27 @@ async def _serve_http(server: Any, state: AppState) -> None:
         host=settings.host, transport_security=security, stateless_http=settings.stateless_http,
         max_request_body_size=settings.max_body_bytes,
     )  # fmt: skip
-    relay = CancelRelay()
     if settings.stateless_http:
         app = LegacyCancelMiddleware(app, relay, max_body=settings.max_body_bytes)
-    guarded = HttpGuard(
+    return HttpGuard(
         app,
-        token=settings.token_value(),
+        token=settings.token_value() if settings.auth_mode == "token" else None,
         allowed_origins=settings.allowed_origins,
         readiness=partial(readiness, state),
         loopback=settings.host in LOOPBACK,
         queue_depth=getattr(state.jobs, "depth", None),
         max_body=settings.max_body_bytes,
+        oauth=OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None,
+        service_token=settings.token_value() if settings.auth_mode == "oauth" else None,
     )
+
+
+async def _serve_http(server: Any, state: AppState) -> None:
+    import uvicorn
+
+    settings, backend = state.settings, state.backend
+    relay = CancelRelay()
+    guarded = http_app(server, state, relay)
     config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
     http = uvicorn.Server(config)
     async with anyio.create_task_group() as tasks:
@@ -223,7 +271,7 @@ def ready_message(settings: McpSettings) -> str:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"http://{host}:{settings.port}/mcp"
     header, headers = "", ""
-    if settings.token_value():  # the token itself is never printed: the reader has it in AUTH_TOKEN
+    if settings.auth_mode == "token":  # the token itself is never printed: the reader has it in AUTH_TOKEN
         header = ' --header "Authorization: Bearer $AUTH_TOKEN"'
         headers = ', "headers": {"Authorization": "Bearer ${AUTH_TOKEN}"}'
     lines = [
@@ -269,7 +317,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # The tool set is checked before any service starts: a clash is a configuration error, said at once.
         build_server(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # only the tool set is built
-    except ProfileClash as exc:
+        if settings.auth_mode == "oauth":  # a bad policy file is a configuration error too
+            OAuthGate.from_settings(settings)
+    except (ProfileClash, PolicyError) as exc:
         print(f"ingestion-mcp: invalid configuration: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     anyio.run(serve, settings)

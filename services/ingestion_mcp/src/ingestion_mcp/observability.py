@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from contextvars import ContextVar
 
 import httpx
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -13,6 +14,11 @@ TOOL_CALLS = Counter("mcp_tool_calls_total", "MCP tool calls", ["tool", "outcome
 TOOL_SECONDS = Histogram("mcp_tool_duration_seconds", "MCP tool call latency", ["tool"], registry=REGISTRY)
 STAGE_SECONDS = Histogram("ingest_stage_duration_seconds", "Ingest pipeline stage time", ["stage"], registry=REGISTRY)
 JOBS = Gauge("mcp_jobs", "Background jobs by status", ["status"], registry=REGISTRY)
+AUDIT_EVENTS = Counter(
+    "mcp_audit_events_total", "Writes, deletes and collection changes", ["action", "result"], registry=REGISTRY
+)
+# The tool being served (tools/common.safe_tool), for the audit log.
+tool_var: ContextVar[str | None] = ContextVar("mcp_tool", default=None)
 JOBS_STARTED = Counter("mcp_jobs_started_total", "Background jobs started", ["type"], registry=REGISTRY)
 
 

@@ -29,6 +29,7 @@ from ingestion_contracts.gateway import (
 )
 
 from . import acquire
+from .access import current_caller
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
 from .backend import Backend
 from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
@@ -150,6 +151,7 @@ class Ingestor:
         progress: Progress = _no_progress,
     ) -> list[IngestOutcome | ToolFailure]:
         """Ingest every item; each succeeds or fails on its own. Outcomes come back in item order."""
+        current_caller().require("write", collection)  # before any download or conversion, not only at the store
         started = time.perf_counter()
         works = [Work(item) for item in items]
         await self._acquire(works, collection, chunking, force, progress)

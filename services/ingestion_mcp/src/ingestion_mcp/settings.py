@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from ingestion_contracts import DEFAULT_COLLECTION, check_collection_name
 from ingestion_contracts.vectors import VectorMetric
@@ -11,6 +12,15 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .profiles import NAMES as PROFILE_NAMES
+
+# Asymmetric signature algorithms only: "none" and HS* would let anyone holding the public key sign.
+ALGORITHMS = ("RS256", "ES256", "PS256", "EdDSA")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _safe_fetch_url(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS)
 
 
 def _split(value: object) -> object:
@@ -81,6 +91,18 @@ class McpSettings(BaseSettings):
     chunker_service_url: str | None = Field(default=None, validation_alias=AliasChoices("CHUNKER_SERVICE_URL"))
     vector_gateway_url: str | None = Field(default=None, validation_alias=AliasChoices("VECTOR_GATEWAY_URL"))
     auth_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("AUTH_TOKEN"))
+    # OAuth resource server mode (docs/auth.md): set the issuer to accept its signed access tokens (JWT)
+    # instead of AUTH_TOKEN at the MCP endpoint; rights per collection come from the access policy file.
+    oauth_issuer: str | None = None
+    oauth_jwks_url: str | None = None
+    oauth_jwks_file: Path | None = None
+    # This server's resource URL (the tokens' audience), e.g. https://mcp.example.com/mcp.
+    oauth_audience: str | None = None
+    oauth_algorithms: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(ALGORITHMS))
+    oauth_leeway_s: float = Field(default=30.0, ge=0, le=300)
+    # An unknown key id refetches the issuer's keys at most this often (key rotation).
+    oauth_jwks_refetch_s: float = Field(default=60.0, ge=1)
+    access_policy: Path | None = None
     default_collection: str = Field(
         default=DEFAULT_COLLECTION, validation_alias=AliasChoices("DEFAULT_COLLECTION", "default_collection")
     )
@@ -98,7 +120,9 @@ class McpSettings(BaseSettings):
     # vector_store profile: the metric of stores created from now on (a store keeps the one it was made with).
     vector_store_metric: VectorMetric = "cosine"
 
-    @field_validator("allowed_origins", "profiles", "allowed_roots", "source_allowed_hosts", mode="before")
+    @field_validator(
+        "allowed_origins", "profiles", "oauth_algorithms", "allowed_roots", "source_allowed_hosts", mode="before"
+    )
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
@@ -109,6 +133,17 @@ class McpSettings(BaseSettings):
         unknown = [name for name in names if name not in PROFILE_NAMES]
         if unknown:
             raise ValueError(f"unknown tool profile {unknown[0]!r}; available: {', '.join(PROFILE_NAMES)}")
+        return names
+
+    @field_validator("oauth_algorithms")
+    @classmethod
+    def _asymmetric_algorithms(cls, names: list[str]) -> list[str]:
+        refused = [name for name in names if name not in ALGORITHMS]
+        if refused or not names:
+            raise ValueError(
+                f"algorithm {refused[0] if refused else '(none)'!r} is not accepted; use some of "
+                f"{', '.join(ALGORITHMS)} (never 'none' nor HS*: a public key cannot sign)"
+            )
         return names
 
     @field_validator("vector_store_metric", mode="before")
@@ -156,11 +191,31 @@ class McpSettings(BaseSettings):
         if (
             self.transport == "streamable-http"
             and self.host not in ("127.0.0.1", "localhost", "::1")
-            and not (self.auth_token)
+            and not (self.auth_token or self.oauth_issuer)
         ):
             raise ValueError(
                 "Refusing to serve MCP over HTTP on a non-loopback address without AUTH_TOKEN; "
-                "set AUTH_TOKEN or bind INGESTION_MCP_HOST=127.0.0.1."
+                "set AUTH_TOKEN (or INGESTION_MCP_OAUTH_ISSUER) or bind INGESTION_MCP_HOST=127.0.0.1."
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _oauth_complete(self) -> McpSettings:
+        if not self.oauth_issuer:
+            return self
+        if bool(self.oauth_jwks_url) == bool(self.oauth_jwks_file):
+            raise ValueError("With INGESTION_MCP_OAUTH_ISSUER set exactly one of OAUTH_JWKS_URL or OAUTH_JWKS_FILE.")
+        if self.oauth_jwks_url and not _safe_fetch_url(self.oauth_jwks_url):
+            raise ValueError("INGESTION_MCP_OAUTH_JWKS_URL must be https (plain http only on a loopback address).")
+        if not self.oauth_audience:
+            raise ValueError(
+                "With INGESTION_MCP_OAUTH_ISSUER set INGESTION_MCP_OAUTH_AUDIENCE too: this server's resource URL, "
+                "e.g. https://mcp.example.com/mcp (tokens must name it in 'aud')."
+            )
+        if self.access_policy is None:
+            raise ValueError(
+                "With INGESTION_MCP_OAUTH_ISSUER set INGESTION_MCP_ACCESS_POLICY too: the policy file that gives "
+                "tokens their rights (docs/auth.md)."
             )
         return self
 
@@ -185,3 +240,8 @@ class McpSettings(BaseSettings):
 
     def token_value(self) -> str | None:
         return self.auth_token.get_secret_value() if self.auth_token else None
+
+    @property
+    def auth_mode(self) -> Literal["none", "token", "oauth"]:
+        """OAuth when an issuer is set, else the static AUTH_TOKEN when set, else none (loopback only)."""
+        return "oauth" if self.oauth_issuer else "token" if self.auth_token else "none"

@@ -9,8 +9,11 @@ from typing import Any
 
 import anyio
 
+from .access import current_caller
+from .audit import record
 from .backend import Backend
 from .errors import ToolFailure
+from .guard import GuardedBackend
 from .jobkinds import JobKinds
 from .jobs import Job, JobManager, JobStore, ProgressFn
 from .library import Library
@@ -34,6 +37,8 @@ class AppState:
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
+        if backend is not None:  # None: main() only builds the tool set
+            backend = GuardedBackend.over(backend)  # every call that names a collection checks the caller's rights
         state = cls(
             settings=settings, backend=backend, ingestor=Ingestor(backend, settings), jobs=JobManager(),
             policy=SourcePolicy.from_settings(settings),
@@ -45,9 +50,28 @@ class AppState:
         """Run one job of a registered kind here (the in-process store, a worker)."""
         return await self.kinds.run(self, kind, params, progress)
 
-    async def submit_job(self, kind: str, params: dict[str, Any], description: str) -> Job:
-        """Queue (or, without a broker, start here) one job of a kind a profile registered."""
-        return await self.jobs.submit(kind, params, description)
+    async def submit_job(
+        self, kind: str, params: dict[str, Any], description: str, *, collection: str | None = None
+    ) -> Job:
+        """Queue (or, without a broker, start here) one job of a kind a profile registered.
+
+        The job writes to ``collection`` (default: its "collection" parameter): the caller needs the write
+        right there now, before anything runs; the job is the caller's (only they see and cancel it)."""
+        target = collection or params.get("collection")
+        if isinstance(target, str):
+            current_caller().require("write", target)
+        job = await self.jobs.submit(kind, params, description)
+        record(f"submit_{kind}", str(target), description, f"queued:{job.id}")
+        return job
+
+    async def own_job(self, job_id: str) -> Job | None:
+        """The job if it is the caller's (or the caller administers everything); another's is None."""
+        job = await self.jobs.get(job_id)
+        return job if job is not None and current_caller().owns(job.owner) else None
+
+    async def own_active_jobs(self) -> list[Job]:
+        caller = current_caller()
+        return [job for job in await self.jobs.active() if caller.owns(job.owner)]
 
     async def run_job(self, ctx: Any, kind: str, params: dict[str, Any], description: str) -> tuple[Job, bool]:
         """Submit a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.

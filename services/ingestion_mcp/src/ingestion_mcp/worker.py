@@ -25,6 +25,7 @@ from arq.connections import RedisSettings
 from arq.worker import Retry, async_check_health, func
 from pydantic import ValidationError
 
+from .access import on_behalf_of
 from .embedded import open_backend
 from .errors import ToolFailure, failure_from
 from .jobqueue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
@@ -124,6 +125,7 @@ async def run_claimed(
     assert task is not None
     context = JobContext(order=order, commit_budget_ms=lease.commit_budget_ms)
     in_job(context)
+    on_behalf_of(job.owner)
     watch = Watch(store, job, lease, task, context, state.settings.job_lease_s)
 
     async def progress(fraction: float, step: str) -> None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from servicekit import request_id_var
 
 from ..errors import ToolFailure, failure_from
-from ..observability import TOOL_CALLS, TOOL_SECONDS, new_request_id
+from ..observability import TOOL_CALLS, TOOL_SECONDS, new_request_id, tool_var
 
 log = logging.getLogger("ingestion_mcp.tools")
 P = ParamSpec("P")
@@ -58,6 +58,7 @@ def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[R]
         @functools.wraps(fn)
         async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
             token = request_id_var.set(new_request_id())
+            tool_token = tool_var.set(fn.__name__)
             started = time.perf_counter()
             outcome = "ok"
             try:
@@ -75,6 +76,7 @@ def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[R]
                     extra={"service": "ingestion_mcp", "status": outcome, "duration_ms": round(elapsed * 1000, 1)},
                 )  # fmt: skip
                 request_id_var.reset(token)
+                tool_var.reset(tool_token)
 
         return wrapper
 

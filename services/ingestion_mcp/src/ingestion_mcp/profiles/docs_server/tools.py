@@ -277,7 +277,7 @@ def _register_fetch(tool: ToolDecorator, docs: DocsServer) -> None:
 
 
 async def _started(docs: DocsServer, kind: str, params: dict[str, Any], description: str, doing: str) -> CallToolResult:
-    job = await docs.state.submit_job(kind, params, description)
+    job = await docs.state.submit_job(kind, params, description, collection=docs.collection)
     job_type = kind
     return result(JobStarted(
         jobId=job.id, type=job_type, status=job.status,  # type: ignore[arg-type]  # str, not JobType / the status Literal
@@ -291,7 +291,7 @@ def _register_jobs(tool: ToolDecorator, docs: DocsServer) -> None:
         jobId: Annotated[str, Field(min_length=1, max_length=64, description="Job ID from fetch_repo or fetch_file.")],
     ) -> Annotated[CallToolResult, JobStatusOutput]:
         """Status of a fetch job: progress 0-100, the current step, and its result or error when it ends."""
-        job = await docs.state.jobs.get(jobId)
+        job = await docs.state.own_job(jobId)
         if job is None or job.type not in JOB_TYPES:
             raise ToolFailure(
                 f"No job with id {jobId!r} (finished jobs are kept for an hour).",
@@ -303,5 +303,5 @@ def _register_jobs(tool: ToolDecorator, docs: DocsServer) -> None:
     @tool(READ)
     async def list_active_jobs() -> Annotated[CallToolResult, ActiveJobsOutput]:
         """All running fetch jobs with their progress and current step, as an array."""
-        jobs = [job_view(job) for job in await docs.state.jobs.active() if job.type in JOB_TYPES]
+        jobs = [job_view(job) for job in await docs.state.own_active_jobs() if job.type in JOB_TYPES]
         return array_result(ActiveJobsOutput.model_validate({"result": jobs}))

@@ -148,7 +148,7 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
 
 
 async def find_job(state: AppState, job_id: str) -> Job:
-    job = await state.jobs.get(job_id)
+    job = await state.own_job(job_id)  # another caller's job answers as unknown
     if job is None:
         raise ToolFailure(
             f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
@@ -189,7 +189,7 @@ def _register_jobs(tool: ToolDecorator, state: AppState) -> None:
     @tool(READ)
     async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
         """List the background jobs that are still running."""
-        jobs: list[RunningJob] = [job_info(job) for job in await state.jobs.active()]
+        jobs: list[RunningJob] = [job_info(job) for job in await state.own_active_jobs()]
         return result(JobListOutput(success=True, jobs=jobs, message=f"{len(jobs)} active jobs."))
 
 

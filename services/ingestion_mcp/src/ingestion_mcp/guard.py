@@ -1,0 +1,161 @@
+"""The backend as the caller may use it: rights checked on every call that names a collection.
+
+Every profile's tools, the Library facade, the ingest pipeline and the note index reach the services through
+the app state's backend, so checking here checks all five profiles at once. A collection the caller may not
+read answers as a missing one (its name does not leak); a write without the right is refused with FORBIDDEN
+before anything is sent; every write, delete and collection change leaves one audit line (audit.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from ingestion_contracts.gateway import (
+    CollectionInfo,
+    CollectionList,
+    DeleteCollectionResponse,
+    DeleteDocumentResponse,
+    DocumentChunks,
+    DocumentContent,
+    DocumentList,
+    RelabelRequest,
+    SearchRequest,
+    SearchResponse,
+    UpsertBatchResponse,
+    UpsertDocumentRequest,
+    UpsertDocumentResponse,
+)
+from ingestion_contracts.vectors import (
+    VectorAddRequest,
+    VectorAddResponse,
+    VectorDeleteResponse,
+    VectorSearchRequest,
+    VectorSearchResponse,
+    VectorStoreInfo,
+)
+
+from .access import Right, current_caller
+from .audit import audited
+from .backend import Backend
+from .errors import CollectionNotFound
+
+T = TypeVar("T")
+
+
+class GuardedBackend(Backend):
+    """The same clients as the backend it wraps; each collection call asks current_caller() first."""
+
+    @classmethod
+    def over(cls, backend: Backend) -> GuardedBackend:
+        return cls(docling=backend.docling, chunker=backend.chunker, gateway=backend.gateway)
+
+    async def _readable(self, collection: str) -> None:
+        if not current_caller().can("read", collection):
+            raise await self._missing(collection)
+
+    async def _missing(self, collection: str) -> CollectionNotFound:
+        """What the gateway answers for a collection that does not exist, listing only readable ones."""
+        available = [c.name for c in (await self.list_collections()).collections]
+        listed = ", ".join(available) if available else "none yet"
+        return CollectionNotFound(
+            f"Collection {collection!r} does not exist. Available collections: {listed}.",
+            "Use one of the available collections, or index a document into a new one (it is created then).",
+            code="COLLECTION_NOT_FOUND",
+            status=404,
+            details={"available_collections": available},
+        )
+
+    @staticmethod
+    async def _write(right: Right, action: str, collection: str, key: str | None, work: Coroutine[Any, Any, T]) -> T:
+        """A write needs its right whether the collection exists or not (so a refusal tells nothing about it)."""
+        return await audited(action, collection, key, right, work)
+
+    # -- reads ---------------------------------------------------------------------------------
+    async def list_collections(self) -> CollectionList:
+        listing = await super().list_collections()
+        caller = current_caller()
+        listing.collections = [c for c in listing.collections if caller.can("read", c.name)]
+        return listing
+
+    async def get_collection(self, name: str) -> CollectionInfo:
+        await self._readable(name)
+        return await super().get_collection(name)
+
+    async def list_documents(
+        self, collection: str, *, offset: int = 0, limit: int = 20, source: str | None = None
+    ) -> DocumentList:
+        await self._readable(collection)
+        return await super().list_documents(collection, offset=offset, limit=limit, source=source)
+
+    async def find_document(self, collection: str, key: str) -> DocumentList:
+        await self._readable(collection)
+        return await super().find_document(collection, key)
+
+    async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
+        await self._readable(collection)
+        return await super().find_documents(collection, keys)
+
+    async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
+        await self._readable(collection)
+        return await super().get_document(collection, doc_id)
+
+    async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
+        await self._readable(collection)
+        return await super().get_chunks(collection, doc_id, start, end)
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        """Over the named collections (each must be readable), or over every readable one when none is named."""
+        caller = current_caller()
+        if request.collections:
+            for name in request.collections:
+                await self._readable(name)
+        elif not caller.everywhere("read"):
+            readable = [c.name for c in (await self.list_collections()).collections]
+            if not readable:
+                return SearchResponse(hits=[], mode=request.mode, total_searched=0, embedding_ms=0.0, search_ms=0.0)
+            request = request.model_copy(update={"collections": readable})
+        return await super().search(request)
+
+    async def vector_search(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
+        if not current_caller().can("read", store):  # as the gateway answers for a store that does not exist
+            return VectorSearchResponse(results=[], total_searched=0, metric=None)
+        return await super().vector_search(store, request)
+
+    async def vector_store(self, store: str, namespace: str | None) -> VectorStoreInfo:
+        if not current_caller().can("read", store):
+            return VectorStoreInfo(store=store, namespace=namespace, count=0, dimension=None, metric=None)
+        return await super().vector_store(store, namespace)
+
+    # -- writes --------------------------------------------------------------------------------
+    async def upsert(self, collection: str, request: UpsertDocumentRequest) -> UpsertDocumentResponse:
+        work = super().upsert(collection, request)
+        return await self._write("write", "upsert_document", collection, request.key or request.source, work)
+
+    async def upsert_batch(
+        self, collection: str, documents: list[UpsertDocumentRequest], *, commit_within_ms: int | None = None
+    ) -> UpsertBatchResponse:
+        keys = ", ".join(str(doc.key or doc.source) for doc in documents)
+        work = super().upsert_batch(collection, documents, commit_within_ms=commit_within_ms)
+        return await self._write("write", "upsert_documents", collection, keys, work)
+
+    async def relabel(self, collection: str, doc_id: str, request: RelabelRequest) -> UpsertDocumentResponse:
+        work = super().relabel(collection, doc_id, request)
+        return await self._write("write", "relabel_document", collection, doc_id, work)
+
+    async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
+        work = super().delete_document(collection, doc_id)
+        return await self._write("write", "delete_document", collection, doc_id, work)
+
+    async def create_collection(self, name: str) -> CollectionInfo:
+        return await self._write("write", "create_collection", name, None, super().create_collection(name))
+
+    async def delete_collection(self, name: str) -> DeleteCollectionResponse:
+        return await self._write("admin", "delete_collection", name, None, super().delete_collection(name))
+
+    async def vector_add(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
+        return await self._write("write", "vector_add", store, None, super().vector_add(store, request))
+
+    async def vector_delete(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
+        work = super().vector_delete(store, vector_id, namespace)
+        return await self._write("write", "vector_delete", store, vector_id, work)

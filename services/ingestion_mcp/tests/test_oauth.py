@@ -1,0 +1,375 @@
+"""Many users, least privilege: the real HTTP app with real signed tokens (RSA and EC), a JWKS served over
+loopback HTTP, and real MCP clients over streamable HTTP (docs/auth.md)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import jwt
+import pytest
+import uvicorn
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from ingestion_mcp.cancel_relay import CancelRelay
+from ingestion_mcp.main import http_app
+from ingestion_mcp.server import build_server
+from ingestion_mcp.settings import McpSettings
+from ingestion_mcp.state import AppState
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import SecretStr
+
+ISSUER = "https://issuer.example"
+POLICY = """
+groups_claim = "groups"
+
+[[rules]]
+scope = "alice"
+right = "write"
+collections = ["alice-*"]
+
+[[rules]]
+group = "bob-team"
+right = "admin"
+collections = ["bob-*"]
+
+[[rules]]
+scope = "alice-reader"
+right = "read"
+collections = ["alice-*"]
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Keys:
+    """An RSA and an EC signing key, as the issuer holds them, and their public JWKS."""
+
+    def __init__(self) -> None:
+        self.rsa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.ec = ec.generate_private_key(ec.SECP256R1())
+        rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.rsa.public_key()))
+        ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.ec.public_key()))
+        self.jwks = {"keys": [rsa_jwk | {"kid": "rsa-1", "use": "sig"}, ec_jwk | {"kid": "ec-1", "use": "sig"}]}
+
+    def rsa_public_pem(self) -> bytes:
+        return self.rsa.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+
+
+@pytest.fixture(scope="module")
+def keys() -> Keys:
+    return Keys()
+
+
+@pytest.fixture(scope="module")
+def jwks_url(keys: Keys) -> Iterator[str]:
+    body = json.dumps(keys.jwks).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/jwks.json"
+    httpd.shutdown()
+
+
+@pytest.fixture(autouse=True)
+async def leave_no_collections(app_state: AppState) -> AsyncIterator[None]:
+    """The backend is shared with the package's other tests: what these tests made goes (as the server, every
+    right: no caller is set outside a request)."""
+    yield
+    for collection in (await app_state.backend.list_collections()).collections:
+        if collection.name.startswith(("alice-", "bob-", "static-", "open-")):
+            await app_state.backend.delete_collection(collection.name)
+
+
+class Issuer:
+    def __init__(self, keys: Keys, audience: str) -> None:
+        self.keys, self.audience = keys, audience
+
+    def token(self, sub: str, *, alg: str = "RS256", **claims: Any) -> str:
+        now = int(time.time())
+        body = {"iss": ISSUER, "aud": self.audience, "sub": sub, "iat": now, "exp": now + 300} | claims
+        key, kid = (self.keys.rsa, "rsa-1") if alg.startswith(("RS", "PS")) else (self.keys.ec, "ec-1")
+        return jwt.encode(body, key, algorithm=alg, headers={"kid": kid})
+
+
+@asynccontextmanager
+async def serving(state: AppState, port: int) -> AsyncIterator[str]:
+    """The server's real HTTP app (main.http_app) under uvicorn on a loopback port."""
+    config = uvicorn.Config(http_app(build_server(state), state, CancelRelay()), host="127.0.0.1", port=port,
+                            log_level="warning")  # fmt: skip
+    http = uvicorn.Server(config)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(http.serve)
+        with anyio.fail_after(30):
+            while not http.started:
+                await anyio.sleep(0.05)
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            http.should_exit = True
+
+
+@asynccontextmanager
+async def oauth_server(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, tmp_path: Path, **extra: Any
+) -> AsyncIterator[tuple[str, AppState]]:
+    port = free_port()
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    settings = mcp_settings.model_copy(update={
+        "oauth_issuer": ISSUER, "oauth_jwks_url": jwks_url, "oauth_audience": f"http://127.0.0.1:{port}/mcp",
+        "access_policy": policy, "port": port, "transport": "streamable-http", **extra,
+    })  # fmt: skip
+    state = AppState.create(settings, app_state.backend)
+    try:
+        async with serving(state, port) as base:
+            yield base, state
+    finally:
+        await state.jobs.aclose()
+
+
+@asynccontextmanager
+async def session(base: str, token: str | None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+def forbidden(answer: dict[str, Any], right: str) -> bool:
+    """A refusal (FORBIDDEN) that names the missing right."""
+    assert answer["success"] is False and f"needs the '{right}' right" in answer["error"], answer
+    return True
+
+
+TEXT = {
+    "alice-notes": "Alice's greenhouse notes: the orchids need misting twice a day and shade from noon sun onwards.",
+    "bob-notes": "Bob's workshop log: the lathe bearings were replaced and the orchids on the windowsill watered.",
+}
+
+
+async def test_two_users_see_and_change_only_their_own_collections(
+    app_state: AppState,
+    mcp_settings: McpSettings,
+    jwks_url: str,
+    keys: Keys,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="ingestion_mcp.audit")
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path) as (base, _):
+        issuer = Issuer(keys, f"{base}/mcp")
+        alice = issuer.token("alice", scope="alice")
+        bob = issuer.token("bob", alg="ES256", groups=["bob-team"])
+        reader = issuer.token("carol", alg="PS256", scope="alice-reader")
+        async with session(base, alice) as client:
+            made = await call(client, "ingest_text", text=TEXT["alice-notes"], name="orchids", collection="alice-notes")
+            assert made["status"] == "indexed", made
+            refused = await call(client, "ingest_text", text=TEXT["bob-notes"], name="x", collection="bob-notes")
+            assert forbidden(refused, "write")
+        async with session(base, bob) as client:
+            made = await call(client, "ingest_text", text=TEXT["bob-notes"], name="lathe", collection="bob-notes")
+            assert made["status"] == "indexed", made
+
+        async with session(base, alice) as client:
+            found = await call(client, "search", query="orchids watered")
+            assert {hit["collection"] for hit in found["results"]} == {"alice-notes"}, found
+            listed = await call(client, "get_collections")
+            names = {c["name"] for c in listed["collections"]}
+            assert "alice-notes" in names and "bob-notes" not in names, listed
+            hidden = await call(client, "list_documents", collection="bob-notes")
+            missing = await call(client, "list_documents", collection="bob-nothing-here")
+            # A collection Alice may not read answers as one that does not exist, and is not listed as available.
+            assert hidden["error"] == "Collection 'bob-notes' not found." and missing["success"] is False
+            assert hidden["available_collections"] == missing["available_collections"], (hidden, missing)
+            assert "bob-notes" not in hidden["available_collections"]
+            assert forbidden(await call(client, "delete_collection", name="bob-notes", confirm=True), "admin")
+            own = await call(client, "delete_collection", name="alice-notes", confirm=True)
+            assert forbidden(own, "admin")  # write, not admin
+        async with session(base, bob) as client:
+            found = await call(client, "search", query="orchids watered")
+            assert {hit["collection"] for hit in found["results"]} == {"bob-notes"}, found
+            docs = await call(client, "list_documents", collection="bob-notes")
+            assert docs["total"] == 1, docs
+        async with session(base, reader) as client:
+            found = await call(client, "search", query="orchids", collection="alice-notes")
+            assert found["results"], found
+            refused = await call(client, "ingest_text", text=TEXT["alice-notes"] + " more", name="y",
+                                 collection="alice-notes")  # fmt: skip
+            assert forbidden(refused, "write")
+        async with session(base, alice) as client:
+            docs = await call(client, "list_documents", collection="alice-notes")
+            assert docs["total"] == 1, docs  # nothing the reader or Bob sent was written
+        async with session(base, bob) as client:
+            deleted = await call(client, "delete_collection", name="bob-notes", confirm=True)
+            assert deleted.get("success") is True, deleted
+    audit = [json.loads(r.getMessage()) for r in caplog.records if r.name == "ingestion_mcp.audit"]
+    refusal = {"subject": "alice", "tool": "delete_collection", "action": "delete_collection",
+               "collection": "bob-notes", "result": "forbidden"}  # fmt: skip
+    assert any(refusal.items() <= line.items() and line["request_id"] for line in audit), audit
+    assert any(line["subject"] == "bob" and line["action"] == "delete_collection" and line["result"] == "ok"
+               for line in audit), audit  # fmt: skip
+
+
+async def test_jobs_belong_to_their_caller(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+) -> None:
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, sync_wait_s=0) as (base, state):
+        issuer = Issuer(keys, f"{base}/mcp")
+        alice, bob = issuer.token("alice", scope="alice"), issuer.token("bob", groups=["bob-team"])
+        async with session(base, alice) as client:
+            text = TEXT["alice-notes"] * 40
+            started = await call(client, "ingest_text", text=text, name="long", collection="alice-jobs")
+            job_id = started["job_id"]
+            assert (await call(client, "get_job_status", job_id=job_id))["job"]["job_id"] == job_id
+        assert (await state.jobs.get(job_id)).owner == "alice"  # type: ignore[union-attr]
+        async with session(base, bob) as client:
+            assert (await call(client, "get_job_status", job_id=job_id))["error"].startswith("No job")
+            assert (await call(client, "cancel_job", job_id=job_id))["error"].startswith("No job")
+            active = await call(client, "list_active_jobs")
+            assert job_id not in json.dumps(active)
+        done = await state.jobs.wait(job_id, 60)
+        assert done.status == "completed", done  # Bob's cancel did not touch it
+
+
+BAD_TOKENS = ["expired", "not_yet_valid", "wrong_audience", "wrong_issuer", "alg_none", "hs256_public_pem",
+              "tampered", "unknown_kid"]  # fmt: skip
+
+
+def bad_token(kind: str, issuer: Issuer, keys: Keys) -> str:
+    now = int(time.time())
+    good = {"iss": ISSUER, "aud": issuer.audience, "sub": "mallory", "scope": "alice", "exp": now + 300}
+    if kind == "expired":
+        return issuer.token("mallory", scope="alice", exp=now - 3600)
+    if kind == "not_yet_valid":
+        return issuer.token("mallory", scope="alice", nbf=now + 3600)
+    if kind == "wrong_audience":
+        return issuer.token("mallory", scope="alice", aud="https://other.example/mcp")
+    if kind == "wrong_issuer":
+        return issuer.token("mallory", scope="alice", iss="https://evil.example")
+    if kind == "alg_none":
+        return jwt.encode(good, None, algorithm="none", headers={"kid": "rsa-1"})
+    if kind == "hs256_public_pem":  # the classic confusion: the public key used as an HMAC secret
+        import hashlib
+        import hmac
+
+        header = jwt.utils.base64url_encode(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "rsa-1"}).encode())
+        payload = jwt.utils.base64url_encode(json.dumps(good).encode())
+        signature = hmac.new(keys.rsa_public_pem(), header + b"." + payload, hashlib.sha256).digest()
+        return b".".join([header, payload, jwt.utils.base64url_encode(signature)]).decode()
+    if kind == "tampered":
+        header, _, signature = issuer.token("alice", scope="bob").split(".")
+        payload = jwt.utils.base64url_encode(json.dumps(good | {"sub": "alice"}).encode()).decode()
+        return f"{header}.{payload}.{signature}"
+    assert kind == "unknown_kid"
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return jwt.encode(good, other, algorithm="RS256", headers={"kid": "rsa-9"})
+
+
+async def test_invalid_tokens_are_refused_and_write_nothing(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+) -> None:
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path) as (base, _):
+        issuer = Issuer(keys, f"{base}/mcp")
+        metadata_url = f"{base}/.well-known/oauth-protected-resource/mcp"
+        async with httpx.AsyncClient() as http:
+            meta = (await http.get(metadata_url)).json()
+            assert meta["resource"] == f"{base}/mcp" and meta["authorization_servers"] == [ISSUER + "/"]
+            assert meta["bearer_methods_supported"] == ["header"] and "alice" in meta["scopes_supported"]
+            assert (await http.get(f"{base}/.well-known/oauth-protected-resource")).status_code == 200
+            init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            anonymous = await http.post(f"{base}/mcp", json=init)
+            assert anonymous.status_code == 401
+            assert anonymous.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata_url}"'
+            for kind in BAD_TOKENS:
+                token = bad_token(kind, issuer, keys)
+                answer = await http.post(f"{base}/mcp", json=init, headers={"Authorization": f"Bearer {token}"})
+                assert answer.status_code == 401, kind
+                challenge = answer.headers["www-authenticate"]
+                assert 'error="invalid_token"' in challenge and f'resource_metadata="{metadata_url}"' in challenge
+            nobody = issuer.token("nobody", scope="unknown")
+            answer = await http.post(f"{base}/mcp", json=init, headers={"Authorization": f"Bearer {nobody}"})
+            assert answer.status_code == 403 and 'error="insufficient_scope"' in answer.headers["www-authenticate"]
+        async with session(base, issuer.token("alice", scope="alice")) as client:
+            listed = await call(client, "get_collections")
+            assert not [c for c in listed["collections"] if c["name"].startswith("alice-")], listed
+
+
+async def test_static_token_mode_is_one_caller_with_every_right(app_state: AppState, mcp_settings: McpSettings) -> None:
+    port = free_port()
+    settings = mcp_settings.model_copy(update={"auth_token": SecretStr("s3cret"), "port": port})
+    state = AppState.create(settings, app_state.backend)
+    try:
+        async with serving(state, port) as base:
+            async with httpx.AsyncClient() as http:
+                assert (await http.post(f"{base}/mcp", json={})).status_code == 401
+            async with session(base, "s3cret") as client:
+                made = await call(client, "ingest_text", text=TEXT["bob-notes"], name="static", collection="static-x")
+                assert made["status"] == "indexed", made
+                assert (await call(client, "delete_collection", name="static-x", confirm=True))["success"] is True
+    finally:
+        await state.jobs.aclose()
+
+
+async def test_no_auth_mode_on_loopback_serves_everything(app_state: AppState, mcp_settings: McpSettings) -> None:
+    port = free_port()
+    state = AppState.create(mcp_settings.model_copy(update={"port": port}), app_state.backend)
+    try:
+        async with serving(state, port) as base, session(base, None) as client:
+            made = await call(client, "ingest_text", text=TEXT["alice-notes"], name="open", collection="open-x")
+            assert made["status"] == "indexed", made
+            assert (await call(client, "delete_collection", name="open-x", confirm=True))["success"] is True
+    finally:
+        await state.jobs.aclose()
+
+
+async def test_the_service_credential_opens_only_the_operator_endpoints(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, tmp_path: Path
+) -> None:
+    """OAuth mode with AUTH_TOKEN set: the autoscaler and scrapers read /queue and /metrics with it; the MCP
+    endpoint takes only OAuth tokens."""
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, auth_token=SecretStr("svc")) as (base, _):
+        service = {"Authorization": "Bearer svc"}
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(f"{base}/metrics", headers=service)).status_code == 200
+            assert (await http.get(f"{base}/queue", headers=service)).status_code in (200, 404)  # 404: no broker
+            assert (await http.get(f"{base}/metrics")).status_code == 401
+            assert (await http.get(f"{base}/metrics", headers={"Authorization": "Bearer nope"})).status_code == 401
+            init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            assert (await http.post(f"{base}/mcp", json=init, headers=service)).status_code == 401
