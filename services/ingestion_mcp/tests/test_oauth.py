@@ -258,7 +258,8 @@ async def test_jobs_belong_to_their_caller(
             started = await call(client, "ingest_text", text=text, name="long", collection="alice-jobs")
             job_id = started["job_id"]
             assert (await call(client, "get_job_status", job_id=job_id))["job"]["job_id"] == job_id
-        assert (await state.jobs.get(job_id)).owner == "alice"  # type: ignore[union-attr]
+        job = await state.jobs.get(job_id)
+        assert job is not None and job.owner == "alice", job
         async with session(base, bob) as client:
             assert (await call(client, "get_job_status", job_id=job_id))["error"].startswith("No job")
             assert (await call(client, "cancel_job", job_id=job_id))["error"].startswith("No job")
