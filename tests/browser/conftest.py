@@ -95,6 +95,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         token_url = stack.enter_context(portal.wrap_async_context_manager(serving(token_state)))
         yield Console(url, token_url, TOKEN, state, docs_dir, portal)
 
+
 def chromium_paths() -> tuple[str, str] | None:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
