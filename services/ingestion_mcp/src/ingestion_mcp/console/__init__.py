@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -49,9 +50,9 @@ def build_console(
     app = Starlette(routes=routes)
     gate = ConsoleGate(app, state.settings, oauth=oauth, origin_allowed=origin_allowed, max_body=max_body)
     app.router.routes += [
-        Route("/login", lambda request: login_form(request, gate)),
-        Route("/login", lambda request: login(request, gate), methods=["POST"]),
-        Route("/logout", handled(lambda request: logout(request, gate)), methods=["POST"]),
+        Route("/login", partial(login_form, gate=gate)),
+        Route("/login", partial(login, gate=gate), methods=["POST"]),
+        Route("/logout", handled(partial(logout, gate=gate)), methods=["POST"]),
     ]
     return gate
 
