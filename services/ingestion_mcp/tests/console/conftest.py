@@ -37,7 +37,9 @@ async def console(state: AppState, **headers: str) -> AsyncIterator[httpx.AsyncC
 
 async def upload(client: httpx.AsyncClient, state: AppState, name: str, text: str, collection: str) -> dict[str, Any]:
     """Ingest a file through the console's form, wait for its job, and give the job's result."""
-    csrf = csrf_of((await client.get("/ingest")).text)
+    form = await client.get("/ingest")
+    assert form.status_code == 200 and 'id="ingest-form"' in form.text, form.text
+    csrf = csrf_of(form.text)
     answer = await client.post(
         "/ingest", data={"csrf_token": csrf, "collection": collection, "tags": "console-test"},
         files={"file": (name, text.encode(), "text/markdown")},

@@ -40,12 +40,14 @@ async def test_token_mode_needs_the_token_then_a_session_works_on_every_replica(
             bounced = await client.get("/")
             assert bounced.status_code == 303 and bounced.headers["location"] == "/login?next=/"
             assert (await client.post("/jobs/job_x/cancel", data={})).status_code == 401
+            login_page = await client.get("/collections/classified-plans", follow_redirects=True)
+            assert 'id="login-form"' in login_page.text and "classified" not in login_page.text  # not even a name
             assert (await client.get("/", headers={"Authorization": "Bearer wrong"})).status_code == 303
             assert (await client.get("/", headers={"Authorization": "Bearer s3cret"})).status_code == 200
 
-            wrong = await client.post("/login", data={"token": "guess", "next": "/"})
+            wrong = await client.post("/login", data={"token": "guess"})
             assert wrong.status_code == 401 and 'id="login-error"' in wrong.text and "set-cookie" not in wrong.headers
-            good = await client.post("/login", data={"token": "s3cret", "next": "/search"})
+            good = await client.post("/login?next=/search", data={"token": "s3cret"})
             assert good.status_code == 303 and good.headers["location"] == "/search"
             cookie = good.headers["set-cookie"]
             assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie

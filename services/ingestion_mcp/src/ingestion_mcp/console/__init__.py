@@ -65,16 +65,16 @@ def safe_next(target: str | None) -> str:
 async def login_form(request: Request, gate: ConsoleGate) -> Response:
     if gate.mode == "none" or visitor(request).caller is not None:
         return see_other(safe_next(request.query_params.get("next")))
-    return page(request, "login.html", mode=gate.mode, next=safe_next(request.query_params.get("next")), error=None)
+    return page(request, "login.html", mode=gate.mode, error=None)
 
 
 async def login(request: Request, gate: ConsoleGate) -> Response:
     """Exchange the token typed in for a session cookie (the token is checked as the MCP endpoint checks it)."""
     form = await request.form(max_files=0, max_fields=5)
-    token, target = str(form.get("token") or "").strip(), safe_next(str(form.get("next") or ""))
+    token, target = str(form.get("token") or "").strip(), safe_next(request.query_params.get("next"))
     session, problem = await gate.login(token) if token else (None, "Enter a token.")
     if session is None:
-        return page(request, "login.html", 401, mode=gate.mode, next=target, error=problem)
+        return page(request, "login.html", 401, mode=gate.mode, error=problem)
     response = see_other(target)
     value = gate.sessions.sign(session)
     response.headers.append("set-cookie", cookie_header(value, secure=visitor(request).secure,

@@ -121,7 +121,7 @@ class ActivityPages:
     # -- ingest -------------------------------------------------------------------------------
     @handled
     async def ingest_form(self, request: Request) -> Response:
-        return page(request, "ingest.html", default=self.state.settings.default_collection,
+        return page(request, "ingest.html", default=self.state.settings.default_collection, error=None,
                     collections=await self.state.library.collections())  # fmt: skip
 
     @handled
