@@ -49,6 +49,12 @@ async def test_every_page_renders_the_real_data(open_state: AppState) -> None:
             assert f'id="results-{mode}"' in found.text
         assert found.text.count(f'data-doc-id="{made["doc_id"]}"') >= 2 and 'data-test="hit-dense"' in found.text
 
+        narrowed = await client.get("/search", params={"q": "orchids", "mode": "keyword", "filters": "page=99"})
+        assert 'id="results-keyword"' in narrowed.text and 'id="results-hybrid"' not in narrowed.text
+        assert 'data-test="no-hits"' in narrowed.text
+        bad = await client.get("/search", params={"q": "orchids", "top_k": "5000"})
+        assert bad.status_code == 400 and 'data-test="error-message"' in bad.text
+
         jobs = await client.get("/jobs")
         assert jobs.status_code == 200 and 'id="jobs-live"' in jobs.text
         assert (await client.get("/static/htmx.min.js")).status_code == 200
