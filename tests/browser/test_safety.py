@@ -44,6 +44,8 @@ def test_no_token_no_data_in_static_token_mode(served: Console, browser: Any, sh
         answer = httpx.get(f"{served.token_url}{path}", timeout=30, follow_redirects=True)
         assert "classified" not in answer.text.lower(), path
         assert 'data-page="login"' in answer.text, (path, answer.status_code)
+    bearer = {"Authorization": f"Bearer {served.token}"}
+    assert "classified" in httpx.get(f"{served.token_url}/", headers=bearer, timeout=30).text  # the same page, let in
 
     browser.get(f"{served.token_url}/")
     browser.delete_all_cookies()
