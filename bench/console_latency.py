@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
         with console(work_dir, args.chunks) as (base, built):
             timed = time_pages(base, args.repeat)
     result = {"benchmark": "console_latency", "target_p95_ms": TARGET_P95_MS, "collection": built,
-              "repeat": args.repeat, "cpus": os.cpu_count(), "pages": timed,
+              "repeat": args.repeat, "cpus": os.cpu_count(), "load_average_after": os.getloadavg(), "pages": timed,
               "all_under_target": all(page["under_target"] for page in timed.values())}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
