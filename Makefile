@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures
+.PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures screenshots
 
 install:
 	@scripts/install.sh
@@ -23,8 +23,9 @@ lint: install  ## ruff (lint + format) and mypy (the paths and settings are in p
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
-bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*
+bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*; console page latency -> bench/results/console_latency.json
 	$(VENV)/python -m bench.run
+	$(VENV)/python -m bench.console_latency
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick
@@ -40,3 +41,6 @@ compose-smoke:  ## needs a Docker engine: build, start, ingest + search through 
 
 fixtures: install  ## regenerate the real test documents in tests/fixtures
 	$(VENV)/python tests/fixtures/make_fixtures.py
+
+screenshots: install  ## the console's pages in headless Chromium (apt: chromium chromium-driver) -> docs/screenshots/*.png
+	REFRESH_SCREENSHOTS=1 $(VENV)/pytest -q -p no:cacheprovider tests/browser

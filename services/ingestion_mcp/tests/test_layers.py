@@ -98,5 +98,5 @@ def test_each_profile_registers_the_job_kinds_its_tools_submit() -> None:
         register = load(name).jobs
         if register is not None:
             register(kinds)
-    assert set(kinds.names) == {"ingest_document", "ingest_text", "ingest_from_url", "ingest_batch", "fetch_file",
-                                "fetch_repo"}  # fmt: skip
+    assert set(kinds.names) == {"ingest_document", "ingest_text", "ingest_from_url", "ingest_batch", "ingest_upload",
+                                "fetch_file", "fetch_repo"}  # fmt: skip

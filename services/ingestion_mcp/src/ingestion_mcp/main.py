@@ -20,6 +20,8 @@ from .access import Caller, PolicyError, acting_as
 from .auth import OAuthGate, Refusal
 from .backend import Backend
 from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
+from .console import build_console
+from .console import serves as console_serves
 from .embedded import data_folder, open_backend
 from .errors import ToolFailure
 from .observability import REGISTRY
@@ -54,8 +56,12 @@ class HttpGuard:
         max_body: int = 16 << 20,
         oauth: OAuthGate | None = None,
         service_token: str | None = None,
+        console: Any | None = None,
     ) -> None:
         self.oauth = oauth
+        # The operator console (console/): its pages authenticate themselves (a session cookie or the same bearer
+        # checks as below), so it is served before this guard's bearer check.
+        self.console = console
         # OAuth mode: the deployment's own credential (AUTH_TOKEN) still opens the operator endpoints, so the
         # worker autoscaler (KEDA on /queue) and metric scrapers need no user token; never the MCP endpoint.
         self.service_token = service_token.encode() if service_token else None
@@ -67,7 +73,7 @@ class HttpGuard:
         self.queue_depth = queue_depth
         self.max_body = max_body
 
-    def _origin_allowed(self, origin: str) -> bool:
+    def origin_allowed(self, origin: str) -> bool:
         # Browsers send Origin; other clients do not. Only configured origins (and, when bound to
         # loopback, local pages) may call: a web page cannot drive the server from a user's browser.
         host = origin.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
@@ -90,9 +96,12 @@ class HttpGuard:
         if self.oauth is not None and self.oauth.serves(scope["path"]):
             await _send(send, 200, [(b"content-type", b"application/json")], self.oauth.metadata_body())
             return
+        if self.console is not None and console_serves(scope["path"]):
+            await self.console(scope, receive, send)
+            return
         headers = dict(scope.get("headers") or [])
         origin = headers.get(b"origin", b"").decode("latin-1")
-        if origin and not self._origin_allowed(origin):
+        if origin and not self.origin_allowed(origin):
             await _json(send, 403, {"error": f"Origin {origin!r} is not allowed.", "code": "FORBIDDEN_ORIGIN"})
             return
         if self.token:
@@ -222,7 +231,8 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
     )  # fmt: skip
     if settings.stateless_http:
         app = LegacyCancelMiddleware(app, relay, max_body=settings.max_body_bytes)
-    return HttpGuard(
+    oauth = OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None
+    guard = HttpGuard(
         app,
         token=settings.token_value() if settings.auth_mode == "token" else None,
         allowed_origins=settings.allowed_origins,
@@ -230,9 +240,13 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
         loopback=settings.host in LOOPBACK,
         queue_depth=getattr(state.jobs, "depth", None),
         max_body=settings.max_body_bytes,
-        oauth=OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None,
+        oauth=oauth,
         service_token=settings.token_value() if settings.auth_mode == "oauth" else None,
     )
+    guard.console = build_console(
+        state, oauth=oauth, origin_allowed=guard.origin_allowed, max_body=settings.max_body_bytes
+    )
+    return guard
 
 
 async def _serve_http(server: Any, state: AppState) -> None:
@@ -270,12 +284,14 @@ def ready_message(settings: McpSettings) -> str:
     """What a person who ran `make run` needs once the server is ready: where it is and how to connect."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"http://{host}:{settings.port}/mcp"
+    console = f"http://{host}:{settings.port}/"
     header, headers = "", ""
     if settings.auth_mode == "token":  # the token itself is never printed: the reader has it in AUTH_TOKEN
         header = ' --header "Authorization: Bearer $AUTH_TOKEN"'
         headers = ', "headers": {"Authorization": "Bearer ${AUTH_TOKEN}"}'
     lines = [
         f"ingestion-mcp is ready: MCP over streamable HTTP at {url}",
+        f"  console: {console}" + (" (log in with AUTH_TOKEN)" if settings.auth_mode == "token" else ""),
         f"  tools: {', '.join(settings.profiles)}; {where_data_lives(settings)}",
         f"  Claude Code: claude mcp add --transport http ingestion {url}{header}",
         f'  other clients: {{"mcpServers": {{"ingestion": {{"type": "http", "url": "{url}"{headers}}}}}}}',

@@ -103,6 +103,10 @@ class McpSettings(BaseSettings):
     # An unknown key id refetches the issuer's keys at most this often (key rotation).
     oauth_jwks_refetch_s: float = Field(default=60.0, ge=1)
     access_policy: Path | None = None
+    # The operator console (docs/console.md): the key its session cookies are signed with (default: derived
+    # from AUTH_TOKEN; set it in OAuth mode when several replicas serve), and how long a token-mode session lasts.
+    console_secret: SecretStr | None = None
+    console_session_s: int = Field(default=8 * 3600, ge=60, le=30 * 86400)
     default_collection: str = Field(
         default=DEFAULT_COLLECTION, validation_alias=AliasChoices("DEFAULT_COLLECTION", "default_collection")
     )

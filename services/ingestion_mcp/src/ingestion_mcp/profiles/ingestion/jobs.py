@@ -1,7 +1,9 @@
-"""The ingestion profile's job kinds: the four ways its tools ingest, each a name plus JSON parameters."""
+"""The ingestion profile's job kinds: the ways its tools (and the console's upload) ingest, each a name plus JSON
+parameters."""
 
 from __future__ import annotations
 
+import base64
 from dataclasses import asdict
 from typing import Any
 
@@ -30,6 +32,12 @@ async def ingest_from_url(state: AppState, params: dict[str, Any], progress: Pro
     return asdict(outcome)
 
 
+async def ingest_upload(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
+    """A file uploaded in the console (docs/console.md): its bytes travel in the job, its name is its key."""
+    data, name = base64.b64decode(params.pop("data_b64")), params.pop("file_name")
+    return asdict(await state.ingestor.ingest_bytes(data, name, key=name, **params, progress=progress))
+
+
 async def ingest_batch(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
     batch = [BatchItem(**item) for item in params.pop("items")]
     outcomes = await state.ingestor.ingest_many(batch, **params, progress=progress)
@@ -38,5 +46,6 @@ async def ingest_batch(state: AppState, params: dict[str, Any], progress: Progre
 
 def register_jobs(kinds: JobKinds) -> None:
     for name, fn in (("ingest_document", ingest_document), ("ingest_text", ingest_text),
-                     ("ingest_from_url", ingest_from_url), ("ingest_batch", ingest_batch)):  # fmt: skip
+                     ("ingest_from_url", ingest_from_url), ("ingest_batch", ingest_batch),
+                     ("ingest_upload", ingest_upload)):  # fmt: skip
         kinds.add(name, fn)

@@ -1,0 +1,165 @@
+"""The work pages: jobs (live), search (three modes side by side) and ingest (upload or URL)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import PurePosixPath
+from typing import Any, get_args
+
+from ingestion_contracts.gateway import SearchMode, SearchRequest, SearchResponse
+from pydantic import ValidationError
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..acquire import file_type_of
+from ..errors import ToolFailure
+from ..state import AppState
+from .render import Refused, handled, page, see_other, write_form
+
+MODES: tuple[str, ...] = get_args(SearchMode)  # hybrid, semantic, keyword
+
+
+def not_found(job_id: str, retention_s: float) -> ToolFailure:
+    return ToolFailure(
+        f"No job '{job_id}' (unknown, or finished more than {retention_s:.0f} s ago).",
+        "The jobs page lists the running ones.",
+        code="JOB_NOT_FOUND",
+        status=404,
+    )
+
+
+def parse_filters(text: str) -> dict[str, str | int | float | bool]:
+    """`page=3; file_type=pdf` -> {"page": 3, "file_type": "pdf"} (numbers and true/false typed)."""
+    filters: dict[str, str | int | float | bool] = {}
+    for part in text.replace("\n", ";").split(";"):
+        key, sep, raw = part.partition("=")
+        if not part.strip():
+            continue
+        if not sep or not key.strip():
+            raise Refused(f"Filter {part.strip()!r} is not key=value.", "Write filters as key=value; key=value.",
+                          code="INVALID_INPUT", status=400)  # fmt: skip
+        value = raw.strip()
+        filters[key.strip()] = (
+            value.lower() == "true" if value.lower() in ("true", "false")
+            else int(value) if value.lstrip("-").isdigit()
+            else value
+        )  # fmt: skip
+    return filters
+
+
+def words(text: str) -> list[str]:
+    return [word.strip() for word in text.split(",") if word.strip()]
+
+
+class ActivityPages:
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+
+    # -- jobs ---------------------------------------------------------------------------------
+    @handled
+    async def jobs(self, request: Request) -> Response:
+        """The caller's running jobs; the table polls itself."""
+        return page(request, "jobs.html", jobs=await self.state.own_active_jobs())
+
+    @handled
+    async def jobs_table(self, request: Request) -> Response:
+        return page(request, "_jobs.html", jobs=await self.state.own_active_jobs())
+
+    async def _job(self, job_id: str) -> Any:
+        job = await self.state.own_job(job_id)  # another caller's job answers as unknown
+        if job is None:
+            raise not_found(job_id, self.state.settings.job_retention_s)
+        return job
+
+    @handled
+    async def job(self, request: Request) -> Response:
+        return page(request, "job.html", job=await self._job(request.path_params["job_id"]))
+
+    @handled
+    async def job_panel(self, request: Request) -> Response:
+        return page(request, "_job.html", job=await self._job(request.path_params["job_id"]))
+
+    @handled
+    async def cancel(self, request: Request) -> Response:
+        """Cancel one of the caller's jobs (the job store's cancel, as the cancel_job tool)."""
+        form = await write_form(request)
+        job = await self._job(request.path_params["job_id"])
+        if job.status == "running":
+            await self.state.jobs.cancel(job.id, "cancelled in the console")
+        back = form.get("back")
+        return see_other("/jobs" if back == "jobs" else f"/jobs/{job.id}")
+
+    # -- search -------------------------------------------------------------------------------
+    @handled
+    async def search(self, request: Request) -> Response:
+        """The query in each mode asked for (all three side by side by default), through the library facade."""
+        params = request.query_params
+        form = {name: params.get(name, "") for name in ("q", "collection", "mode", "filters", "tags", "min_score",
+                                                          "top_k")}  # fmt: skip
+        collections = await self.state.library.collections()
+        context: dict[str, Any] = {"form": form, "collections": collections, "results": None, "modes": MODES}
+        if form["q"].strip():
+            modes = [form["mode"]] if form["mode"] in MODES else list(MODES)
+            context["results"] = {mode: await self._search(form, mode) for mode in modes}
+        return page(request, "search.html", **context)
+
+    async def _search(self, form: dict[str, str], mode: str) -> SearchResponse:
+        try:
+            request = SearchRequest(
+                query=form["q"].strip(), collections=[form["collection"]] if form["collection"] else None,
+                mode=mode,  # type: ignore[arg-type]  # one of MODES
+                top_k=int(form["top_k"] or 10), filters=parse_filters(form["filters"]), tags=words(form["tags"]),
+                min_score=float(form["min_score"]) if form["min_score"] else None,
+            )  # fmt: skip
+        except (ValidationError, ValueError) as exc:
+            problem = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise Refused(f"The search cannot run: {problem}.", "Correct the field and search again.",
+                          code="INVALID_INPUT", status=400) from None  # fmt: skip
+        return await self.state.library.search(request)
+
+    # -- ingest -------------------------------------------------------------------------------
+    @handled
+    async def ingest_form(self, request: Request) -> Response:
+        return page(request, "ingest.html", default=self.state.settings.default_collection, error=None,
+                    collections=await self.state.library.collections())  # fmt: skip
+
+    @handled
+    async def ingest(self, request: Request) -> Response:
+        """Submit an upload or a URL as a job of the same kinds the tools submit; then follow it."""
+        form = await write_form(request)
+        try:
+            collection = self.state.collection(str(form.get("collection") or "").strip() or None)
+            tags = words(str(form.get("tags") or "")) or None
+            common: dict[str, Any] = {"collection": collection, "source": None, "tags": tags, "chunking": "default",
+                                      "metadata": None, "force": bool(form.get("force"))}  # fmt: skip
+            upload, url = form.get("file"), str(form.get("url") or "").strip()
+            if isinstance(upload, UploadFile) and upload.filename:
+                job = await self._upload(upload, common)
+            elif url:
+                job = await self.state.submit_job("ingest_from_url", {"url": url, **common}, url)
+            else:
+                raise Refused("Nothing to ingest.", "Choose a file or give a URL.", code="INVALID_INPUT", status=400)
+        except ToolFailure as exc:
+            return page(request, "ingest.html", exc.status if exc.status and exc.status >= 400 else 400,
+                        default=self.state.settings.default_collection, error=exc,
+                        collections=await self.state.library.collections())  # fmt: skip
+        finally:
+            await form.close()
+        return see_other(f"/jobs/{job.id}")
+
+    async def _upload(self, upload: UploadFile, common: dict[str, Any]) -> Any:
+        """The file's bytes travel in the job (any worker runs it), under the same cap as ingest_text's text."""
+        name = PurePosixPath((upload.filename or "").replace("\\", "/")).name
+        file_type_of(name)  # an unsupported type is refused now, with the tools' message
+        limit = self.state.settings.max_payload_bytes
+        data = await upload.read(limit + 1)
+        if len(data) > limit:
+            raise Refused(
+                f"File too large (over {self.state.settings.max_payload_mb} MiB). The limit on what a call carries "
+                f"is {self.state.settings.max_payload_mb} MiB (INGESTION_MCP_MAX_PAYLOAD_MB).",
+                "Put the file under an allowed folder and ingest it by path (ingest_document), or raise the limit.",
+                code="FILE_TOO_LARGE", status=413,
+            )  # fmt: skip
+        params = {"data_b64": base64.b64encode(data).decode(), "file_name": name, **common}
+        return await self.state.submit_job("ingest_upload", params, name)

@@ -1,0 +1,115 @@
+"""The library pages: collections, a collection's documents, one document (and its delete)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from ingestion_contracts.gateway import CollectionInfo, DocumentInfo, SearchHit
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..state import AppState
+from .render import handled, page, see_other, write_form
+
+PER_PAGE = 25
+SCAN_PAGE = 1000  # the gateway's largest page
+SCAN_LIMIT = 20_000  # a text filter looks at this many documents at most (newest first)
+
+
+@dataclass
+class CollectionRow:
+    info: CollectionInfo
+    last_ingest: str | None
+
+    @property
+    def size(self) -> str:
+        """The collection's vectors, as stored (float32): chunks x dimension x 4 bytes."""
+        size = self.info.chunk_count * self.info.dimension * 4
+        return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
+
+
+def pages_of(doc: DocumentInfo) -> Any:
+    return doc.metadata.get("page_count") or doc.metadata.get("pages") or ""
+
+
+def matches(doc: DocumentInfo, needle: str) -> bool:
+    haystack = " ".join([doc.title, doc.key, doc.source, doc.file_type, *doc.tags]).casefold()
+    return needle.casefold() in haystack
+
+
+class LibraryPages:
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+
+    async def _row(self, info: CollectionInfo) -> CollectionRow:
+        newest = await self.state.library.documents(info.name, limit=1)
+        return CollectionRow(info, newest.documents[0].updated_at if newest.documents else None)
+
+    @handled
+    async def collections(self, request: Request) -> Response:
+        """Every collection the caller may read, with its counts and last ingest."""
+        listing = await self.state.backend.list_collections()
+        infos = sorted(listing.collections, key=lambda c: c.name)
+        rows = await asyncio.gather(*(self._row(info) for info in infos))
+        return page(request, "collections.html", rows=rows)
+
+    async def _documents(self, request: Request) -> dict[str, Any]:
+        name = request.path_params["name"]
+        needle = request.query_params.get("q", "").strip()[:200]
+        asked = request.query_params.get("page", "1")
+        number = max(1, int(asked)) if asked.isdigit() else 1
+        if needle:
+            found = [doc for doc in await self._scan(name) if matches(doc, needle)]
+            total, documents = len(found), found[(number - 1) * PER_PAGE : number * PER_PAGE]
+        else:
+            listing = await self.state.library.documents(name, offset=(number - 1) * PER_PAGE, limit=PER_PAGE)
+            total, documents = listing.total, listing.documents
+        pages = max(1, math.ceil(total / PER_PAGE))
+        return {"name": name, "q": needle, "documents": documents, "total": total, "number": number,
+                "pages": pages, "pages_of": pages_of}  # fmt: skip
+
+    async def _scan(self, name: str) -> list[DocumentInfo]:
+        documents: list[DocumentInfo] = []
+        while len(documents) < SCAN_LIMIT:
+            listing = await self.state.library.documents(name, offset=len(documents), limit=SCAN_PAGE)
+            documents += listing.documents
+            if not listing.documents or len(documents) >= listing.total:
+                break
+        return documents
+
+    @handled
+    async def collection(self, request: Request) -> Response:
+        """A collection's documents, paged and filtered."""
+        info = await self.state.library.collection_info(request.path_params["name"])
+        context = await self._documents(request)
+        return page(request, "collection.html", info=info, notice=request.query_params.get("notice"), **context)
+
+    @handled
+    async def documents(self, request: Request) -> Response:
+        """The documents table alone (htmx: the filter as one types)."""
+        return page(request, "_documents.html", **await self._documents(request))
+
+    @handled
+    async def document(self, request: Request) -> Response:
+        """One document: its Markdown as text, its pages and sections, its chunks as stored."""
+        name, doc_id = request.path_params["name"], request.path_params["doc_id"]
+        doc = await self.state.library.document(name, doc_id)
+        chunks: list[SearchHit] = []
+        if doc.chunk_count:
+            chunks = (await self.state.backend.get_chunks(name, doc_id, 0, doc.chunk_count - 1)).chunks
+        pages = sorted({p for chunk in chunks for p in (chunk.page, chunk.page_end) if p is not None})
+        sections = list(dict.fromkeys(" > ".join(chunk.heading_path) for chunk in chunks if chunk.heading_path))
+        return page(request, "document.html", name=name, doc=doc, chunks=chunks, pages=pages, sections=sections)
+
+    @handled
+    async def delete_document(self, request: Request) -> Response:
+        """Delete a document through the library facade (the same delete the tool makes)."""
+        await write_form(request)
+        name, doc_id = request.path_params["name"], request.path_params["doc_id"]
+        gone = await self.state.library.delete_document(name, doc_id)
+        notice = f"Deleted document {doc_id} ({gone.deleted_chunks} chunks)."
+        return see_other(f"/collections/{quote(name)}?{urlencode({'notice': notice})}", request)

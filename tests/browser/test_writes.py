@@ -1,0 +1,104 @@
+"""The console's writes in a browser: cancel a long job from the jobs page, delete a document and see it gone
+from search."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from selenium.webdriver.support.ui import Select
+
+from .conftest import Console
+from .pages import all_of, confirm, find, on_page, visit, wait
+
+WORDS = [
+    "harbour",
+    "crane",
+    "ledger",
+    "tide",
+    "beacon",
+    "quay",
+    "anchor",
+    "rope",
+    "gull",
+    "pier",
+    "buoy",
+    "chart",
+    "dredger",
+    "tug",
+]
+
+
+def long_markdown(path: Path, paragraphs: int = 6000) -> Path:
+    """A few MB of distinct paragraphs: thousands of chunks to embed, so the job runs long enough to cancel."""
+    rng = random.Random(23)
+    lines = [f"# Long log {path.stem}\n"]
+    for number in range(paragraphs):
+        words = " ".join(rng.choice(WORDS) for _ in range(80))
+        lines.append(f"## Entry {number}\n\nEntry {number} reads {words}.\n")
+    path.write_text("\n".join(lines))
+    return path
+
+
+def test_a_long_job_is_cancelled_from_the_jobs_page(served: Console, browser: Any, tmp_path: Path, shoot: Any) -> None:
+    upload = long_markdown(tmp_path / "long-log.md")
+    visit(browser, f"{served.url}/ingest", "ingest")
+    shoot("ingest")
+    find(browser, "#ingest-file").send_keys(str(upload))
+    find(browser, "#ingest-collection").send_keys("long-logs")
+    find(browser, "#ingest-submit").click()
+    on_page(browser, "job")
+    job_id = browser.current_url.rstrip("/").rsplit("/", 1)[1]
+    assert find(browser, "#job-panel").get_attribute("data-status") == "running"
+
+    visit(browser, f"{served.url}/jobs", "jobs")
+    row = find(browser, f'[data-test=job-row][data-job-id="{job_id}"]')
+    assert row.get_attribute("data-status") == "running"
+    shoot("jobs")
+    row.find_element("css selector", "[data-test=job-cancel]").click()
+    confirm(browser)
+
+    def ended(b: Any) -> bool:
+        rows = all_of(b, f'[data-test=job-row][data-job-id="{job_id}"]')
+        return not rows or rows[0].get_attribute("data-status") != "running"
+
+    wait(browser, 60).until(ended)
+    visit(browser, f"{served.url}/jobs/{job_id}", "job")
+    wait(browser, 60).until(lambda b: find(b, "#job-panel").get_attribute("data-status") == "cancelled")
+    assert find(browser, "#job-error").is_displayed()
+    assert not all_of(browser, "#job-cancel")
+    shoot("job-cancelled")
+
+
+def search_hits(browser: Any, base: str, query: str, collection: str) -> list[str]:
+    visit(browser, f"{base}/search", "search")
+    find(browser, "#search-query").send_keys(query)
+    Select(find(browser, "#search-collection")).select_by_value(collection)
+    Select(find(browser, "#search-mode")).select_by_value("keyword")
+    find(browser, "#search-submit").click()
+    column = find(browser, "#results-keyword")
+    wait(browser).until(lambda b: all_of(b, "#results-keyword [data-test=hit], #results-keyword [data-test=no-hits]"))
+    return [hit.get_attribute("data-doc-id") for hit in column.find_elements("css selector", "[data-test=hit]")]
+
+
+def test_a_deleted_document_is_gone_from_search(served: Console, browser: Any, shoot: Any) -> None:
+    collection, query = "quokka-notes", "quokka Rottnest Island marsupial selfies"
+    text = "Quokka census. The quokka of Rottnest Island is a small marsupial famous for selfies with visitors. " * 3
+    doc_id = served.ingest_text(text, collection=collection, name="Quokka census")
+    served.ingest_text("Ferry timetable. Boats leave Fremantle for the island every hour in summer. " * 3,
+                       collection=collection, name="Ferry timetable")  # fmt: skip
+    assert doc_id in search_hits(browser, served.url, query, collection)
+
+    visit(browser, f"{served.url}/collections/{collection}/documents/{doc_id}", "document")
+    shoot("document-delete")
+    find(browser, "#document-delete").click()
+    confirm(browser)
+    on_page(browser, "collection")
+    assert find(browser, "#notice").is_displayed()
+    rows = [row.get_attribute("data-doc-id") for row in all_of(browser, "[data-test=document-row]")]
+    assert doc_id not in rows and len(rows) == 1, rows
+
+    assert doc_id not in search_hits(browser, served.url, query, collection)
+    visit(browser, f"{served.url}/collections/{collection}/documents/{doc_id}", "error")
+    assert find(browser, "[data-test=error-message]").text
