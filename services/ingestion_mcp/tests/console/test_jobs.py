@@ -28,7 +28,7 @@ async def test_a_running_job_shows_its_progress_and_is_cancelled_from_the_consol
     async with console(open_state) as client:
         job = await open_state.submit_job("console_slow", {}, "a slow console job")
         with anyio.fail_after(10):
-            while (await open_state.jobs.get(job.id)).current_step != "waiting":  # type: ignore[union-attr]
+            while (await open_state.jobs.get(job.id)).current_step != "waiting":  # type: ignore[union-attr]  # the job was just submitted: its record exists
                 await anyio.sleep(0.02)
         table = await client.get("/jobs/table")
         assert f'data-job-id="{job.id}"' in table.text and 'value="40.0"' in table.text
