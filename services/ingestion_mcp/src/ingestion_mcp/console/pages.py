@@ -18,6 +18,7 @@ from .render import handled, page, see_other, write_form
 PER_PAGE = 25
 SCAN_PAGE = 1000  # the gateway's largest page
 SCAN_LIMIT = 20_000  # a text filter looks at this many documents at most (newest first)
+MAX_CHUNKS = 1000  # the gateway's largest chunk range: a document page shows its first 1000 chunks
 
 
 @dataclass
@@ -100,7 +101,8 @@ class LibraryPages:
         doc = await self.state.library.document(name, doc_id)
         chunks: list[SearchHit] = []
         if doc.chunk_count:
-            chunks = (await self.state.backend.get_chunks(name, doc_id, 0, doc.chunk_count - 1)).chunks
+            last = min(doc.chunk_count, MAX_CHUNKS) - 1  # the gateway answers at most MAX_CHUNKS a call
+            chunks = (await self.state.backend.get_chunks(name, doc_id, 0, last)).chunks
         pages = sorted({p for chunk in chunks for p in (chunk.page, chunk.page_end) if p is not None})
         sections = list(dict.fromkeys(" > ".join(chunk.heading_path) for chunk in chunks if chunk.heading_path))
         return page(request, "document.html", name=name, doc=doc, chunks=chunks, pages=pages, sections=sections)
