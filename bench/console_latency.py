@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import random
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -25,9 +24,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import anyio
 import httpx
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from scripts.serve_app import serving
 
 from .data import Doc
 from .latency import summary
@@ -76,36 +76,18 @@ async def build(stack: Stack, target_chunks: int) -> dict[str, Any]:
     return {"chunks": chunks, "documents": docs_done, "build_s": round(time.perf_counter() - started, 1)}
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextlib.asynccontextmanager
 async def served(stack: Stack, target_chunks: int, into: dict[str, Any]) -> AsyncIterator[str]:
     """The real HTTP app (the console and /mcp) under uvicorn on a loopback port, over the built collection."""
-    import uvicorn
-    from ingestion_mcp.cancel_relay import CancelRelay
-    from ingestion_mcp.main import http_app
-    from ingestion_mcp.server import build_server
     from ingestion_mcp.state import AppState
 
     into.update(await build(stack, target_chunks))
     state = AppState.create(stack.settings, stack.backend)
-    port = free_port()
-    app = http_app(build_server(state), state, CancelRelay())
-    http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(http.serve)
-        with anyio.fail_after(60):
-            while not http.started:
-                await anyio.sleep(0.05)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            http.should_exit = True
-            await state.jobs.aclose()
+    try:
+        async with serving(state) as base:
+            yield base
+    finally:
+        await state.jobs.aclose()
 
 
 @contextlib.contextmanager

@@ -11,25 +11,21 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import httpx
 import pytest
-import uvicorn
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from ingestion_mcp.cancel_relay import CancelRelay
 from ingestion_mcp.embedded import embedded_backend
-from ingestion_mcp.main import http_app
-from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from pydantic import SecretStr
+
+from scripts.serve_app import serving
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -37,29 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 TOKEN = "console-browser-test-token"
 T = TypeVar("T")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@asynccontextmanager
-async def serving(state: AppState) -> AsyncIterator[str]:
-    """The server's real HTTP app under uvicorn on a free loopback port (as services/ingestion_mcp's tests)."""
-    port = free_port()
-    app = http_app(build_server(state), state, CancelRelay())
-    http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(http.serve)
-        with anyio.fail_after(60):
-            while not http.started:
-                await anyio.sleep(0.05)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            http.should_exit = True
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -14,22 +13,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import httpx2
 import jwt
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from ingestion_mcp.cancel_relay import CancelRelay
-from ingestion_mcp.main import http_app
-from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
+
+from scripts.serve_app import serving
+from scripts.service_stack import free_port
 
 ISSUER = "https://issuer.example"
 POLICY = """
@@ -50,12 +47,6 @@ scope = "alice-reader"
 right = "read"
 collections = ["alice-*"]
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Keys:
@@ -121,23 +112,6 @@ class Issuer:
 
 
 @asynccontextmanager
-async def serving(state: AppState, port: int) -> AsyncIterator[str]:
-    """The server's real HTTP app (main.http_app) under uvicorn on a loopback port."""
-    config = uvicorn.Config(http_app(build_server(state), state, CancelRelay()), host="127.0.0.1", port=port,
-                            log_level="warning")  # fmt: skip
-    http = uvicorn.Server(config)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(http.serve)
-        with anyio.fail_after(30):
-            while not http.started:
-                await anyio.sleep(0.05)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            http.should_exit = True
-
-
-@asynccontextmanager
 async def oauth_server(
     app_state: AppState, mcp_settings: McpSettings, jwks_url: str, tmp_path: Path, **extra: Any
 ) -> AsyncIterator[tuple[str, AppState]]:
@@ -150,7 +124,7 @@ async def oauth_server(
     })  # fmt: skip
     state = AppState.create(settings, app_state.backend)
     try:
-        async with serving(state, port) as base:
+        async with serving(state, port, start_timeout_s=30) as base:
             yield base, state
     finally:
         await state.jobs.aclose()
@@ -337,7 +311,7 @@ async def test_static_token_mode_is_one_caller_with_every_right(app_state: AppSt
     settings = mcp_settings.model_copy(update={"auth_token": SecretStr("s3cret"), "port": port})
     state = AppState.create(settings, app_state.backend)
     try:
-        async with serving(state, port) as base:
+        async with serving(state, port, start_timeout_s=30) as base:
             async with httpx.AsyncClient() as http:
                 assert (await http.post(f"{base}/mcp", json={})).status_code == 401
             async with session(base, "s3cret") as client:
@@ -352,7 +326,7 @@ async def test_no_auth_mode_on_loopback_serves_everything(app_state: AppState, m
     port = free_port()
     state = AppState.create(mcp_settings.model_copy(update={"port": port}), app_state.backend)
     try:
-        async with serving(state, port) as base, session(base, None) as client:
+        async with serving(state, port, start_timeout_s=30) as base, session(base, None) as client:
             made = await call(client, "ingest_text", text=TEXT["alice-notes"], name="open", collection="open-x")
             assert made["status"] == "indexed", made
             assert (await call(client, "delete_collection", name="open-x", confirm=True))["success"] is True
