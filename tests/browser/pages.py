@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from selenium.common.exceptions import NoAlertPresentException, TimeoutException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
@@ -15,7 +15,9 @@ WAIT_S = 30
 
 
 def wait(browser: Any, timeout: float = WAIT_S) -> WebDriverWait:
-    return WebDriverWait(browser, timeout, poll_frequency=0.2)
+    """Polls a condition; an element htmx swapped out meanwhile (the live job panel and table, every 1 s) is
+    looked up again at the next poll instead of failing the wait."""
+    return WebDriverWait(browser, timeout, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
 
 
 def find(browser: Any, selector: str, timeout: float = WAIT_S) -> WebElement:
@@ -51,5 +53,11 @@ def no_alert(browser: Any) -> bool:
     return False
 
 
+def attribute(browser: Any, selector: str, name: str) -> str | None:
+    """An attribute of the element now matching ``selector``, read again if htmx swaps the element meanwhile."""
+    return wait(browser).until(lambda b: [find(b, selector).get_attribute(name)])[0]
+
+
 def submit(browser: Any, selector: str) -> None:
-    find(browser, selector).click()
+    """Click the element now matching ``selector``, found again if htmx swaps it meanwhile."""
+    wait(browser).until(lambda b: find(b, selector).click() or True)

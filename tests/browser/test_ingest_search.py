@@ -11,7 +11,7 @@ import pytest
 from selenium.webdriver.support.ui import Select
 
 from .conftest import Console
-from .pages import all_of, find, on_page, visit, wait
+from .pages import all_of, attribute, find, on_page, visit, wait
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sample.pdf"
 COLLECTION = "field-guides"
@@ -30,8 +30,7 @@ def uploaded(browser: Any, served: Console) -> dict[str, str]:
     find(browser, "#ingest-submit").click()
     on_page(browser, "job")
     job_url = browser.current_url
-    panel = find(browser, "#job-panel")
-    seen_running = panel.get_attribute("data-status") == "running"
+    seen_running = attribute(browser, "#job-panel", "data-status") == "running"
     wait(browser, JOB_S).until(lambda b: find(b, "#job-panel").get_attribute("data-status") != "running")
     return {"job_url": job_url, "seen_running": str(seen_running)}
 
@@ -40,8 +39,7 @@ def test_an_uploaded_pdf_job_reaches_100_percent(
     served: Console, browser: Any, uploaded: dict[str, str], shoot: Any
 ) -> None:
     assert "/jobs/" in uploaded["job_url"]
-    panel = find(browser, "#job-panel")
-    assert panel.get_attribute("data-status") == "completed", find(browser, "#content").text
+    assert attribute(browser, "#job-panel", "data-status") == "completed", find(browser, "#content").text
     assert float(find(browser, "#job-progress").get_attribute("value") or 0) == 100
     assert find(browser, "#job-result").is_displayed()
     shoot("job")

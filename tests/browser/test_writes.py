@@ -10,7 +10,7 @@ from typing import Any
 from selenium.webdriver.support.ui import Select
 
 from .conftest import Console
-from .pages import all_of, confirm, find, on_page, visit, wait
+from .pages import all_of, attribute, confirm, find, on_page, submit, visit, wait
 
 WORDS = [
     "harbour",
@@ -50,13 +50,13 @@ def test_a_long_job_is_cancelled_from_the_jobs_page(served: Console, browser: An
     find(browser, "#ingest-submit").click()
     on_page(browser, "job")
     job_id = browser.current_url.rstrip("/").rsplit("/", 1)[1]
-    assert find(browser, "#job-panel").get_attribute("data-status") == "running"
+    assert attribute(browser, "#job-panel", "data-status") == "running"
 
     visit(browser, f"{served.url}/jobs", "jobs")
-    row = find(browser, f'[data-test=job-row][data-job-id="{job_id}"]')
-    assert row.get_attribute("data-status") == "running"
+    row = f'[data-test=job-row][data-job-id="{job_id}"]'
+    assert attribute(browser, row, "data-status") == "running"
     shoot("jobs")
-    row.find_element("css selector", "[data-test=job-cancel]").click()
+    submit(browser, f"{row} [data-test=job-cancel]")
     confirm(browser)
 
     def ended(b: Any) -> bool:
