@@ -108,3 +108,22 @@ async def test_embed_returns_normalized_vectors(client) -> None:
     assert (body["dimension"], len(body["vectors"]), len(body["vectors"][0])) == (384, 2, 384)
     assert abs(sum(v * v for v in body["vectors"][0]) - 1.0) < 1e-4
     assert (await client.post("/v1/embed", json={"texts": []})).status_code == 422
+
+
+async def test_page_count_is_kept_listed_and_survives_a_relabel(client, unique, upsert, make_doc) -> None:
+    name = unique("pagecount")
+    paged = make_doc("report.pdf", ["First page text.", "Last page text."], title="Report")
+    paged["chunks"][0]["page"], paged["chunks"][1]["page"] = 1, 7
+    paged["page_count"] = 9  # the converter counted two blank pages at the end
+    derived = make_doc("slides.pptx", ["Slide one.", "Slide four."])
+    derived["chunks"][0]["page"], derived["chunks"][1]["page"] = 1, 4
+    plain = make_doc("notes.md", ["No pages here."])
+    ids = {body["source"]: (await upsert(client, name, body))["doc_id"] for body in (paged, derived, plain)}
+    listed = (await client.get(f"/v1/collections/{name}/documents", params={"order": "source"})).json()
+    assert {d["source"]: d["page_count"] for d in listed["documents"]} == {
+        "report.pdf": 9, "slides.pptx": 4, "notes.md": None,
+    }  # fmt: skip
+    paged["tags"] = ["relabelled"]
+    assert (await upsert(client, name, paged))["status"] == "updated"
+    document = (await client.get(f"/v1/collections/{name}/documents/{ids['report.pdf']}")).json()
+    assert (document["tags"], document["page_count"]) == (["relabelled"], 9)

@@ -118,6 +118,13 @@ class UpsertDocumentRequest(WireModel):
     title: str = Field(default="", max_length=1024)
     file_type: str = Field(default="txt", max_length=32)
     content_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the source content.")
+    page_count: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="Pages of the source (PDF pages, slides); omit for page-less formats. Defaults to the last page "
+        "a chunk names.",
+    )
     last_modified: str = Field(default="", max_length=64)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     metadata: Metadata = Field(default_factory=dict)
@@ -285,6 +292,9 @@ class DocumentInfo(WireModel):
     content_hash: str
     chunk_count: int
     token_count: int
+    page_count: int | None = Field(
+        default=None, description="Pages of the source (PDF pages, slides); null for page-less formats."
+    )
     created_at: str
     updated_at: str
     last_modified: str

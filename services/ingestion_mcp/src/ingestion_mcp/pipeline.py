@@ -350,7 +350,8 @@ class Ingestor:
         assert doc is not None and chunked is not None
         return UpsertDocumentRequest(
             source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
-            content_hash=doc.content_hash, last_modified=doc.last_modified, tags=work.tags,
+            content_hash=doc.content_hash, page_count=work.page_count or None, last_modified=doc.last_modified,
+            tags=work.tags,
             metadata=work.item.metadata or {}, chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
             chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
         )  # fmt: skip

@@ -35,14 +35,16 @@ async def console(state: AppState, **headers: str) -> AsyncIterator[httpx.AsyncC
         yield client
 
 
-async def upload(client: httpx.AsyncClient, state: AppState, name: str, text: str, collection: str) -> dict[str, Any]:
+async def upload(
+    client: httpx.AsyncClient, state: AppState, name: str, text: str | bytes, collection: str
+) -> dict[str, Any]:
     """Ingest a file through the console's form, wait for its job, and give the job's result."""
     form = await client.get("/ingest")
     assert form.status_code == 200 and 'id="ingest-form"' in form.text, form.text
     csrf = csrf_of(form.text)
     answer = await client.post(
         "/ingest", data={"csrf_token": csrf, "collection": collection, "tags": "console-test"},
-        files={"file": (name, text.encode(), "text/markdown")},
+        files={"file": (name, text.encode() if isinstance(text, str) else text, "application/octet-stream")},
     )  # fmt: skip
     assert answer.status_code == 303, answer.text
     job_id = answer.headers["location"].rsplit("/", 1)[-1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ingestion_mcp.server import build_server
 from ingestion_mcp.state import AppState
 from mcp import Client
@@ -99,3 +101,15 @@ async def test_an_upload_is_refused_as_the_tools_refuse(open_state: AppState) ->
         assert 'id="error"' in answer.text
         missing = await client.get("/collections/console-nothing")
         assert missing.status_code == 404 and "not found" in missing.text
+
+
+async def test_the_documents_table_shows_each_source_s_pages(open_state: AppState) -> None:
+    sample = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "sample.pdf"  # 3 pages
+    async with console(open_state) as client:
+        pdf = await upload(client, open_state, "sample.pdf", sample.read_bytes(), "console-pages-count")
+        note = await upload(client, open_state, "greenhouse.md", GUIDE, "console-pages-count")
+        listing = (await client.get("/collections/console-pages-count")).text
+    rows = {doc_id: listing.split(f'data-doc-id="{doc_id}"', 1)[1].split("</tr>", 1)[0]
+            for doc_id in (pdf["doc_id"], note["doc_id"])}  # fmt: skip
+    assert '<td data-test="document-pages">3</td>' in rows[pdf["doc_id"]], rows
+    assert '<td data-test="document-pages">\u2013</td>' in rows[note["doc_id"]], rows

@@ -28,6 +28,8 @@ from .where import And, Cmp, Eq, Where
 DocumentOrder = Literal["updated", "source"]
 MAX_CHUNK_RANGE = 1000
 READ_RETRIES = 3
+# A document's text is rebuilt from these; one query call reads them (an iterator costs several round trips).
+CONTENT_FIELDS = ["chunk_index", "text", "start", "end"]
 
 
 def document_info(collection: str, row: dict[str, Any]) -> DocumentInfo:
@@ -44,6 +46,7 @@ def document_info(collection: str, row: dict[str, Any]) -> DocumentInfo:
         content_hash=row["content_hash"],
         chunk_count=int(row["chunk_count"]),
         token_count=int(row["token_count"]),
+        page_count=int(ingest["pages"]) if ingest.get("pages", "").isdigit() else None,
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         last_modified=row["last_modified"],
@@ -114,7 +117,7 @@ class DocumentReader:
 
     def content(self, collection: str, doc_id: str) -> DocumentContent:
         row = self.registry_row(collection, doc_id)
-        chunks = self.store.query(collection, _live(row), ["chunk_index", "text", "start", "end"])
+        chunks = self.store.query_few(collection, _live(row), CONTENT_FIELDS)
         for _ in range(READ_RETRIES):
             if len(chunks) == int(row["chunk_count"]):
                 break
@@ -123,7 +126,7 @@ class DocumentReader:
             if fresh["version"] == row["version"]:
                 break
             row = fresh
-            chunks = self.store.query(collection, _live(row), ["chunk_index", "text", "start", "end"])
+            chunks = self.store.query_few(collection, _live(row), CONTENT_FIELDS)
         spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
         return DocumentContent(**self._info(collection, row).model_dump(), content=rebuild_text(spans))
 

@@ -72,7 +72,16 @@ def split_metadata(stored: dict[str, Any] | None, source: str) -> tuple[dict[str
     """(user metadata, bookkeeping) of a stored row; rows written before 0.3 have no bookkeeping."""
     user = dict(stored or {})
     ingest = user.pop(RESERVED_METADATA_KEY, None) or {}
-    return user, {"key": ingest.get("key") or source, "chunking": ingest.get("chunking", "")}
+    found = {"key": ingest.get("key") or source, "chunking": ingest.get("chunking", "")}
+    if ingest.get("pages"):  # kept by a relabel, which copies this bookkeeping
+        found["pages"] = ingest["pages"]
+    return user, found
+
+
+def page_count_of(request: UpsertDocumentRequest) -> int | None:
+    """The source's pages as the converter counted them, else the last page a chunk names."""
+    named = [page for chunk in request.chunks for page in (chunk.page, chunk.page_end) if page is not None]
+    return request.page_count or (max(named) if named else None)
 
 
 def labels_of(row: dict[str, Any]) -> tuple[str, str, frozenset[str], str]:
@@ -204,6 +213,7 @@ def _registry_row(collection: str, doc: PlannedDocument, stamp: str) -> dict[str
             chunking=req.chunking,
             content_version=doc.version,
             content_status=doc.status,
+            **({"pages": str(pages)} if (pages := page_count_of(req)) else {}),
         ),
     }
 

@@ -33,8 +33,9 @@ class CollectionRow:
         return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
 
 
-def pages_of(doc: DocumentInfo) -> Any:
-    return doc.metadata.get("page_count") or doc.metadata.get("pages") or ""
+def pages_of(doc: DocumentInfo) -> str:
+    """The source's page count; a dash for page-less formats and documents stored before page counts were kept."""
+    return "\u2013" if doc.page_count is None else str(doc.page_count)
 
 
 def matches(doc: DocumentInfo, needle: str) -> bool:
