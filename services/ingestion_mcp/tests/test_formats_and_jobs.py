@@ -114,3 +114,16 @@ async def test_the_last_submitted_write_wins_in_process_too(connect, call_tool, 
         )
     assert ends["newer"]["result"]["status"] == "indexed" and ends["older"]["result"]["status"] == "skipped", ends
     assert len(listing["documents"]) == 1 and "newer draft" in content["content"] and "older" not in content["content"]
+
+
+async def test_a_page_of_sixty_thousand_nested_divs_is_refused_at_once_and_nothing_is_written(
+    connect, call_tool, docs_dir: Path, app_state: AppState
+) -> None:
+    deep = docs_dir / "deep.html"  # 660 KB; before the nesting pre-check it held a docling worker for minutes
+    deep.write_bytes(b"<html><body>" + b"<div>" * 60_000 + b"deep" + b"</div>" * 60_000 + b"</body></html>")
+    before = (await app_state.backend.list_collections()).model_dump()
+    async with connect() as client:
+        out = await call_tool(client, "ingest_document", file_path=str(deep), collection="formats")
+    assert out["success"] is False and "job_id" not in out, out  # answered, not left running as a job
+    assert "60002 levels deep" in out["error"] and "DOCLING_MAX_HTML_DEPTH" in out["suggestion"], out
+    assert (await app_state.backend.list_collections()).model_dump() == before

@@ -19,6 +19,7 @@ from servicekit import Unprocessable
 
 from .containers import PdfInfo, check_office_zip, inspect_pdf
 from .formats import detect_file_type
+from .html_nesting import HtmlLimits, check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
 from .native_pdf import native_segments
@@ -52,6 +53,7 @@ class ConverterOptions:
     timeout_s: float = 300.0
     ocr_threads: int = 1
     tables: bool = True  # native pipeline: tables by rule (off only for the benchmark's text-only baseline)
+    html: HtmlLimits = field(default_factory=HtmlLimits)
 
 
 @dataclass
@@ -155,6 +157,8 @@ class Converter:
             pdf_info = inspect_pdf(file_name, data)
         elif file_type in ("docx", "pptx", "xlsx"):
             check_office_zip(file_name, data, file_type)
+        elif file_type in ("html", "md"):  # Markdown's raw HTML blocks go to the same HTML reader
+            check_html_nesting(file_name, data, self.options.html)
         if file_type == "txt":
             rendered, page_count = render(text_segments(file_name, data)), None
         elif file_type == "image":

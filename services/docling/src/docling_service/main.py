@@ -16,6 +16,7 @@ from servicekit import configure_logging, create_service_app, serve
 from . import __version__
 from .api.routes import router
 from .converter import ConverterOptions
+from .html_nesting import HtmlLimits
 from .pool import PoolOptions, WorkerPool
 from .service import ConversionService
 from .settings import DoclingSettings
@@ -30,6 +31,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         timeout_s=settings.convert_timeout_s,
         # The cores are shared by the workers: OCR in each one takes its share, at least one thread.
         ocr_threads=max(1, (os.cpu_count() or 1) // settings.workers),
+        html=HtmlLimits(max_depth=settings.max_html_depth, max_depth_total=settings.max_html_depth_total),
     )
     pool = WorkerPool(
         PoolOptions(

@@ -27,6 +27,20 @@ class DoclingSettings(ServiceSettings):
         description="Directories /v1/convert/path may read from (JSON list or comma-separated). Empty: refused.",
     )
     convert_timeout_s: float = Field(default=300, gt=0, le=3600, description="Longest one conversion may take.")
+    max_html_depth: int = Field(
+        default=400,
+        ge=16,
+        le=450,
+        description="Deepest element nesting an HTML page (or Markdown's raw HTML) may have; deeper: refused "
+        "with HTML_TOO_DEEP. docling's HTML reader fails past ~480 levels (Python's recursion limit).",
+    )
+    max_html_depth_total: int = Field(
+        default=2_000_000,
+        ge=10_000,
+        le=1_000_000_000,
+        description="Largest sum of the depths of a page's HTML elements; more: refused with HTML_TOO_DEEP. "
+        "docling's HTML reader spends time in elements x depth.",
+    )
     do_ocr: bool = Field(
         default=True, description="OCR pages without a text layer (scans) and images (PNG, JPEG, TIFF)."
     )
