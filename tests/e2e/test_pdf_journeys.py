@@ -37,8 +37,12 @@ async def test_scans_images_and_tables_are_searchable(tmp_path: Path) -> None:
         found = await call(client, "search", query="north parking lot resurfacing south entrance", top_k=10)
         hits = {(r["title"], r["page"]) for r in found["results"] if "parking lot" in r["text"]}
         assert {title for title, _ in hits} == {"scanned_memo", "memo", "Harbour Office Bulletin"}, found["results"]
-        # The bulletin is one chunk from page 1 to 3 (a chunk's page is where it starts); the scans are page 1.
-        assert all(page == 1 for title, page in hits), hits
+        # The bulletin is one chunk from page 1 to 3: it cites page 2, the scan that holds the words (issue 21);
+        # before, it cited page 1, where the chunk starts. The scans are page 1.
+        expected = {"scanned_memo": 1, "memo": 1, "Harbour Office Bulletin": 2}
+        assert all(page == expected[title] for title, page in hits), hits
+        bulletin = next(r for r in found["results"] if r["title"] == "Harbour Office Bulletin")
+        assert bulletin["page_range"] == [1, 3], bulletin
 
         revenue = await call(client, "search", query="Asia revenue in Q3", top_k=3)
         top = revenue["results"][0]

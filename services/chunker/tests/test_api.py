@@ -62,6 +62,11 @@ async def test_pages_of_each_chunk(client: httpx.AsyncClient) -> None:
     assert chunks[0].page == chunks[0].page_end == 1 and chunks[-1].page == chunks[-1].page_end == 2
     straddling = [c for c in chunks if c.start < half <= c.end - 1]
     assert straddling and all((c.page, c.page_end) == (1, 2) for c in straddling)
+    # Where page 2 begins inside each straddling chunk's text: the character there is the document's first of page 2.
+    for chunk in straddling:
+        assert [s.page for s in chunk.page_starts] == [1, 2], chunk.page_starts
+        assert chunk.text[chunk.page_starts[1].offset :] == TEXT[half : chunk.end], chunk
+    assert all(c.page_starts == [] for c in chunks if c not in straddling)
 
 
 @pytest.mark.parametrize(

@@ -41,3 +41,10 @@ def test_no_spans_is_falsy() -> None:
 def test_a_span_that_ends_before_it_starts_is_refused() -> None:
     with pytest.raises(InvalidPageSpans, match="page 4 ends"):
         _index((4, 10, 5))
+
+
+def test_starts_in_a_range_name_each_page_from_where_it_begins() -> None:
+    pages = _index((1, 0, 10), (2, 10, 20), (3, 20, 30))
+    assert pages.starts_in(5, 25) == [(5, 1), (10, 2), (20, 3)]
+    assert pages.starts_in(12, 18) == [(12, 2)]
+    assert pages.starts_in(10, 20) == [(10, 2)]

@@ -44,6 +44,13 @@ class ChunkRequest(WireModel):
         return name, window, overlap
 
 
+class PageStart(WireModel):
+    """Where a page begins inside a chunk's text: characters from ``offset`` on lie on ``page``."""
+
+    offset: int = Field(ge=0, description="Offset in the chunk's `text` (not in the document).")
+    page: int = Field(ge=1)
+
+
 class Chunk(WireModel):
     index: int = Field(ge=0)
     text: str
@@ -53,6 +60,11 @@ class Chunk(WireModel):
     heading_path: list[str] = Field(default_factory=list)
     page: int | None = Field(default=None, ge=1, description="Page where the chunk starts.")
     page_end: int | None = Field(default=None, ge=1, description="Page where the chunk ends.")
+    page_starts: list[PageStart] = Field(
+        default_factory=list,
+        description="Where each page begins in `text`, in order, when the chunk spans a page break (empty when it "
+        "lies on one page). Characters before the first entry (a repeated table header) lie on no page.",
+    )
 
 
 class ChunkResponse(WireModel):

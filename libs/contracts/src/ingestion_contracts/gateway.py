@@ -6,8 +6,9 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from .chunker import PageStart
 from .common import MAX_TAGS, CollectionName, Tag, WireModel
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
@@ -87,6 +88,19 @@ class ChunkIn(WireModel):
     heading_path: list[str] = Field(default_factory=list, max_length=16)
     page: int | None = Field(default=None, ge=1)
     page_end: int | None = Field(default=None, ge=1)
+    page_starts: list[PageStart] = Field(
+        default_factory=list, max_length=1000, description="Where each page begins in `text` (the chunker's)."
+    )
+
+    @model_validator(mode="after")
+    def _page_starts_in_text(self) -> ChunkIn:
+        offsets = [start.offset for start in self.page_starts]
+        if offsets != sorted(set(offsets)) or (offsets and offsets[-1] >= len(self.text)):
+            raise ValueError(
+                f"Chunk {self.index}: page_starts offsets {offsets} must increase and lie inside `text` "
+                f"({len(self.text)} characters); send the chunker's page_starts unchanged, or none."
+            )
+        return self
 
 
 DocumentKey = Annotated[str, Field(min_length=1, max_length=2048)]
@@ -248,8 +262,13 @@ class SearchHit(WireModel):
     key: str = Field(default="", description="The document's identity (path, URL, name); see UpsertDocumentRequest.")
     title: str
     file_type: str
-    page: int | None
-    page_end: int | None
+    page: int | None = Field(description="First page of the chunk.")
+    page_end: int | None = Field(description="Last page of the chunk.")
+    cited_page: int | None = Field(
+        default=None,
+        description="The page to cite, within page..page_end: the one holding the passage that matched the query "
+        "(for a chunk across a page break), else the one holding most of the chunk.",
+    )
     heading_path: list[str]
     chunk_index: int
     text: str

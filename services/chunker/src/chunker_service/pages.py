@@ -48,3 +48,15 @@ class PageIndex:
         if i >= 0 and offset < self._ends[i]:
             return self._pages[i]
         return None
+
+    def starts_in(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(offset, page) where each page covering ``start..end`` begins, clamped to ``start``; characters
+        in no span are left out (they count as the page before them)."""
+        first = max(bisect_right(self._starts, start) - 1, 0)
+        starts: list[tuple[int, int]] = []
+        for i in range(first, len(self._starts)):
+            if self._starts[i] >= end:
+                break
+            if self._ends[i] > start and (not starts or starts[-1][1] != self._pages[i]):
+                starts.append((max(self._starts[i], start), self._pages[i]))
+        return starts

@@ -11,12 +11,13 @@ from ingestion_contracts.chunker import (
     Chunk,
     ChunkRequest,
     ChunkResponse,
+    PageStart,
     PresetInfo,
     PresetsResponse,
 )
 from servicekit import PayloadTooLarge, Unprocessable
 
-from .chunker import ChunkedText, TextChunker
+from .chunker import ChunkedText, ChunkSpan, TextChunker
 from .pages import InvalidPageSpans, PageIndex
 
 USE_CASES = {
@@ -132,6 +133,17 @@ def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
             heading_path=list(span.heading_path),
             page=pages.page_at(span.start) if pages else None,
             page_end=pages.page_at(span.end - 1) if pages else None,
+            page_starts=_page_starts(span, pages),
         )
         for i, span in enumerate(chunked.chunks)
     ]
+
+
+def _page_starts(span: ChunkSpan, pages: PageIndex) -> list[PageStart]:
+    """Where each page begins in the chunk's text (after its prefix), when it spans more than one page:
+    what lets a search cite the page of the passage it matched rather than the page the chunk starts on."""
+    starts = pages.starts_in(span.start, span.end) if pages else []
+    if len(starts) < 2:
+        return []
+    shift = len(span.prefix) - span.start
+    return [PageStart(offset=offset + shift, page=page) for offset, page in starts]

@@ -19,6 +19,7 @@ from typing import Any
 from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
+from .citations import cited_page, stored_page_starts
 from .fusion import Fused, Fusion
 from .index import MAX_TOPK, DocumentIndex
 from .records import REGISTRY
@@ -46,8 +47,10 @@ class Query:
     min_score: float | None = None
 
 
-def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused) -> SearchHit:
+def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query: str = "") -> SearchHit:
+    """A row as a hit; ``query`` (none for a chunk listing) picks the page it cites (citations.py)."""
     metadata, ingest = split_metadata(entity.get("metadata"), entity["source"])  # identity kept apart (upsert.py)
+    starts = stored_page_starts(entity.get("metadata"))
     return SearchHit(
         chunk_id=entity["chunk_id"],
         doc_id=entity["doc_id"],
@@ -58,6 +61,7 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused) -> Se
         file_type=entity["file_type"],
         page=entity["page"] or None,
         page_end=entity["page_end"] or None,
+        cited_page=cited_page(entity["text"], starts, query, entity["page"] or None),
         heading_path=list(entity.get("heading_path") or []),
         chunk_index=entity["chunk_index"],
         text=entity["text"],
@@ -172,7 +176,7 @@ def search(store: DocumentIndex, names: list[str], query: Query, *, fusion: Fusi
         ranked, complete = _ranked(store, names, query, fusion, limit)
         kept = _live_top(store, ranked, query.top_k, fetch=query.mode == "hybrid")
         if len(kept) >= query.top_k or complete or limit >= MAX_TOPK:
-            return [hit_from_entity(h.collection, h.entity, h.fused) for h in kept]
+            return [hit_from_entity(h.collection, h.entity, h.fused, query.text) for h in kept]
         limit = min(limit * GROWTH, MAX_TOPK)
 
 

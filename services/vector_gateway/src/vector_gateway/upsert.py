@@ -26,6 +26,7 @@ from ingestion_contracts.gateway import (
 )
 
 from . import names
+from .citations import stored_page_starts, with_page_starts
 from .embedder import Embedder
 from .errors import commit_deadline_passed, invalid
 from .index import DocumentIndex
@@ -181,7 +182,9 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
                 "end": chunk.end,
                 "token_count": chunk.token_count,
                 "tags": list(dict.fromkeys(req.tags)),
-                "metadata": stored_metadata(req.metadata, key=req.identity),
+                "metadata": with_page_starts(
+                    stored_metadata(req.metadata, key=req.identity), [(s.offset, s.page) for s in chunk.page_starts]
+                ),
                 "last_modified": req.last_modified,
             }
         )
@@ -427,7 +430,8 @@ def _relabelled_row(
     row: dict[str, Any], doc: PlannedDocument, changes: dict[str, Any], key: str, analysis: Analysis
 ) -> dict[str, Any]:
     new = {**row, **changes, "version": doc.version, "chunk_id": chunk_id(doc.doc_id, doc.version, row["chunk_index"])}
-    new["metadata"] = stored_metadata(changes["metadata"], key=key)
+    pages = stored_page_starts(row.get("metadata"))  # the text is the same: so are its pages
+    new["metadata"] = with_page_starts(stored_metadata(changes["metadata"], key=key), pages)
     new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis)
     return new
 

@@ -126,7 +126,8 @@ class PassageItem(BaseModel):
     title: str
     source: str
     collection: str
-    page: int | None = None
+    page: int | None = Field(default=None, description="The page to cite (the one holding the match).")
+    page_range: list[int] | None = None  # [first, last] of a passage across a page break
     section: str | None = Field(default=None, description="Headings, 'A > B'.")
     text: str
     score: float

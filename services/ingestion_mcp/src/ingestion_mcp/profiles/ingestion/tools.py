@@ -78,12 +78,23 @@ def ingest_output(
     return out
 
 
+def cited_page(hit: SearchHit) -> int | None:
+    """The page an agent should cite (the gateway's choice; a gateway before it gave the first page only)."""
+    return hit.cited_page if hit.cited_page is not None else hit.page
+
+
+def page_range(hit: SearchHit) -> list[int] | None:
+    if hit.page is None or hit.page_end is None or hit.page_end == hit.page:
+        return None
+    return [hit.page, hit.page_end]
+
+
 def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
     text = hit.text if detailed or len(hit.text) <= CONCISE_TEXT_CHARS else hit.text[:CONCISE_TEXT_CHARS] + "…"
     item = SearchResultItem(
         title=hit.title or Path(hit.key or hit.source).name, source=hit.source, collection=hit.collection,
-        page=hit.page, section=" > ".join(hit.heading_path) or None, text=text, score=round(hit.score, 4),
-        doc_id=hit.doc_id, chunk_index=hit.chunk_index,
+        page=cited_page(hit), page_range=page_range(hit), section=" > ".join(hit.heading_path) or None,
+        text=text, score=round(hit.score, 4), doc_id=hit.doc_id, chunk_index=hit.chunk_index,
     )  # fmt: skip
     if detailed:
         item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type

@@ -115,9 +115,8 @@ class DocumentResult(BaseModel):
 def chunk_record(hit: SearchHit) -> ChunkRecord:
     return ChunkRecord(
         doc_id=hit.doc_id, source=hit.key or hit.source, title=hit.title, library=hit.collection,
-        file_type=hit.file_type,
-        last_modified=hit.last_modified, page=hit.page or 0, content=hit.text, chunk_index=hit.chunk_index,
-        metadata=hit.metadata,
+        file_type=hit.file_type, last_modified=hit.last_modified, page=hit.cited_page or hit.page or 0,
+        content=hit.text, chunk_index=hit.chunk_index, metadata=hit.metadata,
     )  # fmt: skip
 
 

@@ -1,0 +1,99 @@
+"""A hit cites the page that holds the matched passage (issue 21, point 4).
+
+A generated 200-page report (bench/pdf_scale_docs.py: prose that flows across page breaks, headings, a few
+tables, one unique sentence per page) goes through the real pipeline: docling's native PDF pipeline, the
+chunker, the gateway with the real model and Milvus Lite. Searching for each page's sentence, the top hit
+must cite that page. Before the fix a chunk that spans a page break was cited by its first page: of the best
+hits that held the sentence, 66 (hybrid), 66 (keyword) and 60 (semantic) cited the page before; now none.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from ingestion_mcp.server import build_server
+from ingestion_mcp.state import AppState
+from mcp import Client
+
+from bench.pdf_scale_docs import report_pdf
+
+PAGES = 200
+COLLECTION = "citations"
+pytestmark = pytest.mark.timeout(1800)
+
+
+@dataclass(frozen=True)
+class Report:
+    sentences: dict[int, str]
+    state: AppState
+    ingest_s: float
+
+
+@pytest.fixture(scope="module")
+async def report(app_state: AppState, docs_dir: Path) -> AsyncIterator[Report]:
+    """Ingested once for the module: the conversion and embedding of 200 pages take a minute or two."""
+    data, sentences = report_pdf(PAGES, seed=21)
+    path = docs_dir / "annual_report.pdf"
+    path.write_bytes(data)
+    patient = AppState.create(app_state.settings.model_copy(update={"sync_wait_s": 1800}), app_state.backend)
+    started = time.perf_counter()
+    async with Client(build_server(patient)) as client:
+        out = await call(client, "ingest_document", file_path=str(path), collection=COLLECTION)
+    assert out["success"] and out["status"] == "indexed", out
+    yield Report(sentences, app_state, time.perf_counter() - started)
+
+
+async def cited_pages(report: Report, mode: str) -> tuple[dict[int, int | None], list[int]]:
+    """page -> the page cited by the best of the top 3 hits that holds that page's sentence (None: none holds
+    it), and the pages whose top hit does not hold it (ranking, not citing)."""
+    cited: dict[int, int | None] = {}
+    not_first: list[int] = []
+    async with Client(build_server(report.state)) as client:
+        for page, sentence in report.sentences.items():
+            out = await call(
+                client, "search", query=sentence, collection=COLLECTION, mode=mode, top_k=3, response_format="detailed"
+            )
+            holding = [hit for hit in out["results"] if count(sentence) in hit["text"]]  # the count is its own
+            cited[page] = holding[0]["page"] if holding else None
+            if not holding or holding[0] is not out["results"][0]:
+                not_first.append(page)
+    return cited, not_first
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+def count(sentence: str) -> str:
+    return next(word for word in sentence.split() if word.isdigit())
+
+
+def wrong(cited: dict[int, int | None]) -> dict[int, int | None]:
+    return {page: got for page, got in cited.items() if got is not None and got != page}
+
+
+async def test_every_page_sentence_cites_its_page_in_hybrid_mode(report: Report) -> None:
+    cited, not_first = await cited_pages(report, "hybrid")
+    print(f"ingest of {PAGES} pages: {report.ingest_s:.1f} s")
+    print(f"hybrid: {len(wrong(cited))} wrong pages; top hit without the sentence: {len(not_first)}")
+    assert wrong(cited) == {}, wrong(cited)
+    # Ranking, not citing: hybrid leaves 3 sentences out of its top 3 (a near-duplicate sentence of another page
+    # ranks higher; keyword mode finds all 200). Room for 2 more; a fixed ranking can lower it.
+    missed = [page for page, got in cited.items() if got is None]
+    assert len(missed) <= 5, missed
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic"])
+async def test_hits_that_hold_the_sentence_cite_its_page(report: Report, mode: str) -> None:
+    cited, not_first = await cited_pages(report, mode)
+    missed = [p for p, got in cited.items() if got is None]
+    print(
+        f"{mode}: {len(wrong(cited))} wrong pages; top hit without the sentence: {len(not_first)}, top 3: {len(missed)}"
+    )
+    assert wrong(cited) == {}, wrong(cited)
