@@ -30,6 +30,8 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         timeout_s=settings.convert_timeout_s,
         # The cores are shared by the workers: OCR in each one takes its share, at least one thread.
         ocr_threads=max(1, (os.cpu_count() or 1) // settings.workers),
+        page_window=settings.pdf_page_window,
+        max_pdf_pages=settings.max_pdf_pages,
     )
     pool = WorkerPool(
         PoolOptions(
