@@ -7,6 +7,7 @@ converting the document is killed at once (pool.py) and nothing is kept.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from starlette.responses import Response
 
 from ..pool import PoolProgress
 
+log = logging.getLogger("docling_service.api")
 NDJSON = "application/x-ndjson"
 # Runs the conversion; gets the callback that sends a progress line.
 Conversion = Callable[[PoolProgress], Awaitable[ConvertResponse]]
@@ -65,6 +67,12 @@ class ConversionStream(Response):
                 last = ConvertStreamEvent(event="result", result=result)
             except ServiceError as exc:
                 last = _error_event(exc)
+            except Exception as exc:  # the 200 is sent: a broken stream would be retried as a network fault
+                log.exception("conversion failed", exc_info=exc)
+                last = _error_event(
+                    ServiceError("Internal error; the request id is in the logs.", code="INTERNAL_ERROR",
+                                 status_code=500, suggestion="Retry later.")
+                )  # fmt: skip
             await send({"type": "http.response.body", "body": _line(last), "more_body": False})
             tasks.cancel_scope.cancel()
 
