@@ -54,7 +54,7 @@ class ConverterOptions:
     timeout_s: float = 300.0
     ocr_threads: int = 1
     tables: bool = True  # native pipeline: tables by rule (off only for the benchmark's text-only baseline)
-    page_window: int = 10  # native pipeline: pages parsed per docling call (memory, progress)
+    page_window: int = 25  # native pipeline: pages parsed per docling call (memory, progress)
     max_pdf_pages: int = 2000
 
 

@@ -37,7 +37,7 @@ class DoclingSettings(ServiceSettings):
         default=6144, ge=0, le=262144, description="Address-space limit of one worker in MiB (RLIMIT_AS); 0: none."
     )
     pdf_page_window: int = Field(
-        default=10,
+        default=25,
         ge=1,
         le=1000,
         description="PDF pages parsed per step by the native pipeline: one step's pages are held in memory at a time, "
