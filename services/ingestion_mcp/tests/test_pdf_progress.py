@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import itertools
 import re
+import socket
 import time
 from pathlib import Path
 
 import anyio
 import pytest
+import uvicorn
+from docling_service.main import create_app
+from docling_service.settings import DoclingSettings
+from ingestion_mcp.backend import Backend
+from ingestion_mcp.clients import ServiceClient, make_http_client
 from ingestion_mcp.state import AppState
 
 from bench.pdf_pages import report_pdf
@@ -92,3 +98,44 @@ async def test_a_long_pdf_shows_its_pages_and_a_cancel_mid_conversion_keeps_noth
         hit = await call_tool(client, "search", query=sentences[77], collection="big_pdf", mode="keyword")
         top = hit["results"][0]  # a chunk's page is the page it starts on: 77, or 76 when it runs onto 77
         assert "Page 77 records" in top["text"] and top["page"] in (76, 77), hit
+
+
+async def test_over_http_the_client_hears_the_pages_and_a_cancel_stops_the_remote_worker() -> None:
+    """Deployment mode: the docling service in its own server (uvicorn on loopback), reached over HTTP."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    app = create_app(DoclingSettings(_env_file=None, workers=1, pdf_page_window=5))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
+    docling = ServiceClient("docling", make_http_client(f"http://127.0.0.1:{port}", token=None, timeout_s=120))
+    backend = Backend(docling=docling, chunker=docling, gateway=docling)  # only convert is called here
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve)
+        with anyio.fail_after(180):
+            while not server.started:
+                await anyio.sleep(0.05)
+        pages: list[tuple[int, int]] = []
+
+        async def record(done: int, total: int) -> None:
+            pages.append((done, total))
+
+        converted = await backend.convert(report_pdf(20)[0], "twenty.pdf", record)
+        assert converted.page_count == 20 and pages == [(0, 20), (5, 20), (10, 20), (15, 20), (20, 20)]
+
+        (busy,) = {worker.pid for worker in app.state.conversion.pool._idle}
+        reached = anyio.Event()
+
+        async def watch(done: int, total: int) -> None:
+            if done >= 10:
+                reached.set()
+
+        async with anyio.create_task_group() as call:  # the ingest, cancelled once 10 pages are converted
+            call.start_soon(backend.convert, report_pdf(300)[0], "long.pdf", watch)
+            await reached.wait()
+            call.cancel_scope.cancel()
+        left = time.perf_counter()
+        while Path(f"/proc/{busy}").exists() and time.perf_counter() - left < 30:
+            await anyio.sleep(0.01)
+        assert not Path(f"/proc/{busy}").exists(), "the remote worker kept converting after the client left"
+        server.should_exit = True
+        await docling.aclose()
