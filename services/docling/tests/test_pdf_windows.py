@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 from docling_service.converter import Converter, ConverterOptions
 from docling_service.main import create_app
+from docling_service.pool import PoolOptions, WorkerPool
 from docling_service.settings import DoclingSettings
 from fastapi import FastAPI
 from ingestion_contracts.docling import ConvertResponse
@@ -132,3 +133,24 @@ async def test_a_pdf_past_the_page_limit_is_refused_unread() -> None:
     body = response.json()
     assert response.status_code == 422 and body["code"] == "TOO_MANY_PAGES"
     assert "6 pages" in body["error"] and "at most 5" in body["error"] and "DOCLING_MAX_PDF_PAGES" in body["suggestion"]
+
+
+async def test_a_worker_left_mid_conversion_never_serves_the_next_document() -> None:
+    """The reader of the progress fails (a closed stream) while the worker converts: that worker is stopped, and the
+    next document gets its own answer from a fresh one, not the abandoned document's."""
+    pool = WorkerPool(PoolOptions(workers=1), ConverterOptions(page_window=5))
+    await anyio.to_thread.run_sync(pool.start)
+    try:
+        (abandoned,) = [worker.pid for worker in pool._idle]
+
+        async def broken_reader(done: int, _total: int) -> None:
+            if done >= 5:
+                raise OSError("the progress stream is closed")
+
+        with pytest.raises(OSError):
+            await pool.convert(report_pdf(120)[0], "long.pdf", broken_reader)
+        short = await pool.convert(report_pdf(3)[0], "short.pdf")
+        assert short.file_name == "short.pdf" and short.page_count == 3
+        assert abandoned not in [worker.pid for worker in pool._idle]
+    finally:
+        await anyio.to_thread.run_sync(pool.close)

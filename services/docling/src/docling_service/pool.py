@@ -54,6 +54,7 @@ class Worker:
     def __init__(self, context: Any, converter: ConverterOptions, memory_mb: int) -> None:
         self.tasks = 0
         self.stopped = False
+        self.busy = False  # a document sent, its answer not read yet
         self.info: WorkerInfo | None = None
         self._conn, child = context.Pipe()
         self._process = context.Process(
@@ -85,6 +86,7 @@ class Worker:
     def send(self, data: bytes, file_name: str) -> None:
         """Hand the worker a document (blocking: the pipe takes the bytes as the worker reads them)."""
         self.tasks += 1
+        self.busy = True  # until its answer is read
         try:
             self._conn.send((data, file_name))
         except OSError as exc:  # the worker died while idle (killed from outside, out of memory)
@@ -177,18 +179,19 @@ class WorkerPool:
             self._idle.append(worker)
 
     async def convert(self, data: bytes, file_name: str, progress: PoolProgress | None = None) -> ConvertResponse:
-        """Convert in a worker; ``progress(done, total)`` hears its pages. Cancelled: the worker is killed at once."""
+        """Convert in a worker; ``progress(done, total)`` hears its pages. Left early: the worker is killed at once."""
         async with self._limiter:
             worker = await anyio.to_thread.run_sync(self._take)
             try:
                 return await self._call(worker, data, file_name, progress)
-            except anyio.get_cancelled_exc_class():
-                # The caller left (job cancelled, client gone): the work is wasted, so the worker and the
-                # memory it holds go now, not when the document is done; _release starts another.
-                log.info("conversion of %s cancelled; stopping its worker (pid %s)", file_name, worker.pid)
-                worker.stop()
-                raise
             finally:
+                if worker.busy:
+                    # Left mid-conversion (the caller cancelled or went away, a progress reader failed, the
+                    # deadline): the work is wasted, so the worker and the memory it holds go now, and it
+                    # must never serve another document with this one's answer still coming; _release
+                    # starts another.
+                    log.info("conversion of %s abandoned; stopping its worker (pid %s)", file_name, worker.pid)
+                    worker.stop()
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._release, worker)
 
@@ -212,6 +215,7 @@ class WorkerPool:
                     if progress is not None:
                         await progress(*payload)
                     continue
+                worker.busy = False
                 if kind == "error":
                     raise ServiceError(**payload)
                 return payload
