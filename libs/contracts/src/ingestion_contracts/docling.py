@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import WireModel
+from .common import ErrorBody, WireModel
 
 FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"]
 SUPPORTED_FILE_TYPES: tuple[FileType, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image")
@@ -76,6 +76,17 @@ class ConvertResponse(WireModel):
         default_factory=list, description="Pages read by OCR (no text layer, or an image); empty when none were."
     )
     warnings: list[str] = Field(default_factory=list)
+
+
+class ConvertStreamEvent(WireModel):
+    """One line of POST /v1/convert/stream (NDJSON): "progress" lines, then one "result" or "error" line."""
+
+    event: Literal["progress", "result", "error"]
+    pages_done: int | None = Field(default=None, ge=0, description="progress: PDF pages converted so far.")
+    pages_total: int | None = Field(default=None, ge=0, description="progress: pages of the PDF.")
+    result: ConvertResponse | None = Field(default=None, description="result: what POST /v1/convert answers.")
+    error: ErrorBody | None = Field(default=None, description="error: what POST /v1/convert answers on failure.")
+    status: int | None = Field(default=None, description="error: the HTTP status POST /v1/convert would answer.")
 
 
 class FormatInfo(WireModel):

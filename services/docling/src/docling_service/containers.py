@@ -81,8 +81,8 @@ def check_office_zip(name: str, data: bytes, file_type: str) -> None:
         raise corrupt from exc
 
 
-def inspect_pdf(name: str, data: bytes) -> PdfInfo:
-    """Open the PDF with PDFium: page count and title, or a clear error for encrypted/damaged files."""
+def inspect_pdf(name: str, data: bytes, *, max_pages: int | None = None) -> PdfInfo:
+    """Open the PDF with PDFium: page count and title, or a clear error for encrypted/damaged/too long files."""
     with pypdfium2_lock:
         try:
             document = pdfium.PdfDocument(data)
@@ -95,6 +95,15 @@ def inspect_pdf(name: str, data: bytes) -> PdfInfo:
             document.close()
     if page_count == 0:
         raise Unprocessable(f"{name!r} has no pages.", code="CORRUPT_FILE", suggestion="Send a PDF with content.")
+    if max_pages is not None and page_count > max_pages:
+        raise Unprocessable(
+            f"{name!r} has {page_count} pages; this service converts PDFs of at most {max_pages} pages "
+            "(DOCLING_MAX_PDF_PAGES). Nothing was converted.",
+            code="TOO_MANY_PAGES",
+            suggestion=f"Split the PDF into parts of at most {max_pages} pages, or ask the operator to raise "
+            "DOCLING_MAX_PDF_PAGES.",
+            details={"page_count": page_count, "max_pages": max_pages},
+        )
     return PdfInfo(page_count=page_count, title=title)
 
 

@@ -9,11 +9,13 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from docling.datamodel.base_models import ConversionStatus, DocumentStream, InputFormat
 from docling.datamodel.pipeline_options import NativePdfPipelineOptions, PdfPipelineOptions, RapidOcrOptions
 from docling.datamodel.settings import settings as docling_settings
 from docling.document_converter import DocumentConverter, NativePdfFormatOption, PdfFormatOption
+from docling_core.types.doc import DoclingDocument
 from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, FormatInfo, Pipeline
 from servicekit import Unprocessable
 
@@ -22,7 +24,7 @@ from .formats import detect_file_type
 from .html_nesting import HtmlLimits, check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
-from .native_pdf import native_segments
+from .native_pdf import PageProgress, windowed_native_segments
 from .ocr import ENGINE_NAME, OcrEngine
 from .pdf_lines import merge_lines
 from .scans import ocr_image, scanned_pages
@@ -54,6 +56,12 @@ class ConverterOptions:
     ocr_threads: int = 1
     tables: bool = True  # native pipeline: tables by rule (off only for the benchmark's text-only baseline)
     html: HtmlLimits = field(default_factory=HtmlLimits)
+    page_window: int = 25  # native pipeline: pages parsed per docling call (memory, progress)
+    max_pdf_pages: int = 2000
+
+
+def _no_progress(_: int, __: int) -> None:
+    return None
 
 
 @dataclass
@@ -146,15 +154,18 @@ class Converter:
         pipelines: dict[FileType, Pipeline] = {"pdf": self.pdf_pipeline, "txt": "text", "image": "ocr"}
         return pipelines.get(file_type, "simple")
 
-    def convert(self, data: bytes, file_name: str) -> ConvertResponse:
-        """Convert one document; raises servicekit errors (415, 422) a caller can act on."""
+    def convert(self, data: bytes, file_name: str, progress: PageProgress = _no_progress) -> ConvertResponse:
+        """Convert one document; raises servicekit errors (415, 422) a caller can act on.
+
+        ``progress(done, total)`` hears how many pages of a PDF are converted (native pipeline: after each
+        window of pages and each page read by OCR)."""
         started = time.perf_counter()
         file_type = detect_file_type(file_name, data)
         warnings: list[str] = []
         ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
         if file_type == "pdf":
-            pdf_info = inspect_pdf(file_name, data)
+            pdf_info = inspect_pdf(file_name, data, max_pages=self.options.max_pdf_pages)
         elif file_type in ("docx", "pptx", "xlsx"):
             check_office_zip(file_name, data, file_type)
         elif file_type in ("html", "md"):  # Markdown's raw HTML blocks go to the same HTML reader
@@ -164,6 +175,9 @@ class Converter:
         elif file_type == "image":
             rendered, page_count = self._convert_image(file_name, data)
             ocr_pages = list(range(1, page_count + 1))
+        elif pdf_info is not None and self.pdf_pipeline == "native":
+            segments = self._native_pdf(file_name, data, pdf_info.page_count, warnings, ocr_pages, progress)
+            rendered, page_count = render(segments), pdf_info.page_count
         else:
             rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings, ocr_pages)
         if pdf_info is not None:
@@ -201,15 +215,16 @@ class Converter:
         lines, page_count = ocr_image(file_name, data, self._ocr)
         return render(merge_lines(list(lines))), page_count
 
-    def _convert_with_docling(
-        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], ocr_pages: list[int]
-    ) -> tuple[Rendered, int | None]:
+    def _docling_document(
+        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], **options: Any
+    ) -> DoclingDocument:
+        """One docling conversion (``options``: e.g. ``page_range``); a failure becomes CORRUPT_FILE."""
         if self._docling is None:
             raise RuntimeError("Converter.start() was not called")
         stream = DocumentStream(
             name=f"{PurePosixPath(file_name).stem or 'document'}.{file_type}", stream=io.BytesIO(data)
         )
-        result = self._docling.convert(stream, raises_on_error=False)
+        result = self._docling.convert(stream, raises_on_error=False, **options)
         if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
             reasons = "; ".join(error.error_message for error in result.errors[:3]) or str(result.status.value)
             log.info("docling failed on %s: %s", file_name, reasons)
@@ -221,15 +236,29 @@ class Converter:
             )
         if result.status == ConversionStatus.PARTIAL_SUCCESS:
             warnings.extend(f"Partly converted: {error.error_message[:300]}" for error in result.errors[:5])
-        document = result.document
+        return result.document
+
+    def _native_pdf(
+        self, file_name: str, data: bytes, pages: int, warnings: list[str], ocr_pages: list[int], progress: PageProgress
+    ) -> list[Segment]:
+        def read_pages(first: int, last: int) -> DoclingDocument:
+            return self._docling_document(file_name, "pdf", data, warnings, page_range=(first, last))
+
+        segments, scanned = windowed_native_segments(
+            read_pages, data, pages, self._ocr, window=self.options.page_window, tables=self.options.tables,
+            progress=progress,
+        )  # fmt: skip
+        ocr_pages.extend(scanned)
+        return segments
+
+    def _convert_with_docling(
+        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], ocr_pages: list[int]
+    ) -> tuple[Rendered, int | None]:
+        document = self._docling_document(file_name, file_type, data, warnings)
         paged = file_type in PAGED_TYPES
-        if file_type == "pdf" and self.pdf_pipeline == "native":
-            segments, scanned = native_segments(document, data, self._ocr, tables=self.options.tables)
-            ocr_pages.extend(scanned)
-        else:
-            segments = document_segments(document, paged=paged)
-            if file_type == "pdf" and self._ocr is not None:  # docling OCRs what has no text layer
-                ocr_pages.extend(scanned_pages(data))
+        segments = document_segments(document, paged=paged)
+        if file_type == "pdf" and self._ocr is not None:  # the standard pipeline OCRs what has no text layer
+            ocr_pages.extend(scanned_pages(data))
         return render(segments), (len(document.pages) if paged else None)
 
 

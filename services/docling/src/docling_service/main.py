@@ -32,6 +32,8 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         # The cores are shared by the workers: OCR in each one takes its share, at least one thread.
         ocr_threads=max(1, (os.cpu_count() or 1) // settings.workers),
         html=HtmlLimits(max_depth=settings.max_html_depth, max_depth_total=settings.max_html_depth_total),
+        page_window=settings.pdf_page_window,
+        max_pdf_pages=settings.max_pdf_pages,
     )
     pool = WorkerPool(
         PoolOptions(

@@ -1,32 +1,67 @@
-"""A PDF read without layout models: native text lines, OCR for pages without text, tables by rule."""
+"""A PDF read without layout models: native text lines, OCR for pages without text, tables by rule.
+
+The PDF is parsed in windows of pages (``page_window``): docling holds one window's parsed pages at a
+time, and only the text lines found in it are kept, so a 500-page PDF does not hold 500 parsed pages
+at once, and the caller hears after each window (and each OCR'd page) how far the work is. Headings,
+paragraphs and tables are then built from all the lines together, as for a whole-document parse
+(heading sizes are compared across the whole document).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from docling_core.types.doc import DoclingDocument
 
 from .markdown import Segment
 from .ocr import OcrEngine
-from .pdf_lines import merge_lines
+from .pdf_lines import Line, merge_lines
 from .pdf_tables import candidate_pages, ruled_tables, with_tables
 from .scans import ocr_pdf_pages, scanned_pages
 from .segments import document_lines
 
+# (pages done, pages in all), called after each window and each page read by OCR.
+PageProgress = Callable[[int, int], None]
+# Parses pages first..last (1-based, inclusive) of the PDF.
+ReadPages = Callable[[int, int], DoclingDocument]
 
-def native_segments(
-    document: DoclingDocument, data: bytes, ocr: OcrEngine | None, *, tables: bool = True
+
+def _no_progress(_: int, __: int) -> None:
+    return None
+
+
+def windowed_native_segments(
+    read_pages: ReadPages,
+    data: bytes,
+    page_count: int,
+    ocr: OcrEngine | None,
+    *,
+    window: int,
+    tables: bool = True,
+    progress: PageProgress = _no_progress,
 ) -> tuple[list[Segment], list[int]]:
-    """Segments of a natively parsed PDF and the pages read by OCR (none when ``ocr`` is None)."""
-    lines = document_lines(document)
+    """Segments of a PDF parsed ``window`` pages at a time, and the pages read by OCR."""
     scanned = scanned_pages(data) if ocr is not None else []
-    ocr_segments: list[Segment] = []
-    if scanned and ocr is not None:
-        skip = set(scanned)
-        lines = [line for line in lines if line.page not in skip]
-        # Merged on their own: OCR boxes are taller than printed lines, and would skew the heading sizes.
-        ocr_segments = merge_lines(list(ocr_pdf_pages(data, scanned, ocr)))
+    skip = set(scanned)
+    lines: list[Line] = []
+    ocr_lines: list[Line] = []
+    progress(0, page_count)
+    for first in range(1, page_count + 1, window):
+        last = min(first + window - 1, page_count)
+        lines.extend(line for line in document_lines(read_pages(first, last)) if line.page not in skip)
+        for number in (page for page in scanned if first <= page <= last):
+            assert ocr is not None  # pages are scanned only with an OCR engine
+            ocr_lines.extend(ocr_pdf_pages(data, [number], ocr))
+            progress(number, page_count)  # an OCR'd page takes seconds: say so page by page
+        progress(last, page_count)
+    return _segments(lines, ocr_lines, data, tables=tables), scanned
+
+
+def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:
+    # OCR lines are merged on their own: their boxes are taller than printed lines, and would skew heading sizes.
+    ocr_segments = merge_lines(list(ocr_lines)) if ocr_lines else []
     if tables:
         segments = merge_lines(with_tables(lines, ruled_tables(data, candidate_pages(lines))))
     else:  # the text-only reading, kept as the benchmark's baseline
         segments = merge_lines(list(lines))
-    merged = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
-    return merged, scanned
+    return sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page

@@ -12,6 +12,7 @@ import collections
 import logging
 import multiprocessing
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -24,6 +25,8 @@ from .converter import ConverterOptions
 from .worker import WorkerInfo, worker_main
 
 log = logging.getLogger("docling_service.pool")
+# (pages done, pages in all) of the conversion in progress.
+PoolProgress = Callable[[int, int], Awaitable[None]]
 
 
 class ConversionTimeout(ServiceError):
@@ -50,6 +53,8 @@ class Worker:
 
     def __init__(self, context: Any, converter: ConverterOptions, memory_mb: int) -> None:
         self.tasks = 0
+        self.stopped = False
+        self.busy = False  # a document sent, its answer not read yet
         self.info: WorkerInfo | None = None
         self._conn, child = context.Pipe()
         self._process = context.Process(
@@ -70,25 +75,39 @@ class Worker:
             self.info = _receive(self._conn)
         return self.info
 
-    def call(self, data: bytes, file_name: str, timeout_s: float) -> ConvertResponse:
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    @property
+    def connection(self) -> Connection:
+        return self._conn
+
+    def send(self, data: bytes, file_name: str) -> None:
+        """Hand the worker a document (blocking: the pipe takes the bytes as the worker reads them)."""
         self.tasks += 1
+        self.busy = True  # until its answer is read
         try:
             self._conn.send((data, file_name))
         except OSError as exc:  # the worker died while idle (killed from outside, out of memory)
-            self.kill()
+            self.stop()
             raise _crashed() from exc
-        if not self._conn.poll(timeout_s):
-            self.kill()
-            raise ConversionTimeout(
-                f"Converting {file_name!r} took longer than {timeout_s:g} s; the conversion was stopped.",
-                suggestion="Split the document into smaller parts, or ask the operator to raise "
-                "DOCLING_CONVERT_TIMEOUT_S.",
-            )
-        return _receive(self._conn)
 
-    def kill(self) -> None:
+    def receive(self) -> tuple[str, Any]:
+        """The worker's next message: ("progress", (done, total)), ("ok", result) or ("error", fields)."""
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise _crashed() from exc
+
+    def stop(self) -> None:
+        """SIGKILL now, without waiting (safe from the event loop); ``kill`` reaps the process later."""
+        self.stopped = True  # is_alive() may say True for a moment yet: the process is not reaped
         if self._process.is_alive():
             self._process.kill()
+
+    def kill(self) -> None:
+        self.stop()
         self._process.join(5)
         self._conn.close()
 
@@ -101,6 +120,7 @@ def _crashed() -> WorkerCrashed:
 
 
 def _receive(conn: Connection) -> Any:
+    """The payload of a start-up message (the worker's info), or its error raised."""
     try:
         kind, payload = conn.recv()
     except (EOFError, OSError) as exc:
@@ -141,27 +161,66 @@ class WorkerPool:
             while self._idle:
                 self._idle.popleft().kill()
 
-    def _run(self, worker: Worker, data: bytes, file_name: str) -> ConvertResponse:
-        worker.wait_ready(self.options.start_timeout_s)
-        return worker.call(data, file_name, self.options.timeout_s)
+    def _take(self) -> Worker:
+        with self._lock:
+            worker = self._idle.popleft()
+        if not worker.alive:  # died while idle (killed from outside): this request gets a fresh one
+            log.warning("a docling worker had ended while idle; starting another")
+            worker.kill()
+            worker = self._spawn()
+        return worker
 
     def _release(self, worker: Worker) -> None:
-        if not worker.alive or worker.tasks >= self.options.max_tasks:
+        if worker.stopped or not worker.alive or worker.tasks >= self.options.max_tasks:
             log.info("replacing a docling worker after %d conversion(s)", worker.tasks)
             worker.kill()
             worker = self._spawn()
         with self._lock:
             self._idle.append(worker)
 
-    async def convert(self, data: bytes, file_name: str) -> ConvertResponse:
+    async def convert(self, data: bytes, file_name: str, progress: PoolProgress | None = None) -> ConvertResponse:
+        """Convert in a worker; ``progress(done, total)`` hears its pages. Left early: the worker is killed at once."""
         async with self._limiter:
-            with self._lock:
-                worker = self._idle.popleft()
-            if not worker.alive:  # died while idle (killed from outside): this request gets a fresh one
-                log.warning("a docling worker had ended while idle; starting another")
-                worker.kill()
-                worker = self._spawn()
+            worker = await anyio.to_thread.run_sync(self._take)
             try:
-                return await anyio.to_thread.run_sync(self._run, worker, data, file_name, abandon_on_cancel=False)
+                return await self._call(worker, data, file_name, progress)
             finally:
-                await anyio.to_thread.run_sync(self._release, worker)
+                if worker.busy:
+                    # Left mid-conversion (the caller cancelled or went away, a progress reader failed, the
+                    # deadline): the work is wasted, so the worker and the memory it holds go now, and it
+                    # must never serve another document with this one's answer still coming; _release
+                    # starts another.
+                    log.info("conversion of %s abandoned; stopping its worker (pid %s)", file_name, worker.pid)
+                    worker.stop()
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self._release, worker)
+
+    async def _call(
+        self, worker: Worker, data: bytes, file_name: str, progress: PoolProgress | None
+    ) -> ConvertResponse:
+        # Waits on the pipe are awaits (not a blocking thread), so a cancel takes effect at once.
+        if worker.info is None:
+            with anyio.move_on_after(self.options.start_timeout_s) as starting:
+                await anyio.wait_readable(worker.connection)
+            if starting.cancelled_caught:
+                worker.stop()
+                raise RuntimeError(f"a docling worker did not start within {self.options.start_timeout_s:g} s")
+            await anyio.to_thread.run_sync(worker.wait_ready, 0)
+        await anyio.to_thread.run_sync(worker.send, data, file_name)
+        with anyio.move_on_after(self.options.timeout_s):
+            while True:
+                await anyio.wait_readable(worker.connection)
+                kind, payload = await anyio.to_thread.run_sync(worker.receive)
+                if kind == "progress":
+                    if progress is not None:
+                        await progress(*payload)
+                    continue
+                worker.busy = False
+                if kind == "error":
+                    raise ServiceError(**payload)
+                return payload
+        worker.stop()
+        raise ConversionTimeout(
+            f"Converting {file_name!r} took longer than {self.options.timeout_s:g} s; the conversion was stopped.",
+            suggestion="Split the document into smaller parts, or ask the operator to raise DOCLING_CONVERT_TIMEOUT_S.",
+        )

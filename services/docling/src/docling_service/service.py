@@ -9,7 +9,7 @@ import anyio
 from ingestion_contracts.docling import ConvertResponse, FormatsResponse
 
 from .paths import read_allowed_file
-from .pool import ConversionTimeout, WorkerPool
+from .pool import ConversionTimeout, PoolProgress, WorkerPool
 
 log = logging.getLogger("docling_service.service")
 
@@ -26,9 +26,9 @@ class ConversionService:
     def ready(self) -> bool:
         return self.pool.ready
 
-    async def convert_bytes(self, data: bytes, file_name: str) -> ConvertResponse:
+    async def convert_bytes(self, data: bytes, file_name: str, progress: PoolProgress | None = None) -> ConvertResponse:
         try:
-            return await self.pool.convert(data, file_name)
+            return await self.pool.convert(data, file_name, progress)
         except ConversionTimeout:
             log.warning("conversion of %s stopped at its %.1f s limit", file_name, self.pool.options.timeout_s)
             raise

@@ -50,6 +50,16 @@ class DoclingSettings(ServiceSettings):
     worker_memory_mb: int = Field(
         default=6144, ge=0, le=262144, description="Address-space limit of one worker in MiB (RLIMIT_AS); 0: none."
     )
+    pdf_page_window: int = Field(
+        default=25,
+        ge=1,
+        le=1000,
+        description="PDF pages parsed per step by the native pipeline: one step's pages are held in memory at a time, "
+        "and progress is reported after each step.",
+    )
+    max_pdf_pages: int = Field(
+        default=2000, ge=1, le=100000, description="Longest PDF accepted, in pages; a longer one is refused unread."
+    )
     worker_max_tasks: int = Field(
         default=100, ge=1, le=100000, description="Conversions after which a worker is replaced (leaks end there)."
     )

@@ -42,9 +42,12 @@ def _error(exc: ServiceError) -> dict[str, object]:
     }
 
 
-def _convert(converter: Converter, data: bytes, file_name: str) -> tuple[str, object]:
+def _convert(converter: Converter, data: bytes, file_name: str, conn: Connection) -> tuple[str, object]:
+    def progress(done: int, total: int) -> None:  # read by the pool while the conversion goes on
+        conn.send(("progress", (done, total)))
+
     try:
-        return "ok", converter.convert(data, file_name)
+        return "ok", converter.convert(data, file_name, progress)
     except ServiceError as exc:
         return "error", _error(exc)
     except MemoryError:
@@ -82,4 +85,4 @@ def worker_main(conn: Connection, options: ConverterOptions, memory_mb: int) -> 
             data, file_name = conn.recv()
         except (EOFError, OSError):
             return
-        conn.send(_convert(converter, data, file_name))
+        conn.send(_convert(converter, data, file_name, conn))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from ingestion_contracts.chunker import ChunkBatchRequest, ChunkBatchResponse, ChunkRequest, ChunkResponse
-from ingestion_contracts.docling import ConvertResponse
+from ingestion_contracts.docling import ConvertResponse, ConvertStreamEvent
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
@@ -40,7 +41,10 @@ from ingestion_contracts.vectors import (
 )
 
 from .clients import ServiceClient
-from .errors import ToolFailure
+from .errors import ToolFailure, UpstreamError, upstream_error
+
+# (pages done, pages in all) of a document being converted.
+PageProgress = Callable[[int, int], Awaitable[None]]
 
 
 def seg(value: str) -> str:
@@ -66,9 +70,34 @@ class Backend:
     gateway: ServiceClient
 
     # docling -----------------------------------------------------------------------------
-    async def convert(self, data: bytes, file_name: str) -> ConvertResponse:
+    async def convert(self, data: bytes, file_name: str, progress: PageProgress | None = None) -> ConvertResponse:
+        """The document converted; ``progress(done, total)`` hears a PDF's pages as they are converted."""
         files = {"file": (file_name, data, "application/octet-stream")}
-        return await self.docling.json("POST", "/v1/convert", ConvertResponse, files=files)
+        if progress is None:
+            return await self.docling.json("POST", "/v1/convert", ConvertResponse, files=files)
+        results: list[ConvertResponse] = []
+
+        async def on_line(line: str) -> None:
+            event = ConvertStreamEvent.model_validate_json(line)
+            if event.event == "progress" and event.pages_total:
+                await progress(event.pages_done or 0, event.pages_total)
+            elif event.event == "result" and event.result is not None:
+                results.append(event.result)
+            elif event.error is not None:
+                body = event.error
+                status = event.status or 422
+                raise upstream_error(body.error, body.suggestion, code=body.code, status=status, details=body.details)
+
+        # Cancelling this call closes the stream: the docling service kills the worker converting the document.
+        await self.docling.stream_lines("POST", "/v1/convert/stream", on_line, files=files)
+        if not results:
+            raise UpstreamError(
+                "The docling service ended its answer without the converted document.",
+                "Retry; if it keeps failing, check the docling service's logs.",
+                code="PROCESSING_FAILED",
+                status=502,
+            )
+        return results[0]
 
     # chunker -----------------------------------------------------------------------------
     async def chunk(self, request: ChunkRequest) -> ChunkResponse:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
@@ -15,6 +16,8 @@ from .observability import EVENT_HOOKS
 
 log = logging.getLogger("ingestion_mcp.clients")
 Model = TypeVar("Model", bound=BaseModel)
+Result = TypeVar("Result")
+LineHandler = Callable[[str], Awaitable[None]]
 RETRY_STATUSES = frozenset({502, 503, 504})
 MAX_RETRY_AFTER_S = 30.0
 
@@ -64,6 +67,34 @@ class ServiceClient:
         self.retry_budget_s = retry_budget_s
 
     async def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        async def once() -> httpx.Response:
+            response = await self.http.request(method, path, **kwargs)
+            if response.status_code in RETRY_STATUSES:
+                raise RetryableStatus(response)
+            return response
+
+        response = await self._retried(once)
+        if response.status_code >= 400:
+            raise self._error(response)
+        return response
+
+    async def stream_lines(self, method: str, path: str, on_line: LineHandler, **kwargs: Any) -> None:
+        """Like ``call``, for an answer of lines (NDJSON): each one goes to ``on_line`` as it arrives."""
+
+        async def once() -> None:
+            async with self.http.stream(method, path, **kwargs) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    if response.status_code in RETRY_STATUSES:
+                        raise RetryableStatus(response)
+                    raise self._error(response)
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        await on_line(line)
+
+        await self._retried(once)
+
+    async def _retried(self, once: Callable[[], Awaitable[Result]]) -> Result:
         retrying = AsyncRetrying(
             retry=retry_if_exception(_retryable),
             stop=stop_after_attempt(self.attempts) | stop_after_delay(self.retry_budget_s),
@@ -73,9 +104,7 @@ class ServiceClient:
         try:
             async for attempt in retrying:
                 with attempt:
-                    response = await self.http.request(method, path, **kwargs)
-                    if response.status_code in RETRY_STATUSES:
-                        raise RetryableStatus(response)
+                    return await once()
         except RetryableStatus as exc:
             raise self._error(exc.response) from None
         except httpx.TimeoutException as exc:
@@ -92,9 +121,7 @@ class ServiceClient:
                 code="SERVICE_UNAVAILABLE",
                 status=503,
             ) from None
-        if response.status_code >= 400:
-            raise self._error(response)
-        return response
+        raise AssertionError("tenacity ends with a result or an exception")  # pragma: no cover
 
     async def json(self, method: str, path: str, model: type[Model], **kwargs: Any) -> Model:
         response = await self.call(method, path, **kwargs)

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import httpx
 
+from .asgi_stream import StreamingASGITransport
 from .backend import Backend
 from .clients import ServiceClient, make_http_client
 from .embedded_socket import NotPrivate, PrivateDir, prefix, serve_privately, socket_dir
@@ -70,7 +71,11 @@ class _Hosting:
     """This process hosts the folder: requests go to the apps in process."""
 
     def __init__(self, apps: dict[str, Any], stop: asyncio.Event, task: asyncio.Task[None]) -> None:
-        self.transports = {name: httpx.ASGITransport(app=app) for name, app in apps.items()}
+        # The docling service streams a conversion's progress; httpx's ASGITransport would buffer it.
+        self.transports: dict[str, httpx.AsyncBaseTransport] = {
+            name: StreamingASGITransport(app) if name == "docling" else httpx.ASGITransport(app=app)
+            for name, app in apps.items()
+        }
         self.stop, self.task = stop, task
 
     async def send(self, name: str, request: httpx.Request) -> httpx.Response:

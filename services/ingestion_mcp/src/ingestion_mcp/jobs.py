@@ -108,6 +108,11 @@ def new_job_id() -> str:
     return f"job_{uuid.uuid4().hex[:16]}"
 
 
+def _stage(step: str) -> str:
+    """The stage a step belongs to, for timings: "converting page 3/10" -> "converting"."""
+    return step.split(" page ", 1)[0]
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -139,13 +144,14 @@ class Job:
     async def advance(self, fraction: float, step: str) -> None:
         """Progress never goes back; a new step closes the timing of the previous one."""
         self.progress = max(self.progress, round(min(max(fraction, 0.0), 1.0) * 100, 1))
-        if step != self.current_step:
+        if _stage(step) != _stage(self.current_step):
             now = time.perf_counter()
-            self.step_ms[self.current_step] = round((now - self._step_started) * 1000, 1)
-            self.current_step, self._step_started = step, now
+            self.step_ms[_stage(self.current_step)] = round((now - self._step_started) * 1000, 1)
+            self._step_started = now
+        self.current_step = step  # "converting page 37/500": shown as is, timed as "converting"
 
     def finish(self, *, result: Any = None, failure: ToolFailure | None = None, cancelled: bool = False) -> None:
-        self.step_ms[self.current_step] = round((time.perf_counter() - self._step_started) * 1000, 1)
+        self.step_ms[_stage(self.current_step)] = round((time.perf_counter() - self._step_started) * 1000, 1)
         self.end_time, self._finished_at = _now(), time.monotonic()
         if cancelled:
             self.status, self.current_step = "cancelled", "cancelled"

@@ -31,7 +31,7 @@ from ingestion_contracts.gateway import (
 from . import acquire
 from .access import current_caller
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
-from .backend import Backend
+from .backend import Backend, PageProgress
 from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
 from .jobs import current_job, uninterrupted
 from .settings import McpSettings
@@ -242,22 +242,27 @@ class Ingestor:
     async def _convert(self, works: list[Work], progress: Progress) -> None:
         todo = [w for w in works if w.pending]
         for number, work in enumerate(todo):
-            await progress(0.3 + 0.15 * number / len(todo), "converting")
+            low, width = 0.3 + 0.15 * number / len(todo), 0.15 / len(todo)
+            await progress(low, "converting")
+
+            async def pages(done: int, total: int, low: float = low, width: float = width) -> None:
+                await progress(low + width * done / total, f"converting page {done}/{total}")
+
             started = time.perf_counter()
             try:
-                await self._convert_one(work)
+                await self._convert_one(work, pages)
             except Exception as exc:  # noqa: BLE001 - reported per item
                 work.fail(exc)
             finally:
                 work.add_stage("parsing_ms", started)
 
-    async def _convert_one(self, work: Work) -> None:
+    async def _convert_one(self, work: Work, pages: PageProgress) -> None:
         doc = work.doc
         assert doc is not None
         if doc.markdown is not None:
             work.markdown, work.title = doc.markdown, work.item.title or doc.title or doc.name
         else:
-            converted = await self.backend.convert(doc.data or b"", doc.name)
+            converted = await self.backend.convert(doc.data or b"", doc.name, pages)
             work.markdown, work.title = converted.markdown, work.item.title or converted.title
             work.page_spans, work.page_count = converted.page_spans, converted.page_count
             work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)

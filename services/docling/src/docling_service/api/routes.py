@@ -6,11 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from ingestion_contracts import ErrorBody
-from ingestion_contracts.docling import ConvertPathRequest, ConvertResponse, FormatsResponse
+from ingestion_contracts.docling import ConvertPathRequest, ConvertResponse, ConvertStreamEvent, FormatsResponse
 from servicekit import DependencyUnavailable
 
 from ..formats import safe_file_name
 from ..service import ConversionService
+from .stream import NDJSON, ConversionStream
 from .uploads import UPLOAD_BODY, read_upload
 
 router = APIRouter(prefix="/v1", tags=["conversion"])
@@ -59,6 +60,33 @@ async def convert_upload(request: Request, service: ServiceDep) -> ConvertRespon
     raw_name, data = await read_upload(request, service.max_bytes)
     result = await service.convert_bytes(data, safe_file_name(raw_name))
     return _observe(request, result)
+
+
+_STREAM_OK: dict[int | str, dict[str, object]] = {
+    200: {
+        "model": ConvertStreamEvent,
+        "content": {NDJSON: {}},
+        "description": "NDJSON, one ConvertStreamEvent a line: progress lines (PDF pages converted so far), then one "
+        "result line (the ConvertResponse) or one error line (the ErrorBody and the status /v1/convert would answer).",
+    }
+}
+
+
+@router.post(
+    "/convert/stream",
+    operation_id="convert_upload_stream",
+    status_code=200,
+    response_class=ConversionStream,
+    responses={**_STREAM_OK, **_CONVERT_ERRORS},
+    openapi_extra={"requestBody": UPLOAD_BODY},
+)
+async def convert_upload_stream(request: Request, service: ServiceDep) -> ConversionStream:
+    """Convert an uploaded document like /v1/convert, streaming its progress page by page (NDJSON)."""
+    raw_name, data = await read_upload(request, service.max_bytes)
+    name = safe_file_name(raw_name)
+    return ConversionStream(
+        lambda progress: service.convert_bytes(data, name, progress), lambda result: _observe(request, result)
+    )
 
 
 @router.post("/convert/path", operation_id="convert_path", responses=_PATH_ERRORS)
