@@ -21,11 +21,12 @@ from servicekit import Unprocessable
 
 from .containers import PdfInfo, check_office_zip, inspect_pdf
 from .formats import detect_file_type
-from .html_nesting import HtmlLimits, check_html_nesting
+from .html_nesting import check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
 from .native_pdf import PageProgress, windowed_native_segments
 from .ocr import ENGINE_NAME, OcrEngine
+from .options import ConverterOptions
 from .pdf_lines import merge_lines
 from .scans import ocr_image, scanned_pages
 from .segments import document_segments
@@ -46,18 +47,6 @@ NATIVE_FALLBACK_WARNING = (
     "PDF converted with the model-free native pipeline (no layout model: headings are guessed from font size, "
     "tables are found by rule). Mount docling's models and set DOCLING_ARTIFACTS_PATH for the standard pipeline."
 )
-
-
-@dataclass(frozen=True)
-class ConverterOptions:
-    artifacts_path: Path | None = None
-    do_ocr: bool = True
-    timeout_s: float = 300.0
-    ocr_threads: int = 1
-    tables: bool = True  # native pipeline: tables by rule (off only for the benchmark's text-only baseline)
-    html: HtmlLimits = field(default_factory=HtmlLimits)
-    page_window: int = 25  # native pipeline: pages parsed per docling call (memory, progress)
-    max_pdf_pages: int = 2000
 
 
 def _no_progress(_: int, __: int) -> None:

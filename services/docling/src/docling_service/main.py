@@ -15,8 +15,8 @@ from servicekit import configure_logging, create_service_app, serve
 
 from . import __version__
 from .api.routes import router
-from .converter import ConverterOptions
 from .html_nesting import HtmlLimits
+from .options import ConverterOptions
 from .pool import PoolOptions, WorkerPool
 from .service import ConversionService
 from .settings import DoclingSettings
@@ -41,6 +41,8 @@ def build_service(settings: DoclingSettings) -> ConversionService:
             timeout_s=settings.convert_timeout_s,
             max_tasks=settings.worker_max_tasks,
             memory_mb=settings.worker_memory_mb,
+            idle_s=settings.worker_idle_s,
+            recycle_mb=settings.worker_recycle_mb,
         ),
         converter,
     )
@@ -57,7 +59,7 @@ def create_app(settings: DoclingSettings) -> FastAPI:
             for warning in info.startup_warnings:
                 log.warning(warning, extra={"service": "docling"})
             log.info(
-                "converter ready (PDF pipeline: %s, %d worker process(es))",
+                "converter ready (PDF pipeline: %s; up to %d worker process(es), started as conversions need them)",
                 info.pdf_pipeline,
                 service.pool.options.workers,
                 extra={"service": "docling"},

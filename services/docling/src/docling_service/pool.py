@@ -11,7 +11,9 @@ from __future__ import annotations
 import collections
 import logging
 import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -21,8 +23,7 @@ import anyio
 from ingestion_contracts.docling import ConvertResponse
 from servicekit import ServiceError
 
-from .converter import ConverterOptions
-from .worker import WorkerInfo, worker_main
+from .options import ConverterOptions, WorkerInfo
 
 log = logging.getLogger("docling_service.pool")
 # (pages done, pages in all) of the conversion in progress.
@@ -46,6 +47,8 @@ class PoolOptions:
     max_tasks: int = 100  # conversions before a worker is replaced
     memory_mb: int = 0  # address-space cap per worker; 0: none
     start_timeout_s: float = 180.0
+    idle_s: float = 0.0  # a worker idle this long exits (the next conversion starts one); 0: kept
+    recycle_mb: int = 0  # a worker grown this much past its ready size is replaced after its conversion; 0: never
 
 
 class Worker:
@@ -56,9 +59,11 @@ class Worker:
         self.stopped = False
         self.busy = False  # a document sent, its answer not read yet
         self.info: WorkerInfo | None = None
+        self.ready_mb: float | None = None  # resident size once its pipelines were loaded
+        self.idle_since = time.monotonic()
         self._conn, child = context.Pipe()
         self._process = context.Process(
-            target=worker_main, args=(child, converter, memory_mb), name="docling-worker", daemon=True
+            target=run_worker, args=(child, converter, memory_mb), name="docling-worker", daemon=True
         )
         self._process.start()
         child.close()
@@ -73,7 +78,20 @@ class Worker:
                 self.kill()
                 raise RuntimeError(f"a docling worker did not start within {timeout_s:g} s")
             self.info = _receive(self._conn)
+            self.ready_mb = self.resident_mb()
         return self.info
+
+    def resident_mb(self) -> float | None:
+        """Resident memory in MiB, read from /proc (None where there is none: recycling by size is off)."""
+        try:
+            with open(f"/proc/{self._process.pid}/statm") as statm:
+                return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def grown_mb(self) -> float:
+        now = self.resident_mb()
+        return 0.0 if now is None or self.ready_mb is None else now - self.ready_mb
 
     @property
     def pid(self) -> int | None:
@@ -119,6 +137,14 @@ def _crashed() -> WorkerCrashed:
     )
 
 
+def run_worker(conn: Connection, options: ConverterOptions, memory_mb: int) -> None:
+    """A worker's entry point. The import happens in the worker (the fork server has it loaded already), so
+    the API process, which only names this function, never imports docling."""
+    from .worker import worker_main
+
+    worker_main(conn, options, memory_mb)
+
+
 def _receive(conn: Connection) -> Any:
     """The payload of a start-up message (the worker's info), or its error raised."""
     try:
@@ -141,6 +167,7 @@ class WorkerPool:
         self._idle: collections.deque[Worker] = collections.deque()
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(options.workers)
+        self._closed = threading.Event()
 
     @property
     def ready(self) -> bool:
@@ -150,20 +177,38 @@ class WorkerPool:
         return Worker(self._context, self.converter, self.options.memory_mb)
 
     def start(self) -> WorkerInfo:
-        """Start every worker and wait until the first one has loaded its pipelines (blocking)."""
-        workers = [self._spawn() for _ in range(self.options.workers)]
-        self._idle.extend(workers)
-        self.info = workers[0].wait_ready(self.options.start_timeout_s)
+        """Start one worker and wait until it has loaded its pipelines (blocking); the others start when two
+        conversions run at once: an idle service holds one worker's memory, not ``workers``'."""
+        first = self._spawn()
+        self._idle.append(first)
+        self.info = first.wait_ready(self.options.start_timeout_s)
+        if self.options.idle_s > 0:
+            threading.Thread(target=self._retire_idle, name="docling-pool-idle", daemon=True).start()
         return self.info
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
             while self._idle:
                 self._idle.popleft().kill()
 
+    def _retire_idle(self) -> None:
+        """Workers idle for ``idle_s`` exit: their memory goes back to the machine until the next conversion."""
+        while not self._closed.wait(min(10.0, self.options.idle_s / 4)):
+            now = time.monotonic()
+            with self._lock:
+                retired = [w for w in self._idle if now - w.idle_since >= self.options.idle_s]
+                for worker in retired:
+                    self._idle.remove(worker)
+            for worker in retired:
+                log.info("stopping a docling worker idle for %.0f s (pid %s)", now - worker.idle_since, worker.pid)
+                worker.kill()
+
     def _take(self) -> Worker:
         with self._lock:
-            worker = self._idle.popleft()
+            worker = self._idle.popleft() if self._idle else None
+        if worker is None:  # every started worker is busy, or idle ones were retired: start one
+            return self._spawn()
         if not worker.alive:  # died while idle (killed from outside): this request gets a fresh one
             log.warning("a docling worker had ended while idle; starting another")
             worker.kill()
@@ -171,10 +216,17 @@ class WorkerPool:
         return worker
 
     def _release(self, worker: Worker) -> None:
-        if worker.stopped or not worker.alive or worker.tasks >= self.options.max_tasks:
+        grown = worker.grown_mb() if self.options.recycle_mb and worker.alive else 0.0
+        if grown > self.options.recycle_mb > 0:
+            # The parser kept memory it no longer uses (docling and pdfium do): a fresh worker gives it back.
+            log.info("replacing a docling worker grown by %.0f MiB (pid %s)", grown, worker.pid)
+            worker.kill()
+            worker = self._spawn()
+        elif worker.stopped or not worker.alive or worker.tasks >= self.options.max_tasks:
             log.info("replacing a docling worker after %d conversion(s)", worker.tasks)
             worker.kill()
             worker = self._spawn()
+        worker.idle_since = time.monotonic()
         with self._lock:
             self._idle.append(worker)
 

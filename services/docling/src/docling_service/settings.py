@@ -63,6 +63,20 @@ class DoclingSettings(ServiceSettings):
     worker_max_tasks: int = Field(
         default=100, ge=1, le=100000, description="Conversions after which a worker is replaced (leaks end there)."
     )
+    worker_idle_s: float = Field(
+        default=300.0,
+        ge=0,
+        le=86400,
+        description="A worker idle this many seconds exits, giving its memory back; the next conversion starts one "
+        "(about a second). 0: workers stay.",
+    )
+    worker_recycle_mb: int = Field(
+        default=300,
+        ge=0,
+        le=262144,
+        description="A worker whose resident memory grew this many MiB past its start is replaced after its "
+        "conversion (the parser keeps memory it no longer uses). 0: never.",
+    )
 
     @field_validator("allowed_roots", mode="before")
     @classmethod

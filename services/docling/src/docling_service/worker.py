@@ -5,25 +5,14 @@ from __future__ import annotations
 import logging
 import os
 import resource
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from ingestion_contracts.docling import FormatInfo
 from servicekit import ServiceError
 
-from .converter import Converter, ConverterOptions
+from .converter import Converter
+from .options import ConverterOptions, WorkerInfo
 
 log = logging.getLogger("docling_service.worker")
-
-
-@dataclass(frozen=True)
-class WorkerInfo:
-    """What the parent shows on /v1/formats and /readyz, as the worker's converter found it."""
-
-    pdf_pipeline: str
-    ocr: bool
-    formats: list[FormatInfo]
-    startup_warnings: list[str]
 
 
 def _limit_memory(memory_mb: int) -> None:

@@ -1,0 +1,66 @@
+"""What an idle or finished converter holds (issue 21, bounded memory): one worker at start, more only when
+conversions run at once; idle workers exit; a worker that grew on a big document is replaced by a fresh one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from docling_service.options import ConverterOptions
+from docling_service.pool import PoolOptions, WorkerPool
+
+from bench.pdf_pages import report_pdf
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def _pids(pool: WorkerPool) -> list[int | None]:
+    return [worker.pid for worker in pool._idle]
+
+
+async def _started(options: PoolOptions) -> WorkerPool:
+    pool = WorkerPool(options, ConverterOptions())
+    await anyio.to_thread.run_sync(pool.start)
+    return pool
+
+
+async def test_one_worker_at_start_and_a_second_only_for_a_second_conversion_at_once() -> None:
+    pool = await _started(PoolOptions(workers=2))
+    try:
+        assert len(_pids(pool)) == 1
+        pdf = report_pdf(4)[0]
+        async with anyio.create_task_group() as group:
+            for name in ("a.pdf", "b.pdf"):
+                group.start_soon(pool.convert, pdf, name)
+        assert len(set(_pids(pool))) == 2  # both stay for the next ones, up to DOCLING_WORKERS
+        assert (await pool.convert(pdf, "c.pdf")).page_count == 4
+    finally:
+        await anyio.to_thread.run_sync(pool.close)
+
+
+async def test_an_idle_worker_exits_and_the_next_conversion_starts_one() -> None:
+    pool = await _started(PoolOptions(workers=1, idle_s=1.0))
+    try:
+        (pid,) = _pids(pool)
+        with anyio.fail_after(30):
+            while _pids(pool) or Path(f"/proc/{pid}").exists():
+                await anyio.sleep(0.2)
+        converted = await pool.convert(report_pdf(3)[0], "after-idle.pdf")
+        assert converted.page_count == 3 and _pids(pool) and _pids(pool) != [pid]
+    finally:
+        await anyio.to_thread.run_sync(pool.close)
+
+
+@pytest.mark.parametrize(("recycle_mb", "replaced"), [(1, True), (0, False)])
+async def test_a_worker_grown_past_the_recycle_size_is_replaced(recycle_mb: int, replaced: bool) -> None:
+    pool = await _started(PoolOptions(workers=1, recycle_mb=recycle_mb))
+    try:
+        (before,) = _pids(pool)
+        assert (await pool.convert(report_pdf(60)[0], "grows.pdf")).page_count == 60
+        (after,) = _pids(pool)
+        assert (after != before) is replaced
+        if replaced:
+            assert not Path(f"/proc/{before}").exists()
+    finally:
+        await anyio.to_thread.run_sync(pool.close)
