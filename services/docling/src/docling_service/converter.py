@@ -22,7 +22,7 @@ from .formats import detect_file_type
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
 from .native_pdf import native_segments
-from .ocr import ENGINE_NAME, OcrEngine
+from .ocr import ENGINE_NAME, OcrEngine, OcrOptions
 from .pdf_lines import merge_lines
 from .scans import ocr_image, scanned_pages
 from .segments import document_segments
@@ -50,7 +50,7 @@ class ConverterOptions:
     artifacts_path: Path | None = None
     do_ocr: bool = True
     timeout_s: float = 300.0
-    ocr_threads: int = 1
+    ocr: OcrOptions = field(default_factory=OcrOptions)
     tables: bool = True  # native pipeline: tables by rule (off only for the benchmark's text-only baseline)
 
 
@@ -73,7 +73,7 @@ class Converter:
         # docling's own global settings read DOCLING_ARTIFACTS_PATH too, and then every pipeline (even the
         # model-free ones) refuses to start when it is missing. Only the options below decide here.
         docling_settings.artifacts_path = None
-        self._ocr = OcrEngine(threads=self.options.ocr_threads) if self.options.do_ocr else None
+        self._ocr = OcrEngine(self.options.ocr) if self.options.do_ocr else None
         artifacts = self.options.artifacts_path
         if artifacts is not None and artifacts.is_dir() and not any(artifacts.iterdir()):
             # The slim image's empty /models/docling: no models were baked in or mounted.

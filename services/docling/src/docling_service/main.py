@@ -28,8 +28,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         artifacts_path=settings.artifacts_path,
         do_ocr=settings.do_ocr,
         timeout_s=settings.convert_timeout_s,
-        # The cores are shared by the workers: OCR in each one takes its share, at least one thread.
-        ocr_threads=max(1, (os.cpu_count() or 1) // settings.workers),
+        ocr=settings.ocr_options(os.cpu_count() or 1),
     )
     pool = WorkerPool(
         PoolOptions(
