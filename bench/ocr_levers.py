@@ -31,7 +31,14 @@ from .office_scans import office_report
 from .pdf_fidelity import _text, char_accuracy
 
 TODAY = OcrOptions(
-    page_threads=1, onnx_threads=1, render_dpi=200, det_side=0, crop_side=2000, rec_batch=6, use_cls=True
+    page_threads=1,
+    onnx_threads=1,
+    render_dpi=200,
+    det_side=0,
+    crop_side=2000,
+    rec_batch=6,
+    use_cls=True,
+    mem_arena=False,
 )
 
 
@@ -47,6 +54,7 @@ def configurations() -> dict[str, OcrOptions]:
         "no direction classifier (use_cls false)": replace(TODAY, use_cls=False),
         "ONNX Runtime CPU memory arena on": replace(TODAY, mem_arena=True),
         "render 300 dpi, crops at 300 dpi": replace(TODAY, render_dpi=300, crop_side=3600),
+        "2 pages at once, detect at 960 px, no classifier": OcrOptions(rec_batch=6, mem_arena=False),
         "new default": OcrOptions(),
     }
 
@@ -73,10 +81,11 @@ def _one_pass(engine: OcrEngine, docs: list[tuple[bytes, str]], pages: int) -> t
     return wall, cpu, [char_accuracy(expected, got) for (_, expected), got in zip(docs, texts, strict=True)]
 
 
-def measure(repeats: int = 3, pages: int = 2) -> dict[str, Any]:
+def measure(repeats: int = 3, pages: int = 2, only: list[str] | None = None) -> dict[str, Any]:
     docs = documents(pages)
     total = pages * len(docs)
-    engines = {name: OcrEngine(options) for name, options in configurations().items()}
+    chosen = {name: options for name, options in configurations().items() if not only or name in only}
+    engines = {name: OcrEngine(options) for name, options in {"today": TODAY, **chosen}.items()}
     for engine in engines.values():
         read(engine, docs[0][0], 1)  # warm-up: model loading is not timed
     runs: dict[str, list[tuple[float, float, list[float]]]] = {name: [] for name in engines}
@@ -142,9 +151,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pages", type=int, default=2, help="pages per scanned report (two reports)")
     parser.add_argument("--rss", action="store_true", help="also the peak RSS of today's and the new default")
+    parser.add_argument("--only", nargs="+", help="configurations to measure (today is always measured)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    result = measure(args.repeats, args.pages)
+    result = measure(args.repeats, args.pages, args.only)
     if args.rss:
         result["peak_rss_mb"] = {name: peak_rss_mb(name) for name in ("today", "new default")}
     if args.out:

@@ -153,7 +153,7 @@ def _pipelines() -> dict[str, ConverterOptions | str]:
         "text-only": ConverterOptions(do_ocr=False, tables=False),
         # Issue 21's starting point: one page at a time, whole-page detection, the line classifier on.
         "embedded (OCR before issue 21)": ConverterOptions(
-            ocr=OcrOptions(page_threads=1, det_side=0, use_cls=True), tables=True
+            ocr=OcrOptions(page_threads=1, det_side=0, use_cls=True, rec_batch=6, mem_arena=False), tables=True
         ),
         "embedded": ConverterOptions(ocr=ocr),
         "standard": ConverterOptions(artifacts_path=Path(artifacts), ocr=ocr)
