@@ -14,6 +14,7 @@ same run on the same files:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .office_scans import office_fixtures
 from .pdf_fixtures import Fixture, fixtures
 
 if TYPE_CHECKING:  # docling loads only when the section runs, not when the report is written
@@ -49,6 +51,13 @@ def char_accuracy(expected: str, got: str) -> float:
     """1 - character error rate, floored at 0 (whitespace runs count as one space, case ignored)."""
     expected, got = _norm(expected), _norm(got)
     return max(0.0, 1 - edit_distance(expected, got) / max(1, len(expected)))
+
+
+def glued_words(expected: str, got: str) -> int:
+    """Words of ``got`` that are two neighbouring expected words run together ("Section1:", "Thefigures")."""
+    words = _norm(expected).split()
+    pairs = {first + second for first, second in itertools.pairwise(words)}
+    return sum(word in pairs for word in _norm(got).split())
 
 
 def markdown_rows(markdown: str) -> list[list[str]]:
@@ -89,13 +98,24 @@ def _convert(converter: Converter, fixture: Fixture) -> tuple[str, list[int], fl
     return markdown, ocr_pages, time.perf_counter() - started
 
 
+def all_fixtures() -> list[Fixture]:
+    """The fidelity fixtures and the office-quality scanned reports (skew, blur, JPEG; bench/office_scans.py)."""
+    return fixtures() + office_fixtures()
+
+
+def _office(accuracy: dict[str, float]) -> float | None:
+    values = [value for name, value in accuracy.items() if name.startswith("report_")]
+    return round(statistics.fmean(values), 4) if values else None
+
+
 def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
     cells = [0, 0]
     accuracy: dict[str, float] = {}
+    glued: dict[str, int] = {}
     text_recall: dict[str, float] = {}
-    seconds: dict[str, list[float]] = {"born-digital": [], "scan": []}
-    pages = {"born-digital": 0, "scan": 0}
-    for fixture in fixtures():
+    seconds: dict[str, list[float]] = {"born-digital": [], "scan": [], "office-scan": []}
+    pages = {"born-digital": 0, "scan": 0, "office-scan": 0}
+    for fixture in all_fixtures():
         runs = [_convert(converter, fixture) for _ in range(repeats)]
         markdown = runs[0][0]
         seconds[fixture.kind].append(statistics.median(run[2] for run in runs))
@@ -104,8 +124,9 @@ def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
             found, total = cell_recall(table, markdown)
             cells[0] += found
             cells[1] += total
-        if fixture.kind == "scan":
+        if fixture.kind in ("scan", "office-scan"):
             accuracy[fixture.name] = round(char_accuracy("\n".join(fixture.lines), _text(markdown)), 4)
+            glued[fixture.name] = glued_words("\n".join(fixture.lines), _text(markdown))
         elif fixture.lines:
             flat = _norm(markdown)
             text_recall[fixture.name] = sum(_norm(line) in flat for line in fixture.lines) / len(fixture.lines)
@@ -114,6 +135,8 @@ def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
         "table_cells": {"found": cells[0], "expected": cells[1]},
         "ocr_char_accuracy": accuracy,
         "ocr_char_accuracy_mean": round(statistics.fmean(accuracy.values()), 4) if accuracy else None,
+        "office_scan_char_accuracy_mean": _office(accuracy),
+        "ocr_glued_words": glued,
         "text_line_recall": text_recall,
         "pages_per_s": {kind: round(pages[kind] / sum(seconds[kind]), 2) for kind in seconds if sum(seconds[kind])},
         "median_s_per_file": {kind: round(statistics.median(values), 3) for kind, values in seconds.items()},
@@ -122,13 +145,18 @@ def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
 
 def _pipelines() -> dict[str, ConverterOptions | str]:
     from docling_service.converter import ConverterOptions
+    from docling_service.ocr import OcrOptions
 
     artifacts = os.environ.get("DOCLING_ARTIFACTS_PATH")
-    threads = os.cpu_count() or 1
+    ocr = OcrOptions(page_threads=os.cpu_count() or 1)
     return {
         "text-only": ConverterOptions(do_ocr=False, tables=False),
-        "embedded": ConverterOptions(ocr_threads=threads),
-        "standard": ConverterOptions(artifacts_path=Path(artifacts), ocr_threads=threads)
+        # Issue 21's starting point: one page at a time, whole-page detection, the line classifier on.
+        "embedded (OCR before issue 21)": ConverterOptions(
+            ocr=OcrOptions(page_threads=1, det_side=0, use_cls=True, rec_batch=6, mem_arena=False), tables=True
+        ),
+        "embedded": ConverterOptions(ocr=ocr),
+        "standard": ConverterOptions(artifacts_path=Path(artifacts), ocr=ocr)
         if artifacts
         else "no models here; the default docling image has them (DOCLING_ARTIFACTS_PATH)",
     }
@@ -137,7 +165,7 @@ def _pipelines() -> dict[str, ConverterOptions | str]:
 def measure(repeats: int = 3) -> dict[str, Any]:
     """Every pipeline on the generated fixtures; warm-up conversions first (model loading is not timed)."""
     out: dict[str, Any] = {
-        "fixtures": [{"name": f.name, "kind": f.kind, "pages": f.pages} for f in fixtures()],
+        "fixtures": [{"name": f.name, "kind": f.kind, "pages": f.pages} for f in all_fixtures()],
         "repeats": repeats,
         "pipelines": {},
     }
@@ -162,18 +190,23 @@ def report_lines(pdf: dict[str, Any]) -> list[str]:
     """The PDF fidelity section of the benchmark report (Markdown)."""
     names = ", ".join(f"`{f['name']}`" for f in pdf["fixtures"])
     lines = ["", f"**PDF fidelity** (generated fixtures: {names}; median of {pdf['repeats']} conversion(s)):", ""]
-    lines += ["| pipeline | table-cell recall | OCR char accuracy | born-digital pages/s | scanned pages/s |"]
-    lines += ["|---|---|---|---|---|"]
+    lines += [
+        "| pipeline | table-cell recall | OCR char accuracy | born-digital pages/s | scanned pages/s "
+        "| office scans: char accuracy | office scans: pages/s |"
+    ]
+    lines += ["|---|---|---|---|---|---|---|"]
     for name, row in pdf["pipelines"].items():
         if "unavailable" in row:
-            lines.append(f"| {name} | n/a | n/a | n/a | n/a: {row['unavailable'][:120]} |")
+            lines.append(f"| {name} | n/a | n/a | n/a | n/a: {row['unavailable'][:120]} | n/a | n/a |")
             continue
         speed = row["pages_per_s"]
         # A pipeline that reads nothing from a scan (refused: no text) has no scan speed worth showing.
         scans = f"{speed.get('scan', 0):.2f}" if row["ocr_char_accuracy_mean"] else "refused (no text)"
+        office = row.get("office_scan_char_accuracy_mean")
+        office_speed = f"{speed.get('office-scan', 0):.2f}" if office else "refused (no text)"
         lines.append(
             f"| {name} | {_pct(row['table_cell_recall'])} | {_pct(row['ocr_char_accuracy_mean'])} | "
-            f"{speed.get('born-digital', 0):.1f} | {scans} |"
+            f"{speed.get('born-digital', 0):.1f} | {scans} | {_pct(office)} | {office_speed} |"
         )
     return lines
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.pdf_fidelity import cell_recall, char_accuracy, edit_distance, markdown_rows, report_lines
+from bench.pdf_fidelity import cell_recall, char_accuracy, edit_distance, glued_words, markdown_rows, report_lines
 
 TABLE = (("Region", "Q1"), ("Asia", "310"), ("Europe", "120"))
 
@@ -11,6 +11,11 @@ def test_edit_distance_and_character_accuracy() -> None:
     assert edit_distance("kitten", "sitting") == 3 and edit_distance("", "abc") == 3
     assert char_accuracy("The  north lot", "the north lot") == 1.0
     assert char_accuracy("abcd", "abxd") == 0.75 and char_accuracy("abc", "") == 0.0
+
+
+def test_glued_words_are_neighbours_run_together() -> None:
+    assert glued_words("Section 1: Orchard report. The figures", "Section1: Orchard report. Thefigures") == 2
+    assert glued_words("the figures", "the figures") == 0
 
 
 def test_cell_recall_counts_cells_in_the_right_row_and_column() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from docling.datamodel.settings import settings as docling_settings
 from docling_service.converter import Converter, ConverterOptions
+from docling_service.ocr import OcrOptions
 from docling_service.settings import DoclingSettings
 from pydantic import ValidationError
 
@@ -48,6 +49,20 @@ def test_bad_allowed_roots_are_refused(monkeypatch: pytest.MonkeyPatch, value: s
 def test_bad_numbers_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCLING_MAX_UPLOAD_MB", "0")
     with pytest.raises(ValidationError, match="max_upload_mb"):
+        DoclingSettings(_env_file=None)
+
+
+def test_ocr_settings_reach_the_worker_and_a_useless_detection_size_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert DoclingSettings(_env_file=None).ocr_options(cores=2) == OcrOptions(page_threads=2)
+    monkeypatch.setenv("DOCLING_OCR_PAGE_THREADS", "3")
+    monkeypatch.setenv("DOCLING_OCR_RENDER_DPI", "300")
+    monkeypatch.setenv("DOCLING_OCR_DET_SIDE", "0")
+    options = DoclingSettings(_env_file=None).ocr_options(cores=2)
+    assert (options.page_threads, options.render_dpi, options.det_side) == (3, 300, 0)
+    monkeypatch.setenv("DOCLING_OCR_DET_SIDE", "100")
+    with pytest.raises(ValidationError, match="DOCLING_OCR_DET_SIDE=100 is too small"):
         DoclingSettings(_env_file=None)
 
 

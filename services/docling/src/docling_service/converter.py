@@ -72,7 +72,7 @@ class Converter:
         # docling's own global settings read DOCLING_ARTIFACTS_PATH too, and then every pipeline (even the
         # model-free ones) refuses to start when it is missing. Only the options below decide here.
         docling_settings.artifacts_path = None
-        self._ocr = OcrEngine(threads=self.options.ocr_threads) if self.options.do_ocr else None
+        self._ocr = OcrEngine(self.options.ocr) if self.options.do_ocr else None
         artifacts = self.options.artifacts_path
         if artifacts is not None and artifacts.is_dir() and not any(artifacts.iterdir()):
             # The slim image's empty /models/docling: no models were baked in or mounted.

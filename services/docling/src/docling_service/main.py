@@ -29,8 +29,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         artifacts_path=settings.artifacts_path,
         do_ocr=settings.do_ocr,
         timeout_s=settings.convert_timeout_s,
-        # The cores are shared by the workers: OCR in each one takes its share, at least one thread.
-        ocr_threads=max(1, (os.cpu_count() or 1) // settings.workers),
+        ocr=settings.ocr_options(os.cpu_count() or 1),
         html=HtmlLimits(max_depth=settings.max_html_depth, max_depth_total=settings.max_html_depth_total),
         page_window=settings.pdf_page_window,
         max_pdf_pages=settings.max_pdf_pages,

@@ -10,6 +10,8 @@ from pydantic import Field, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 from servicekit import ServiceSettings
 
+from .options import OcrOptions
+
 
 class DoclingSettings(ServiceSettings):
     # extra="ignore": docling itself and other services read DOCLING_* names (DOCLING_SERVICE_URL, ...).
@@ -77,6 +79,40 @@ class DoclingSettings(ServiceSettings):
         description="A worker whose resident memory grew this many MiB past its start is replaced after its "
         "conversion (the parser keeps memory it no longer uses). 0: never.",
     )
+
+    ocr_page_threads: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="Scanned pages one worker reads at once (one core each); 0: as many as the machine has cores.",
+    )
+    ocr_onnx_threads: int = Field(default=1, ge=1, le=64, description="ONNX Runtime threads on one page.")
+    ocr_render_dpi: int = Field(default=200, ge=72, le=600, description="Resolution scanned PDF pages are read at.")
+    ocr_det_side: int = Field(
+        default=960,
+        ge=0,
+        le=4096,
+        description="Longest side (px) of the page image text is detected on; 0: RapidOCR's default (whole page).",
+    )
+
+    @field_validator("ocr_det_side")
+    @classmethod
+    def _check_det_side(cls, value: int) -> int:
+        if 0 < value < 320:
+            raise ValueError(
+                f"DOCLING_OCR_DET_SIDE={value} is too small to find 9 pt text: "
+                "use 0 or at least 320 (960 is the default)."
+            )
+        return value
+
+    def ocr_options(self, cores: int) -> OcrOptions:
+        """The OCR settings of a worker on a machine with ``cores`` cores."""
+        return OcrOptions(
+            page_threads=self.ocr_page_threads or max(1, cores),
+            onnx_threads=self.ocr_onnx_threads,
+            render_dpi=self.ocr_render_dpi,
+            det_side=self.ocr_det_side,
+        )
 
     @field_validator("allowed_roots", mode="before")
     @classmethod
