@@ -127,3 +127,12 @@ async def test_page_count_is_kept_listed_and_survives_a_relabel(client, unique, 
     assert (await upsert(client, name, paged))["status"] == "updated"
     document = (await client.get(f"/v1/collections/{name}/documents/{ids['report.pdf']}")).json()
     assert (document["tags"], document["page_count"]) == (["relabelled"], 9)
+
+
+async def test_collection_names_list_every_collection_without_counting(client, unique, upsert, make_doc) -> None:
+    first, second = unique("names_b"), unique("names_a")
+    for name in (first, second):
+        await upsert(client, name, make_doc("n.md", ["Named."]))
+    names = (await client.get("/v1/collection-names")).json()["names"]
+    full = [c["name"] for c in (await client.get("/v1/collections")).json()["collections"]]
+    assert {first, second} <= set(names) and names == sorted(names) and set(names) == set(full)

@@ -367,6 +367,10 @@ class CollectionList(WireModel):
     collections: list[CollectionInfo]
 
 
+class CollectionNames(WireModel):
+    names: list[str] = Field(description="Every collection's name, A to Z (no counts: one cheap call).")
+
+
 class CreateCollectionRequest(WireModel):
     name: CollectionName
 

@@ -12,6 +12,7 @@ from ingestion_contracts.docling import ConvertResponse, ConvertStreamEvent
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
+    CollectionNames,
     DeleteCollectionResponse,
     DeleteDocumentResponse,
     DocumentChunks,
@@ -175,6 +176,10 @@ class Backend:
 
     async def list_collections(self) -> CollectionList:
         return await self.gateway.json("GET", "/v1/collections", CollectionList)
+
+    async def collection_names(self) -> list[str]:
+        """The collections' names, A to Z, without their counts (one cheap call)."""
+        return (await self.gateway.json("GET", "/v1/collection-names", CollectionNames)).names
 
     async def get_collection(self, name: str) -> CollectionInfo:
         return await self.gateway.json("GET", f"/v1/collections/{seg(name)}", CollectionInfo)

@@ -56,7 +56,7 @@ class GuardedBackend(Backend):
 
     async def _missing(self, collection: str) -> CollectionNotFound:
         """What the gateway answers for a collection that does not exist, listing only readable ones."""
-        available = [c.name for c in (await self.list_collections()).collections]
+        available = await self.collection_names()
         listed = ", ".join(available) if available else "none yet"
         return CollectionNotFound(
             f"Collection {collection!r} does not exist. Available collections: {listed}.",
@@ -72,6 +72,10 @@ class GuardedBackend(Backend):
         return await audited(action, collection, key, right, work)
 
     # -- reads ---------------------------------------------------------------------------------
+    async def collection_names(self) -> list[str]:
+        caller = current_caller()
+        return [name for name in await super().collection_names() if caller.can("read", name)]
+
     async def list_collections(self) -> CollectionList:
         listing = await super().list_collections()
         caller = current_caller()
@@ -111,7 +115,7 @@ class GuardedBackend(Backend):
             for name in request.collections:
                 await self._readable(name)
         elif not caller.everywhere("read"):
-            readable = [c.name for c in (await self.list_collections()).collections]
+            readable = await self.collection_names()
             if not readable:
                 return SearchResponse(hits=[], mode=request.mode, total_searched=0, embedding_ms=0.0, search_ms=0.0)
             request = request.model_copy(update={"collections": readable})

@@ -76,8 +76,7 @@ class Library:
     # -- collections --------------------------------------------------------------------------
     async def collections(self) -> list[str]:
         """The names of the collections, A to Z."""
-        listing = await self.backend.list_collections()
-        return sorted(c.name for c in listing.collections)
+        return await self.backend.collection_names()
 
     async def unknown_collection(self, name: str) -> CollectionNotFound:
         """A missing collection, with the names that exist (details["available_collections"])."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import hmac
 import json
 import logging
@@ -213,7 +214,17 @@ async def announce_when_ready(
             pending = ", ".join(f"{name} ({state})" for name, state in checks.items() if state != "ok")
             print(f"ingestion-mcp is still starting; waiting for: {pending or 'the listener'}", file=sys.stderr)
         await anyio.sleep(poll_s)
+    freeze_startup_objects()
     print(message(), file=sys.stderr, flush=True)
+
+
+def freeze_startup_objects() -> None:
+    """Move what start-up allocated (the model, the libraries: ~600,000 objects) out of the collector's reach.
+
+    Each full collection walked them all: 350-400 ms pauses at random requests, the console's document page
+    at p95 430 ms instead of 88 ms (docs/console.md). They live as long as the process anyway."""
+    gc.collect()
+    gc.freeze()
 
 
 def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:

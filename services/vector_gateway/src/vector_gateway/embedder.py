@@ -6,6 +6,7 @@ Two engines run the same model: ONNX Runtime on a CPU (onnx_embedder.py, the def
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -191,6 +192,10 @@ class EmbedderHolder:
                 self._error = f"{type(exc).__name__}: {exc}"
                 log.error("embedding model failed to load: %s", self._error)
                 return
+            # The model's objects live as long as the process: out of the collector's full passes, which
+            # walked them all at random requests (350-400 ms pauses; ingestion_mcp.main.freeze_startup_objects).
+            gc.collect()
+            gc.freeze()
             log.info(
                 "embedding model %s loaded (%s on %s) in %.1f s",
                 self._embedder.model_name,

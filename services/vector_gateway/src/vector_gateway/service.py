@@ -16,6 +16,7 @@ import anyio
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
+    CollectionNames,
     DeleteCollectionResponse,
     DeleteDocumentResponse,
     DocumentChunks,
@@ -161,6 +162,9 @@ class GatewayService:
             return CollectionList(collections=[self._info(n) for n in self.store.list_collections()])
 
         return await self._run(collect)
+
+    async def collection_names(self) -> CollectionNames:
+        return CollectionNames(names=sorted(await self._run(self.store.list_collections)))
 
     async def create_collection(self, name: str) -> CollectionInfo:
         return await self._run(self._create, name)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import PurePosixPath
 from typing import Any, get_args
 
-from ingestion_contracts.gateway import SearchMode, SearchRequest, SearchResponse
+import anyio
+from ingestion_contracts.gateway import SearchMode, SearchRequest
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -97,14 +100,28 @@ class ActivityPages:
         params = request.query_params
         form = {name: params.get(name, "") for name in ("q", "collection", "mode", "filters", "tags", "min_score",
                                                           "top_k")}  # fmt: skip
-        collections = await self.state.library.collections()
-        context: dict[str, Any] = {"form": form, "collections": collections, "results": None, "modes": MODES}
-        if form["q"].strip():
-            modes = [form["mode"]] if form["mode"] in MODES else list(MODES)
-            context["results"] = {mode: await self._search(form, mode) for mode in modes}
-        return page(request, "search.html", **context)
+        modes = ([form["mode"]] if form["mode"] in MODES else list(MODES)) if form["q"].strip() else []
+        requests = {mode: self._request(form, mode) for mode in modes}  # a bad field is refused before any search
+        found: dict[str, Any] = {}
 
-    async def _search(self, form: dict[str, str], mode: str) -> SearchResponse:
+        async def run(name: str, call: Callable[[], Awaitable[Any]]) -> None:
+            try:
+                found[name] = await call()
+            except Exception as exc:  # noqa: BLE001 - raised below as itself, not inside an exception group
+                found[name] = exc
+
+        # The listing and each mode's search at once: the gateway embeds one while Milvus answers another.
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "", self.state.library.collections)
+            for mode, search in requests.items():
+                group.start_soon(run, mode, functools.partial(self.state.library.search, search))
+        if failed := next((value for value in found.values() if isinstance(value, Exception)), None):
+            raise failed
+        results = {mode: found[mode] for mode in modes} if modes else None
+        return page(request, "search.html", form=form, collections=found[""], results=results, modes=MODES)
+
+    @staticmethod
+    def _request(form: dict[str, str], mode: str) -> SearchRequest:
         try:
             request = SearchRequest(
                 query=form["q"].strip(), collections=[form["collection"]] if form["collection"] else None,
@@ -116,7 +133,7 @@ class ActivityPages:
             problem = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             raise Refused(f"The search cannot run: {problem}.", "Correct the field and search again.",
                           code="INVALID_INPUT", status=400) from None  # fmt: skip
-        return await self.state.library.search(request)
+        return request
 
     # -- ingest -------------------------------------------------------------------------------
     @handled

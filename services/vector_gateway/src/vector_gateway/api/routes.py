@@ -9,6 +9,7 @@ from ingestion_contracts import NAME_PATTERN, ErrorBody
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
+    CollectionNames,
     CreateCollectionRequest,
     DeleteCollectionResponse,
     DeleteDocumentResponse,
@@ -73,6 +74,12 @@ def _errors(*codes: int) -> dict[int | str, dict[str, object]]:
 async def list_collections(service: ServiceDep) -> CollectionList:
     """List collections with document and chunk counts."""
     return await service.list_collections()
+
+
+@router.get("/collection-names", operation_id="list_collection_names", tags=["collections"], responses=_errors(503))
+async def list_collection_names(service: ServiceDep) -> CollectionNames:
+    """The collections' names only: what a picker or an access check needs, without counting their rows."""
+    return await service.collection_names()
 
 
 @router.post(
