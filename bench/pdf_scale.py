@@ -160,8 +160,9 @@ async def polled(client: Client, job_id: str, marks: list[tuple[float, str]], st
         await anyio.sleep(0.5)
         job = ((await client.call_tool("get_job_status", {"job_id": job_id})).structured_content or {}).get("job")
         job = job or {}
-        if not marks or marks[-1][1] != job.get("current_step"):
-            marks.append((time.perf_counter() - started, job.get("current_step", "")))
+        seen = f"{job.get('current_step', '')} {job.get('progress', '')}"  # a step, or progress within it
+        if not marks or marks[-1][1] != seen:
+            marks.append((time.perf_counter() - started, seen))
         if job.get("status") != "running":
             return job.get("result") or {"error": job.get("error")}, job.get("status", "")
 
@@ -188,6 +189,7 @@ def figures(
         "peak_mb": sorted(peaks, key=lambda p: -p["mb"]),
         "after_tree_mb": tree_mb(),
         "chunks": result.get("chunks", result.get("chunks_created")),
+        "stages_ms": result.get("stages") or {},
         "error": result.get("error"),
     }
 
