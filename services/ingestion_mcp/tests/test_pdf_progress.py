@@ -95,9 +95,12 @@ async def test_a_long_pdf_shows_its_pages_and_a_cancel_mid_conversion_keeps_noth
         again = await call_tool(client, "ingest_document", file_path=str(path), collection="big_pdf", force=True)
         again = await _outcome(client, call_tool, again)
         assert again["status"] in ("indexed", "replaced") and await _counts(app_state, "big_pdf") == before, again
-        hit = await call_tool(client, "search", query=sentences[77], collection="big_pdf", mode="keyword")
-        top = hit["results"][0]  # a chunk's page is the page it starts on: 77, or 76 when it runs onto 77
-        assert "Page 77 records" in top["text"] and top["page"] in (76, 77), hit
+        # The hit cites the page holding the sentence, not the page its chunk starts on. (Keyword mode: this
+        # generator's page sentences differ only in their words' order and the page number, which dense
+        # retrieval does not tell apart.)
+        hit = await call_tool(client, "search", query=sentences[97], collection="big_pdf", mode="keyword")
+        top = hit["results"][0]
+        assert "Page 97 records" in top["text"] and top["page"] == 97, hit
 
 
 async def test_over_http_the_client_hears_the_pages_and_a_cancel_stops_the_remote_worker() -> None:
