@@ -76,10 +76,10 @@ def _heading(pdf: FPDF, text: str) -> None:
     pdf.ln(6)
 
 
-def _table(pdf: FPDF, rows: tuple[tuple[str, ...], ...], *, ruled: bool) -> None:
-    borders = "SINGLE_TOP_LINE" if not ruled else "ALL"
+def table_rows(pdf: FPDF, rows: tuple[tuple[str, ...], ...], *, ruled: bool) -> None:
+    """A table at the cursor, header row first: cell borders drawn (ruled) or none."""
     with pdf.table(
-        borders_layout=borders if ruled else "NONE",
+        borders_layout="ALL" if ruled else "NONE",
         first_row_as_headings=True,
         width=400,
         align="LEFT",
@@ -96,7 +96,7 @@ def table_pdf(rows: tuple[tuple[str, ...], ...], title: str, *, ruled: bool) -> 
     _heading(pdf, title)
     pdf.multi_cell(0, 15, "The figures below are in thousands of euros, as reported by each regional office.")
     pdf.ln(10)
-    _table(pdf, rows, ruled=ruled)
+    table_rows(pdf, rows, ruled=ruled)
     pdf.ln(12)
     pdf.multi_cell(0, 15, "Figures for the fourth quarter follow in the annual report.")
     return bytes(pdf.output())

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from fpdf import FPDF
 
-from .pdf_fixtures import REVENUE, STAFF, memo_pdf, scan_image
+from .pdf_fixtures import REVENUE, STAFF, memo_pdf, scan_image, table_rows
 
 WORDS = (
     "harbour", "ledger", "tide", "survey", "beacon", "pilot", "cargo", "quay", "ferry", "permit", "dredging",
@@ -61,13 +61,7 @@ def _table(pdf: FPDF, rows: tuple[tuple[str, ...], ...], *, ruled: bool) -> None
     pdf.cell(0, 24, "Ruled figures" if ruled else "Unruled directory", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("helvetica", size=11)
     pdf.ln(6)
-    with pdf.table(
-        borders_layout="ALL" if ruled else "NONE", first_row_as_headings=True, width=400, align="LEFT", line_height=18
-    ) as table:
-        for row in rows:
-            line = table.row()
-            for cell in row:
-                line.cell(cell)
+    table_rows(pdf, rows, ruled=ruled)
 
 
 def mixed_report_pdf(seed: int = 0) -> bytes:
