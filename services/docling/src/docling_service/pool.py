@@ -217,13 +217,11 @@ class WorkerPool:
 
     def _release(self, worker: Worker) -> None:
         grown = worker.grown_mb() if self.options.recycle_mb and worker.alive else 0.0
-        if grown > self.options.recycle_mb > 0:
-            # The parser kept memory it no longer uses (docling and pdfium do): a fresh worker gives it back.
-            log.info("replacing a docling worker grown by %.0f MiB (pid %s)", grown, worker.pid)
-            worker.kill()
-            worker = self._spawn()
-        elif worker.stopped or not worker.alive or worker.tasks >= self.options.max_tasks:
-            log.info("replacing a docling worker after %d conversion(s)", worker.tasks)
+        # Grown: the parser kept memory it no longer uses (docling and pdfium do); a fresh worker gives it back.
+        spent = worker.stopped or not worker.alive or worker.tasks >= self.options.max_tasks
+        if spent or grown > self.options.recycle_mb > 0:
+            log.info("replacing a docling worker (pid %s) after %d conversion(s), grown by %.0f MiB",
+                     worker.pid, worker.tasks, grown)  # fmt: skip
             worker.kill()
             worker = self._spawn()
         worker.idle_since = time.monotonic()

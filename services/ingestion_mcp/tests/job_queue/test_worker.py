@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from ingestion_mcp.jobqueue import RedisJobStore
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
@@ -32,10 +34,20 @@ async def running_worker(settings: McpSettings) -> AsyncIterator[Any]:
         yield worker
     finally:
         worker.handle_sig(signal.SIGUSR1)  # what SIGTERM does to a worker process
-        with contextlib.suppress(asyncio.CancelledError):  # the worker's tasks end cancelled
-            await task
-        with contextlib.suppress(asyncio.CancelledError):
-            await worker.close()
+        await _ended(task, "the worker's loop")
+        await _ended(asyncio.ensure_future(worker.close()), "the worker's close")
+
+
+async def _ended(task: asyncio.Future[Any], what: str, within_s: float = 60) -> None:
+    """Wait for a part of the worker to stop; one that does not is a failure that shows every task's stack."""
+    await asyncio.wait({task}, timeout=within_s)
+    if not task.done():
+        stacks = io.StringIO()
+        for each in asyncio.all_tasks():
+            each.print_stack(file=stacks)
+        pytest.fail(f"{what} did not end within {within_s:.0f} s of SIGTERM; the tasks:\n{stacks.getvalue()}")
+    if not task.cancelled() and (error := task.exception()) is not None:
+        raise error
 
 
 async def ran(store: RedisJobStore, tag: str) -> list[str]:
