@@ -27,7 +27,7 @@ from redis.exceptions import OutOfMemoryError
 from scripts.redis_server import SKIP_REASON, RedisServer, redis_binary
 
 from .conftest import RUNS
-from .test_worker import STAGES, running_worker, until
+from .test_worker import STAGES, running_worker, until, within
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ async def test_a_frozen_broker_never_runs_a_job_twice_at_once(
     the first run is alive."""
     slow_calls = settings.model_copy(update={"job_lease_s": 6, "broker_timeout_s": 2})
     params = {"stages": STAGES * 3, "stage_s": 0.5, "tag": "frozen"}
-    async with running_worker(slow_calls), running_worker(slow_calls):
+    async with within(240), running_worker(slow_calls), running_worker(slow_calls):
         job = await store.submit("test_staged", params, "frozen broker")
         await until(store, job.id, "converting")
         own_redis.freeze()
@@ -120,7 +120,7 @@ async def test_a_run_that_cannot_record_its_end_is_over_before_its_lease(
     slow_calls = settings.model_copy(update={"job_lease_s": 6, "broker_timeout_s": 2})
     params = {"stages": ["reading", "converting"], "stage_s": 0.5, "after_s": 0.3, "tag": "tail"}
     starts: list[list[float]] = []
-    async with running_worker(slow_calls) as one, running_worker(slow_calls) as other:
+    async with within(240), running_worker(slow_calls) as one, running_worker(slow_calls) as other:
         timed_starts(one, starts)
         timed_starts(other, starts)
         job = await store.submit("test_staged", params, "frozen at the end")

@@ -42,12 +42,32 @@ async def _ended(task: asyncio.Future[Any], what: str, within_s: float = 60) -> 
     """Wait for a part of the worker to stop; one that does not is a failure that shows every task's stack."""
     await asyncio.wait({task}, timeout=within_s)
     if not task.done():
-        stacks = io.StringIO()
-        for each in asyncio.all_tasks():
-            each.print_stack(file=stacks)
-        pytest.fail(f"{what} did not end within {within_s:.0f} s of SIGTERM; the tasks:\n{stacks.getvalue()}")
+        pytest.fail(f"{what} did not end within {within_s:.0f} s of SIGTERM; the tasks:\n{task_stacks()}")
     if not task.cancelled() and (error := task.exception()) is not None:
         raise error
+
+
+def task_stacks() -> str:
+    stacks = io.StringIO()
+    for each in asyncio.all_tasks():
+        each.print_stack(limit=12, file=stacks)
+    return stacks.getvalue()
+
+
+@contextlib.asynccontextmanager
+async def within(seconds: float) -> AsyncIterator[None]:
+    """Fail a test still running after ``seconds`` with every task's stack as it was then (a hang in CI is then
+    read from the failure, not guessed from the threads pytest-timeout shows)."""
+    seen: list[str] = []
+    loop = asyncio.get_running_loop()
+    snapshot = loop.call_at(loop.time() + seconds - 0.2, lambda: seen.append(task_stacks()))
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError:
+        pytest.fail(f"still running after {seconds:.0f} s; the tasks then:\n{''.join(seen)}")
+    finally:
+        snapshot.cancel()
 
 
 async def ran(store: RedisJobStore, tag: str) -> list[str]:
