@@ -62,6 +62,13 @@ class DoclingSettings(ServiceSettings):
     max_pdf_pages: int = Field(
         default=2000, ge=1, le=100000, description="Longest PDF accepted, in pages; a longer one is refused unread."
     )
+    max_pdf_page_megapixels: float = Field(
+        default=100.0,
+        gt=0,
+        le=10000,
+        description="Largest PDF page accepted, in megapixels of its image at the OCR resolution "
+        "(DOCLING_OCR_RENDER_DPI; an A0 poster at 200 dpi is 62); a PDF with a larger page is refused unread.",
+    )
     worker_max_tasks: int = Field(
         default=100, ge=1, le=100000, description="Conversions after which a worker is replaced (leaks end there)."
     )
