@@ -7,10 +7,13 @@ the embedded default (docling workers, chunker, gateway, Milvus Lite). The bench
 server's whole process tree every 0.2 s and reports per file: seconds, pages/s (whole ingest and the
 conversion stage alone), peak RSS of each process and of the tree, the tree's RSS after the job (memory
 given back?), seconds to the first progress message and the longest gap between two, and chunks. The idle
-tree (before the first ingest) is measured too. ``--baseline DIR`` runs the same files on another checkout
-(e.g. ``git worktree add --detach /tmp/base <ref>``) in the same run, for ratios.
+tree (before the first ingest) is measured too, and a 100-page report with a photograph on every page sized to
+``--heavy`` MB (default 95: just under the 100 MiB upload limit) shows what a big upload costs in memory.
+``--baseline DIR`` runs the same files on another checkout (e.g. ``git worktree add --detach /tmp/base <ref>``)
+in the same run, for ratios.
 
-    python -m bench.pdf_scale [--born 10,100,500] [--scanned 10,50] [--baseline DIR] [--plot docs/pdf_scale.png]
+    python -m bench.pdf_scale [--born 10,100,500] [--scanned 10,50] [--heavy 95] [--baseline DIR]
+                              [--plot docs/pdf_scale.png]
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import psutil
 import pypdfium2 as pdfium
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from PIL import ImageFilter
+from PIL import Image, ImageFilter
 
 from .pdf_scale_docs import report_pdf
 
@@ -46,6 +49,7 @@ SERVICE_URLS = ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_UR
 SAMPLE_S = 0.2
 SETTLE_S = 5.0  # after a job: time for workers to give memory back (or be recycled) before "after" is read
 MB = 1024 * 1024
+HEAVY_PAGES = 100
 
 
 def scanned_pdf(born: bytes, *, dpi: int = 150, seed: int = 11) -> bytes:
@@ -66,6 +70,36 @@ def scanned_pdf(born: bytes, *, dpi: int = 150, seed: int = 11) -> bytes:
     buffer = io.BytesIO()
     pages[0].save(buffer, format="PDF", resolution=dpi, save_all=True, append_images=pages[1:])
     return buffer.getvalue()
+
+
+def photo_pdf(born: bytes, target_mb: float, *, seed: int = 5) -> bytes:
+    """``born`` with a photograph on every page (a JPEG of noise: it does not compress), sized so that the file
+    comes to about ``target_mb``: what a report full of pictures weighs, for the memory of a 100 MB upload."""
+    rng = random.Random(seed)
+    document = pdfium.PdfDocument(born)
+    try:
+        per_page = max(target_mb * MB - len(born), 0) / len(document)
+        side = max(int((per_page / len(_noise_jpeg(rng, 256)) * 256 * 256) ** 0.5), 16)
+        for index in range(len(document)):
+            encoded = _noise_jpeg(rng, side)
+            page = document[index]
+            image = pdfium.PdfImage.new(document)
+            image.load_jpeg(io.BytesIO(encoded), inline=True)
+            width, height = page.get_size()
+            image.set_matrix(pdfium.PdfMatrix().scale(width / 4, width / 4).translate(width * 0.7, height * 0.02))
+            page.insert_obj(image)
+            page.gen_content()
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+    finally:
+        document.close()
+
+
+def _noise_jpeg(rng: random.Random, side: int) -> bytes:
+    encoded = io.BytesIO()
+    Image.frombytes("RGB", (side, side), rng.randbytes(side * side * 3)).save(encoded, format="JPEG", quality=90)
+    return encoded.getvalue()
 
 
 class TreeSampler:
@@ -194,8 +228,13 @@ def figures(
     }
 
 
-def files(docs: Path, born: list[int], scanned: list[int]) -> list[dict[str, Any]]:
+def files(docs: Path, born: list[int], scanned: list[int], heavy_mb: float = 0) -> list[dict[str, Any]]:
     made = []
+    if heavy_mb:  # 100 born-digital pages with a photograph each, about heavy_mb in all
+        data = photo_pdf(report_pdf(HEAVY_PAGES, seed=HEAVY_PAGES)[0], heavy_mb)
+        path = docs / f"photos-{HEAVY_PAGES}.pdf"
+        path.write_bytes(data)
+        made.append({"kind": "photos", "pages": HEAVY_PAGES, "path": path, "mb": round(len(data) / MB, 2)})
     for kind, sizes in (("born-digital", born), ("scanned", scanned)):
         for pages in sizes:
             pdf, _ = report_pdf(pages, seed=pages)
@@ -226,6 +265,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--born", default="10,100,500", help="born-digital page counts")
     parser.add_argument("--scanned", default="10,50", help="scanned page counts")
+    parser.add_argument(
+        "--heavy",
+        type=float,
+        default=95.0,
+        help=f"MB of a {HEAVY_PAGES}-page PDF with a photograph a page (0: none; uploads: <= 100 MiB)",
+    )
     parser.add_argument("--baseline", type=Path, help="another checkout to run the same files on, for ratios")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pdf_scale.json")
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "pdf_scale.png")
@@ -242,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pdf-scale-docs-") as scratch:
         docs = Path(scratch)
-        made = files(docs, sizes(args.born), sizes(args.scanned))
+        made = files(docs, sizes(args.born), sizes(args.scanned), args.heavy)
         result: dict[str, Any] = {"benchmark": "pdf_scale", "cpus": os.cpu_count(),
                                   "current": anyio.run(run_code, ROOT, made, docs)}  # fmt: skip
         if args.baseline:

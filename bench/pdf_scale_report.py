@@ -50,7 +50,7 @@ def plot(result: dict[str, Any], out: Path) -> None:
 
     figure, (seconds, memory) = plt.subplots(1, 2, figsize=(10, 4))
     for run, style in (("current", "-o"), ("baseline", "--x")):
-        for kind in ("born-digital", "scanned"):
+        for kind in ("born-digital", "scanned", "photos"):
             points = sorted((f["pages"], f["seconds"], f["peak_tree_mb"])
                             for f in result.get(run, {}).get("files", []) if f["kind"] == kind)  # fmt: skip
             if not points:

@@ -81,8 +81,11 @@ def check_office_zip(name: str, data: bytes, file_type: str) -> None:
         raise corrupt from exc
 
 
-def inspect_pdf(name: str, data: bytes, *, max_pages: int | None = None) -> PdfInfo:
-    """Open the PDF with PDFium: page count and title, or a clear error for encrypted/damaged/too long files."""
+def inspect_pdf(
+    name: str, data: bytes, *, max_pages: int | None = None, max_page_megapixels: float | None = None, dpi: int = 200
+) -> PdfInfo:
+    """Open the PDF with PDFium: page count and title, or a clear error for encrypted/damaged/too long files and
+    for a page whose image at ``dpi`` (what OCR and docling's layout models render) would pass the megapixels."""
     with pypdfium2_lock:
         try:
             document = pdfium.PdfDocument(data)
@@ -91,6 +94,8 @@ def inspect_pdf(name: str, data: bytes, *, max_pages: int | None = None) -> PdfI
         try:
             page_count = len(document)
             title = (document.get_metadata_dict(skip_empty=True).get("Title") or "").strip() or None
+            if max_page_megapixels is not None and (max_pages is None or page_count <= max_pages):
+                _check_page_sizes(name, document, max_page_megapixels, dpi)
         finally:
             document.close()
     if page_count == 0:
@@ -105,6 +110,26 @@ def inspect_pdf(name: str, data: bytes, *, max_pages: int | None = None) -> PdfI
             details={"page_count": page_count, "max_pages": max_pages},
         )
     return PdfInfo(page_count=page_count, title=title)
+
+
+def _check_page_sizes(name: str, document: pdfium.PdfDocument, max_megapixels: float, dpi: int) -> None:
+    """Refuse the first page whose image at ``dpi`` would pass ``max_megapixels`` (sizes are read from the page
+    tree, no page is loaded): a poster-sized page rendered for OCR takes gigabytes."""
+    scale = dpi / 72
+    for index in range(len(document)):
+        width, height = document.get_page_size(index)  # points
+        megapixels = width * scale * height * scale / 1e6
+        if megapixels > max_megapixels:
+            raise Unprocessable(
+                f"Page {index + 1} of {name!r} is {width / 72:.0f} x {height / 72:.0f} in: {megapixels:.0f} "
+                f"megapixels at {dpi} dpi, past this service's limit of {max_megapixels:g} megapixels a page "
+                "(DOCLING_MAX_PDF_PAGE_MEGAPIXELS). Nothing was converted.",
+                code="PAGE_TOO_LARGE",
+                suggestion="Scale the PDF's pages down (print it to a standard paper size), or ask the operator "
+                "to raise DOCLING_MAX_PDF_PAGE_MEGAPIXELS (each megapixel costs about 1-3 MB while the page is read).",
+                details={"page": index + 1, "megapixels": round(megapixels, 1), "max_megapixels": max_megapixels,
+                         "dpi": dpi},
+            )  # fmt: skip
 
 
 def _pdf_error(name: str, err_code: int | None) -> Unprocessable:

@@ -154,7 +154,9 @@ class Converter:
         ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
         if file_type == "pdf":
-            pdf_info = inspect_pdf(file_name, data, max_pages=self.options.max_pdf_pages)
+            pdf_info = inspect_pdf(file_name, data, max_pages=self.options.max_pdf_pages,
+                                   max_page_megapixels=self.options.max_page_megapixels,
+                                   dpi=self.options.ocr.render_dpi)  # fmt: skip
         elif file_type in ("docx", "pptx", "xlsx"):
             check_office_zip(file_name, data, file_type)
         elif file_type in ("html", "md"):  # Markdown's raw HTML blocks go to the same HTML reader

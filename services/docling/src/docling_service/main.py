@@ -33,6 +33,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         html=HtmlLimits(max_depth=settings.max_html_depth, max_depth_total=settings.max_html_depth_total),
         page_window=settings.pdf_page_window,
         max_pdf_pages=settings.max_pdf_pages,
+        max_page_megapixels=settings.max_pdf_page_megapixels,
     )
     pool = WorkerPool(
         PoolOptions(

@@ -64,6 +64,7 @@ class ConverterOptions:
     html: HtmlLimits = field(default_factory=HtmlLimits)
     page_window: int = 25  # native pipeline: pages parsed per docling call (memory, progress)
     max_pdf_pages: int = 2000
+    max_page_megapixels: float = 100.0  # a PDF page's image at the OCR resolution
 
 
 @dataclass(frozen=True)
