@@ -34,6 +34,16 @@ def torch_embedder() -> Embedder:
 
 
 @pytest.fixture(scope="module")
+def full_onnx_embedder() -> Embedder:
+    """The full load on ONNX Runtime (sentence-transformers' model in hand), whatever the cache holds: the
+    session's ``embedder`` starts torch-free once a manifest is cached (test_torch_free_start.py)."""
+    from vector_gateway.embedder import load_sentence_transformer, onnx_embedder
+
+    name, path = resolve_model("")
+    return onnx_embedder(name, load_sentence_transformer(path, "cpu"), path, settings())
+
+
+@pytest.fixture(scope="module")
 def own_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A user's model folder (a copy of the bundled one under another name) and an empty ONNX cache."""
     folder = tmp_path_factory.mktemp("models") / "my-minilm"
@@ -161,9 +171,10 @@ def test_a_model_that_cannot_be_exported_falls_back_to_torch_with_one_log_line(
     assert cosines(vectors, torch_embedder.embed_documents(["still embeds"]))[0] >= 0.9999
 
 
-def test_the_direct_tokenizer_and_numpy_pooling_give_the_generic_paths_vectors(embedder) -> None:
+def test_the_direct_tokenizer_and_numpy_pooling_give_the_generic_paths_vectors(full_onnx_embedder) -> None:
     from vector_gateway.onnx_embedder import FastPath
 
+    embedder = full_onnx_embedder
     # The bundled model takes both shortcuts; switched off, the model's own preprocess and modules run instead.
     assert embedder.fast == FastPath(tokenize=True, mean_pooling=True)
     texts = ["Short.", "A Longer Sentence, With CAPITALS and café.", "word " * 300, "", "x y"]
@@ -185,12 +196,13 @@ def test_a_model_with_a_prompt_and_cls_pooling_takes_the_generic_path(own_model,
     onnx = create_embedder(settings(embedding_model=str(folder), embedding_cache_dir=own_model[1]))
     torch = create_embedder(settings(embedding_model=str(folder), embedding_engine="torch"))
     assert onnx.engine == "onnx" and onnx.session_settings["fast_path"] == {"tokenize": False, "mean_pooling": False}
+    assert not list(own_model[1].glob("prompted-cls-*/light.json"))  # no torch-free start for it: never verified
     texts = ["a user's own model with a prompt", "and the first token's vector as the sentence " * 20]
     assert cosines(onnx.embed_documents(texts), torch.embed_documents(texts)).min() >= 0.9999
 
 
 def test_batches_group_texts_of_like_token_length() -> None:
-    from vector_gateway.onnx_embedder import length_groups
+    from vector_gateway.onnx_runtime import length_groups
 
     lengths = [250, 240, 230, 200, 190, 60, 58, 20, 18, 14, 3]  # sorted longest first, as the embedder sorts them
     groups = [lengths[g] for g in length_groups(lengths, batch_size=64)]

@@ -1,7 +1,8 @@
 """Text → vectors. One small interface; sentence-transformers is imported only when a model loads.
 
 Two engines run the same model: ONNX Runtime on a CPU (onnx_embedder.py, the default there) and torch
-(sentence-transformers' ``encode``) on a GPU, or when asked, or when the model cannot be exported.
+(sentence-transformers' ``encode``) on a GPU, or when asked, or when the model cannot be exported. On ONNX
+Runtime, a model that a full load has verified starts without importing torch at all (light_embedder.py).
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import threading
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -141,8 +144,40 @@ def choose_engine(settings: GatewaySettings) -> tuple[Engine, str]:
     return "onnx", "cpu"
 
 
+# What the drivers of a GPU that torch could use leave on Linux: NVIDIA, AMD ROCm, WSL's GPU bridge.
+GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/kfd", "/dev/dxg")
+
+
+def gpu_possible() -> bool:
+    """Whether torch might report a GPU, answered without importing it (~0.5 GB and ~10 s): False for torch's CPU
+    build and for a Linux machine without a GPU driver; True (ask torch) when it cannot tell."""
+    try:
+        build = metadata.version("torch").partition("+")[2]
+    except metadata.PackageNotFoundError:
+        return False
+    if build == "cpu" or sys.platform == "darwin":  # no CUDA on macOS, and `auto` never picks MPS
+        return False
+    if sys.platform != "linux":
+        return True
+    return any(Path(path).exists() for path in GPU_DEVICE_FILES)
+
+
+def surely_onnx_on_cpu(settings: GatewaySettings) -> bool:
+    """Whether choose_engine will answer ("onnx", "cpu"), known without torch; False when only torch can tell."""
+    if settings.embedding_engine != "auto":
+        return settings.embedding_engine == "onnx"
+    return settings.embedding_device == "cpu" or (settings.embedding_device == "auto" and not gpu_possible())
+
+
 def create_embedder(settings: GatewaySettings) -> Embedder:
     name, path = resolve_model(settings.embedding_model)
+    if surely_onnx_on_cpu(settings):  # before torch is imported: a verified model needs neither it nor its memory
+        from .light_embedder import open_light
+
+        light = open_light(name, path, settings.embedding_cache_dir, batch_size=settings.embedding_batch_size,
+                           threads=settings.embedding_threads)  # fmt: skip
+        if light is not None:
+            return light
     engine, device = choose_engine(settings)
     model = load_sentence_transformer(path, device)
     if engine == "onnx":
@@ -157,12 +192,16 @@ def create_embedder(settings: GatewaySettings) -> Embedder:
 
 
 def onnx_embedder(name: str, model: SentenceTransformer, path: Path, settings: GatewaySettings) -> Embedder:
+    """The full load on ONNX Runtime; it leaves the manifest of the torch-free start for the next one."""
+    from .light_check import record_light_path
     from .onnx_embedder import OnnxEmbedder
     from .onnx_export import ensure_onnx
 
     onnx_path = ensure_onnx(model, path, settings.embedding_cache_dir)
-    return OnnxEmbedder(name, model, onnx_path, batch_size=settings.embedding_batch_size,
-                        threads=settings.embedding_threads)  # fmt: skip
+    embedder = OnnxEmbedder(name, model, onnx_path, batch_size=settings.embedding_batch_size,
+                            threads=settings.embedding_threads)  # fmt: skip
+    record_light_path(embedder, model, path, onnx_path)
+    return embedder
 
 
 class EmbedderHolder:
@@ -197,10 +236,11 @@ class EmbedderHolder:
             gc.collect()
             gc.freeze()
             log.info(
-                "embedding model %s loaded (%s on %s) in %.1f s",
+                "embedding model %s loaded (%s on %s%s) in %.1f s",
                 self._embedder.model_name,
                 getattr(self._embedder, "engine", "custom"),
                 self._embedder.device,
+                ", torch-free" if getattr(self._embedder, "path", "") == "torch-free" else "",
                 time.perf_counter() - started,
             )
 

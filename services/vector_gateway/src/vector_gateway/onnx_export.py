@@ -7,7 +7,8 @@ the model's own (see onnx_embedder.py). Before it is kept, the graph must reprod
 (cosine >= 0.9999); a model that does not is refused, and the gateway embeds with torch. The file is kept
 under a key made of the model files' content and the torch, ONNX Runtime and exporter versions, and written
 atomically, so a changed model or exporter never reuses a stale graph and concurrent starts never read a
-half-written one. Nothing is downloaded.
+half-written one. Nothing is downloaded. The bake command below also leaves the manifest of the torch-free
+start beside the file (light_check.py), so that a baked image starts without importing torch.
 
     python -m vector_gateway.onnx_export [--model FOLDER] [--cache-dir DIR]   # bake it (image build, install)
 """
@@ -18,8 +19,12 @@ import argparse
 import hashlib
 import logging
 import os
+import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +47,14 @@ def default_cache_dir() -> Path:
 
 
 def model_key(model_dir: Path) -> str:
-    """A digest of every file of the model folder (names and content), torch's version and the exporter's."""
-    import onnxruntime
-    import torch
+    """A digest of every file of the model folder (names and content), torch's version and the exporter's.
 
-    versions = f"exporter={EXPORTER_VERSION};opset={OPSET};torch={torch.__version__};ort={onnxruntime.__version__}"
+    torch's version is read from its installed metadata (the same string as ``torch.__version__``, local suffix
+    included, e.g. 2.13.0+cpu), so that the torch-free start finds the file without importing torch."""
+    import onnxruntime
+
+    torch = metadata.version("torch")
+    versions = f"exporter={EXPORTER_VERSION};opset={OPSET};torch={torch};ort={onnxruntime.__version__}"
     digest = hashlib.sha256(versions.encode())
     for path in sorted(p for p in model_dir.rglob("*") if p.is_file() and p.name not in _SKIPPED):
         digest.update(str(path.relative_to(model_dir)).encode() + b"\0")
@@ -94,17 +102,25 @@ def export(model: SentenceTransformer, target: Path) -> Path:
     """Write the model's transformer as ONNX to ``target`` (atomically: a temporary file, then a rename)."""
     if type(model[0]).__name__ != "Transformer" or not hasattr(model[0], "auto_model"):
         raise ValueError(f"the first module is {type(model[0]).__name__}, not a Hugging Face text transformer")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=target.parent)
-    os.close(handle)
-    try:
+    with written_atomically(target) as temporary:
         trace(model, temporary)
         fuse(model, temporary)
         verify(model, temporary)
+    return target
+
+
+@contextmanager
+def written_atomically(target: Path) -> Iterator[str]:
+    """A temporary path beside ``target`` to write, renamed onto it when the block succeeds and removed when not:
+    a reader sees the old file or the whole new one, never a part (concurrent starts, a crash mid-write)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".export-", suffix=target.suffix, dir=target.parent)
+    os.close(handle)
+    try:
+        yield temporary
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
-    return target
 
 
 def trace(model: SentenceTransformer, path: str) -> None:
@@ -181,15 +197,22 @@ def ensure_onnx(model: SentenceTransformer, model_dir: Path, cache_dir: Path | N
 
 def main(argv: list[str] | None = None) -> None:
     from .embedder import load_sentence_transformer, resolve_model
+    from .light_check import record_light_path
+    from .onnx_embedder import OnnxEmbedder
 
     parser = argparse.ArgumentParser(prog="vector_gateway.onnx_export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--model", default="", help="a model folder; default: the bundled all-MiniLM-L6-v2")
     parser.add_argument("--cache-dir", type=Path, default=None, help=f"default: {default_cache_dir()}")
     args = parser.parse_args(argv)
-    _, model_dir = resolve_model(args.model)
-    path = ensure_onnx(load_sentence_transformer(model_dir, "cpu"), model_dir, args.cache_dir)
+    name, model_dir = resolve_model(args.model)
+    model = load_sentence_transformer(model_dir, "cpu")
+    path = ensure_onnx(model, model_dir, args.cache_dir)
     print(path)
+    # The manifest of the torch-free start, so that a baked image or a fresh install starts without torch.
+    manifest = record_light_path(OnnxEmbedder(name, model, path), model, model_dir, path)
+    if manifest is None:
+        print("no torch-free start for this model (see the log); the gateway loads it with torch", file=sys.stderr)
 
 
 if __name__ == "__main__":
