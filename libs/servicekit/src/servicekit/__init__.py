@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         UnsupportedMediaType,
     )
     from .logging import configure_logging
+    from .memory import give_back_free_memory
     from .middleware import Metrics
     from .settings import ServiceSettings
 
@@ -30,7 +31,8 @@ _HOME = {
     "REQUEST_ID_HEADER": "context", "request_id_var": "context",
     "Conflict": "errors", "DependencyUnavailable": "errors", "NotFound": "errors", "PayloadTooLarge": "errors",
     "ServiceError": "errors", "Unprocessable": "errors", "UnsupportedMediaType": "errors",
-    "configure_logging": "logging", "Metrics": "middleware", "ServiceSettings": "settings",
+    "configure_logging": "logging", "give_back_free_memory": "memory", "Metrics": "middleware",
+    "ServiceSettings": "settings",
 }  # fmt: skip
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "UnsupportedMediaType",
     "configure_logging",
     "create_service_app",
+    "give_back_free_memory",
     "request_id_var",
     "serve",
 ]

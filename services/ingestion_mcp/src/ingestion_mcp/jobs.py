@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
+from servicekit import give_back_free_memory
+
 from .access import current_caller
 from .errors import ToolFailure, failure_from
 from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
@@ -294,6 +296,7 @@ class JobManager:
             JOBS.labels(job.status).inc()
             for step, ms in job.step_ms.items():
                 STAGE_SECONDS.labels(step).observe(ms / 1000)
+            give_back_free_memory()  # a big document's buffers, freed, would stay with malloc (servicekit.memory)
 
     async def cancel(self, job_id: str, reason: str = "on request") -> Job | None:
         return self.cancel_now(job_id, reason)

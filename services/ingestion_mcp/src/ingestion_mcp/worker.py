@@ -24,6 +24,7 @@ from typing import Any
 from arq.connections import RedisSettings
 from arq.worker import Retry, async_check_health, func
 from pydantic import ValidationError
+from servicekit import give_back_free_memory
 
 from .access import on_behalf_of
 from .embedded import open_backend
@@ -95,6 +96,7 @@ async def _run_and_record(
             await run_claimed(state, store, job, lease, kind, params, order)
         finally:
             log.info("job %s: run %d ended (%s)", job.id, job.attempt, job.status)
+            give_back_free_memory()  # a big document's freed buffers would stay with malloc (servicekit.memory)
     if not await _record_end(store, job, lease):
         raise Retry(defer=1)  # the end could not be written: the job runs again and finds what this run did
     return job.status
