@@ -98,9 +98,11 @@ def _convert(converter: Converter, fixture: Fixture) -> tuple[str, list[int], fl
     return markdown, ocr_pages, time.perf_counter() - started
 
 
-def all_fixtures() -> list[Fixture]:
-    """The fidelity fixtures and the office-quality scanned reports (skew, blur, JPEG; bench/office_scans.py)."""
-    return fixtures() + office_fixtures()
+def all_fixtures(quick: bool = False) -> list[Fixture]:
+    """The fidelity fixtures and the office-quality scanned reports (skew, blur, JPEG; bench/office_scans.py);
+    ``quick``: one 2-page office scan of the three (CI's smoke run checks the figures exist, not their value)."""
+    office = office_fixtures()
+    return fixtures() + (office[1:2] if quick else office)
 
 
 def _office(accuracy: dict[str, float]) -> float | None:
@@ -108,14 +110,14 @@ def _office(accuracy: dict[str, float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
+def measure_pipeline(converter: Converter, repeats: int, quick: bool = False) -> dict[str, Any]:
     cells = [0, 0]
     accuracy: dict[str, float] = {}
     glued: dict[str, int] = {}
     text_recall: dict[str, float] = {}
     seconds: dict[str, list[float]] = {"born-digital": [], "scan": [], "office-scan": []}
     pages = {"born-digital": 0, "scan": 0, "office-scan": 0}
-    for fixture in all_fixtures():
+    for fixture in all_fixtures(quick):
         runs = [_convert(converter, fixture) for _ in range(repeats)]
         markdown = runs[0][0]
         seconds[fixture.kind].append(statistics.median(run[2] for run in runs))
@@ -143,6 +145,9 @@ def measure_pipeline(converter: Converter, repeats: int) -> dict[str, Any]:
     }
 
 
+BEFORE = "embedded (OCR before issue 21)"
+
+
 def _pipelines() -> dict[str, ConverterOptions | str]:
     from docling_service.converter import ConverterOptions
     from docling_service.ocr import OcrOptions
@@ -152,7 +157,7 @@ def _pipelines() -> dict[str, ConverterOptions | str]:
     return {
         "text-only": ConverterOptions(do_ocr=False, tables=False),
         # Issue 21's starting point: one page at a time, whole-page detection, the line classifier on.
-        "embedded (OCR before issue 21)": ConverterOptions(
+        BEFORE: ConverterOptions(
             ocr=OcrOptions(page_threads=1, det_side=0, use_cls=True, rec_batch=6, mem_arena=False), tables=True
         ),
         "embedded": ConverterOptions(ocr=ocr),
@@ -162,14 +167,17 @@ def _pipelines() -> dict[str, ConverterOptions | str]:
     }
 
 
-def measure(repeats: int = 3) -> dict[str, Any]:
-    """Every pipeline on the generated fixtures; warm-up conversions first (model loading is not timed)."""
+def measure(repeats: int = 3, quick: bool = False) -> dict[str, Any]:
+    """Every pipeline on the generated fixtures; warm-up conversions first (model loading is not timed).
+    ``quick`` (CI's smoke run): one office scan, and not the OCR settings from before issue 21 (minutes of OCR)."""
     out: dict[str, Any] = {
-        "fixtures": [{"name": f.name, "kind": f.kind, "pages": f.pages} for f in all_fixtures()],
+        "fixtures": [{"name": f.name, "kind": f.kind, "pages": f.pages} for f in all_fixtures(quick)],
         "repeats": repeats,
         "pipelines": {},
     }
     for name, options in _pipelines().items():
+        if quick and name == BEFORE:
+            continue
         if isinstance(options, str):
             out["pipelines"][name] = {"unavailable": options}
             continue
@@ -182,7 +190,7 @@ def measure(repeats: int = 3) -> dict[str, Any]:
             continue
         for fixture in (fixtures()[0], fixtures()[-1]):
             _convert(converter, fixture)  # warm-up: the PDF parser's first document, the OCR models
-        out["pipelines"][name] = measure_pipeline(converter, repeats)
+        out["pipelines"][name] = measure_pipeline(converter, repeats, quick)
     return out
 
 
