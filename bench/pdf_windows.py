@@ -1,7 +1,7 @@
 """Big PDFs in page windows vs whole: peak memory (RSS) and pages/s of the native PDF conversion.
 
     python -m bench.pdf_windows [--pages 10 100 500] [--runs 3] [--window 10]
-    python -m bench.pdf_windows --cancel 7     # seconds from a cancel mid-PDF to the worker's end
+    python -m bench.pdf_windows --cancel 7 [--pages 500]   # seconds from a cancel halfway to the worker's end
 
 Each run converts one generated born-digital PDF (bench/pdf_pages.py) in a fresh process, as a docling
 worker does (the converter built first), and reports the process's peak RSS above its RSS once the
@@ -54,8 +54,9 @@ def _run(pages: int, window: int) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-async def _cancel_latency(runs: int) -> list[float]:
-    """Cancel a 300-page conversion once 10 pages are done; seconds until the worker process is gone."""
+async def _cancel_latency(runs: int, pages: int = 500) -> list[float]:
+    """Cancel a ``pages``-page conversion (the service's default page window) halfway; seconds until the worker
+    process, and the memory it held, is gone."""
     from pathlib import Path
 
     import anyio
@@ -64,15 +65,15 @@ async def _cancel_latency(runs: int) -> list[float]:
 
     from bench.pdf_pages import report_pdf
 
-    data, _ = report_pdf(300)
-    pool = WorkerPool(PoolOptions(workers=1), ConverterOptions(page_window=5))
+    data, _ = report_pdf(pages)
+    pool = WorkerPool(PoolOptions(workers=1), ConverterOptions())
     await anyio.to_thread.run_sync(pool.start)
     seconds = []
     for _ in range(runs):
         pid, started = pool._idle[0].pid, anyio.Event()
 
         async def progress(done: int, _total: int, started: anyio.Event = started) -> None:
-            if done >= 10:
+            if done >= pages // 2:
                 started.set()
 
         async with anyio.create_task_group() as tasks:
@@ -106,7 +107,7 @@ def main() -> None:
     if args.cancel:
         import anyio
 
-        gone = anyio.run(_cancel_latency, args.cancel)
+        gone = anyio.run(_cancel_latency, args.cancel, args.pages[-1])
         print(f"cancel -> worker gone: median {statistics.median(gone):.3f} s, p95 {_p95(gone):.3f} s, "
               f"max {max(gone):.3f} s over {len(gone)} runs; load average {os.getloadavg()}")  # fmt: skip
         return
