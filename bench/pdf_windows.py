@@ -3,7 +3,7 @@
     python -m bench.pdf_windows [--pages 10 100 500] [--runs 3] [--window 10]
     python -m bench.pdf_windows --cancel 7 [--pages 500]   # seconds from a cancel halfway to the worker's end
 
-Each run converts one generated born-digital PDF (bench/pdf_pages.py) in a fresh process, as a docling
+Each run converts one generated born-digital PDF (bench/pdf_scale_docs.py) in a fresh process, as a docling
 worker does (the converter built first), and reports the process's peak RSS above its RSS once the
 converter is loaded, and pages/s. Windowed and whole runs alternate, so both see the same machine load.
 """
@@ -31,7 +31,7 @@ def _rss_mb() -> float:
 def _child(pages: int, window: int) -> None:
     from docling_service.converter import Converter, ConverterOptions
 
-    from bench.pdf_pages import report_pdf
+    from bench.pdf_scale_docs import report_pdf
 
     data, _ = report_pdf(pages)
     converter = Converter(ConverterOptions(page_window=window))
@@ -63,7 +63,7 @@ async def _cancel_latency(runs: int, pages: int = 500) -> list[float]:
     from docling_service.converter import ConverterOptions
     from docling_service.pool import PoolOptions, WorkerPool
 
-    from bench.pdf_pages import report_pdf
+    from bench.pdf_scale_docs import report_pdf
 
     data, _ = report_pdf(pages)
     pool = WorkerPool(PoolOptions(workers=1), ConverterOptions())

@@ -21,7 +21,8 @@ from docling_service.settings import DoclingSettings
 from fastapi import FastAPI
 from ingestion_contracts.docling import ConvertResponse
 
-from bench.pdf_pages import mixed_report_pdf, report_pdf
+from bench.pdf_pages import mixed_report_pdf
+from bench.pdf_scale_docs import report_pdf
 
 pytestmark = pytest.mark.timeout(600)
 

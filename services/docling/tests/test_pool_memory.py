@@ -10,7 +10,7 @@ import pytest
 from docling_service.options import ConverterOptions
 from docling_service.pool import PoolOptions, WorkerPool
 
-from bench.pdf_pages import report_pdf
+from bench.pdf_scale_docs import report_pdf
 
 pytestmark = pytest.mark.timeout(600)
 
