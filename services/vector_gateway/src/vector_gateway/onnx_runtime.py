@@ -33,9 +33,9 @@ class Session:
     threads: int
     settings: dict[str, object]
     # Run options that give the CPU arena's free blocks back after a run. Document batches use them: the arena
-    # otherwise keeps the largest batch's ~250 MB for good (341 chunks: RSS 465 vs 235 MB after, 6% fewer
-    # texts/s; a query's run allocates little and keeps the arena as it is). docs/embeddings.md.
-    release: Any = None
+    # otherwise keeps the largest batch's ~250 MB for good (341 chunks: RSS 465 vs 235 MB after, 0-10% fewer
+    # texts/s within noise; a query's run allocates little and keeps the arena as it is). docs/embeddings.md.
+    release: Any
 
 
 def open_session(onnx_path: Path, threads: int) -> Session:
