@@ -10,7 +10,10 @@ that closes its response closes the upstream one too, which is how the 2026-07-2
 
 ``GET /_proxy/stats`` answers how many requests each upstream received; ``GET /_proxy/log`` the
 requests in turn order: upstream, HTTP method, path and JSON-RPC method (so a test can tell where a cancel
-went); ``GET /_proxy/next`` the upstream the next request goes to.
+went). ``POST /_proxy/steer`` with ``{"rpc": "notifications/cancelled", "avoid": URL}`` sends the next request
+of that JSON-RPC method to another upstream than URL, whatever the turn (a test's way to make sure a cancel
+lands on the replica that does not hold the call, which round robin alone only makes likely: any request
+the client sends in between, such as a reconnecting GET stream, takes a turn).
 """
 
 from __future__ import annotations
@@ -39,11 +42,15 @@ class RoundRobinProxy:
         self.served: Counter[str] = Counter()
         self.log: list[dict[str, Any]] = []
         self._turn = 0
+        self._steer: dict[str, str] = {}  # JSON-RPC method -> the upstream its next request must avoid
         self._client: httpx.AsyncClient | None = None
 
-    def _next(self) -> str:
+    def _next(self, rpc: str | None) -> str:
         upstream = self.upstreams[self._turn % len(self.upstreams)]
         self._turn += 1
+        avoid = self._steer.pop(rpc, None) if rpc is not None else None
+        if avoid is not None and upstream == avoid:
+            upstream = next((url for url in self.upstreams if url != avoid), upstream)
         return upstream
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -65,18 +72,23 @@ class RoundRobinProxy:
                 return
 
     async def _forward(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["path"] in ("/_proxy/stats", "/_proxy/log", "/_proxy/next"):
-            answers = {"/_proxy/stats": dict(self.served), "/_proxy/log": self.log,
-                       "/_proxy/next": self.upstreams[self._turn % len(self.upstreams)]}  # fmt: skip
+        if scope["path"] in ("/_proxy/stats", "/_proxy/log"):
+            answers = {"/_proxy/stats": dict(self.served), "/_proxy/log": self.log}
             await _reply(send, 200, json.dumps(answers[scope["path"]]).encode())
             return
         body = await _read_body(receive)
+        if scope["path"] == "/_proxy/steer":
+            order = json.loads(body)
+            self._steer[str(order["rpc"])] = str(order["avoid"]).rstrip("/")
+            await _reply(send, 200, b"{}")
+            return
+        rpc = _rpc_method(body)
         headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k.decode().lower() not in HOP_BY_HOP]
         assert self._client is not None, "the proxy's lifespan did not run"
         # An upstream that refuses connections is skipped, as a Service drops an endpoint that is gone.
         for _ in self.upstreams:
-            upstream = self._next()
-            entry = {"upstream": upstream, "method": scope["method"], "path": scope["path"], "rpc": _rpc_method(body)}
+            upstream = self._next(rpc)
+            entry = {"upstream": upstream, "method": scope["method"], "path": scope["path"], "rpc": rpc}
             self.log.append(entry)  # in the order of the turns, before any answer
             url = upstream + scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
             request = self._client.build_request(scope["method"], url, headers=headers, content=body)
