@@ -23,11 +23,12 @@ lint: install  ## ruff (lint + format) and mypy (the paths and settings are in p
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
-bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*; console page latency -> bench/results/console_latency.json; big PDFs (10-500 pages, scans, a 95 MB photo PDF; idle tree) through the MCP tool -> bench/results/pdf_scale.json, docs/pdf_scale.png; embedder start, torch-free vs full -> bench/results/embedder_start.json
+bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*; console page latency -> bench/results/console_latency.json; big PDFs (10-500 pages, scans, a 95 MB photo PDF; idle tree) through the MCP tool -> bench/results/pdf_scale.json, docs/pdf_scale.png; embedder start, torch-free vs full -> bench/results/embedder_start.json; OCR models tiny vs small on office and varied scans -> bench/results/ocr_models.json
 	$(VENV)/python -m bench.run
 	$(VENV)/python -m bench.console_latency
 	$(VENV)/python -m bench.pdf_scale
 	$(VENV)/python -m bench.embedder_start
+	$(VENV)/python -m bench.ocr_models --out bench/results/ocr_models.json
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick

@@ -39,6 +39,8 @@ TODAY = OcrOptions(
     rec_batch=6,
     use_cls=True,
     mem_arena=False,
+    model="small",
+    despeckle=False,
 )
 
 
@@ -54,7 +56,10 @@ def configurations() -> dict[str, OcrOptions]:
         "no direction classifier (use_cls false)": replace(TODAY, use_cls=False),
         "ONNX Runtime CPU memory arena on": replace(TODAY, mem_arena=True),
         "render 300 dpi, crops at 300 dpi": replace(TODAY, render_dpi=300, crop_side=3600),
-        "2 pages at once, detect at 960 px, no classifier": OcrOptions(rec_batch=6, mem_arena=False),
+        "2 pages at once, detect at 960 px, no classifier": OcrOptions(
+            rec_batch=6, mem_arena=False, model="small", despeckle=False
+        ),
+        "default before PP-OCRv6 tiny (small model, no median filter)": OcrOptions(model="small", despeckle=False),
         "new default": OcrOptions(),
     }
 

@@ -7,7 +7,7 @@ import io
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -25,7 +25,8 @@ from .html_nesting import check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
 from .native_pdf import PageProgress, windowed_native_segments
-from .ocr import ENGINE_NAME, OcrEngine
+from .ocr import OcrEngine, engine_name
+from .ocr_models import OcrModelMissing, model_params
 from .options import ConverterOptions
 from .pdf_lines import merge_lines
 from .scans import ocr_image, scanned_pages
@@ -72,7 +73,7 @@ class Converter:
         # docling's own global settings read DOCLING_ARTIFACTS_PATH too, and then every pipeline (even the
         # model-free ones) refuses to start when it is missing. Only the options below decide here.
         docling_settings.artifacts_path = None
-        self._ocr = OcrEngine(self.options.ocr) if self.options.do_ocr else None
+        self._ocr = self._ocr_engine() if self.options.do_ocr else None
         artifacts = self.options.artifacts_path
         if artifacts is not None and artifacts.is_dir() and not any(artifacts.iterdir()):
             # The slim image's empty /models/docling: no models were baked in or mounted.
@@ -94,6 +95,17 @@ class Converter:
             )
         self._docling = self._build(self._native_pdf_option())
         self.pdf_pipeline = "native"
+
+    def _ocr_engine(self) -> OcrEngine:
+        """The OCR engine, its model files found now: a missing tiny model falls back to small, saying so."""
+        options = self.options.ocr
+        try:
+            model_params(options.model)
+        except OcrModelMissing as exc:
+            log.warning("OCR model unavailable, using PP-OCRv6 small: %s", exc)
+            self.startup_warnings.append(f"{exc} Using PP-OCRv6 small meanwhile (slower on scans).")
+            options = replace(options, model="small")
+        return OcrEngine(options)
 
     def _standard_pdf_option(self, artifacts: Path) -> PdfFormatOption:
         # RapidOCR, as on the native path; its models come from the artifacts folder (docs/deployment.md).
@@ -179,7 +191,7 @@ class Converter:
         if pipeline == "native":
             warnings[:0] = [NATIVE_FALLBACK_WARNING, *self.startup_warnings]
         if ocr_pages:
-            warnings.append(_ocr_warning(ocr_pages, pipeline))
+            warnings.append(_ocr_warning(ocr_pages, pipeline, self._ocr.options.model if self._ocr else "small"))
         return ConvertResponse(
             file_name=file_name,
             file_type=file_type,
@@ -275,9 +287,9 @@ def _title(rendered: Rendered, file_name: str, metadata: str | None) -> str:
     return metadata or PurePosixPath(file_name).stem or file_name
 
 
-def _ocr_warning(pages: list[int], pipeline: str) -> str:
+def _ocr_warning(pages: list[int], pipeline: str, model: str) -> str:
     shown = ", ".join(map(str, pages[:20])) + (", ..." if len(pages) > 20 else "")
-    engine = f"docling's OCR stage with {ENGINE_NAME}" if pipeline == "standard" else ENGINE_NAME
+    engine = f"docling's OCR stage with {engine_name('small')}" if pipeline == "standard" else engine_name(model)
     return f"OCR used on page(s) {shown} (no text layer), with {engine}: check names and numbers."
 
 

