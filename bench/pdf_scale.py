@@ -245,7 +245,9 @@ def files(docs: Path, born: list[int], scanned: list[int], heavy_mb: float = 0) 
     return made
 
 
-async def run_code(code: Path, made: list[dict[str, Any]], docs: Path) -> dict[str, Any]:
+async def run_code(code: Path, made: list[dict[str, Any]], docs: Path, retire_wait_s: float = 0) -> dict[str, Any]:
+    """Every file through one server; ``retire_wait_s`` > 0: after them, the tree once idle docling workers
+    have exited (DOCLING_WORKER_IDLE_S, default 300 s): what a server that sits idle holds."""
     with tempfile.TemporaryDirectory(prefix="pdf-scale-data-") as data:
         async with Client(stdio_client(server(code, docs, Path(data))), read_timeout_seconds=3600) as client:
             await client.call_tool("get_collections", {})  # the services are up and the model is loaded
@@ -257,7 +259,12 @@ async def run_code(code: Path, made: list[dict[str, Any]], docs: Path) -> dict[s
                 measured = await ingest(client, item["path"], item["pages"])
                 results.append({"kind": item["kind"], "pages": item["pages"], "file_mb": item["mb"], **measured})
                 print(f"    {measured['seconds']} s, peak tree {measured['peak_tree_mb']} MB", file=sys.stderr)
-    return {"code": str(code), "idle_tree_mb": idle, "files": results}
+            retired = None
+            if retire_wait_s > 0:
+                print(f"  {code.name}: idle for {retire_wait_s:.0f} s ...", file=sys.stderr)
+                await anyio.sleep(retire_wait_s)
+                retired = tree_mb()
+    return {"code": str(code), "idle_tree_mb": idle, "idle_tree_after_retire_mb": retired, "files": results}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -270,6 +277,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=95.0,
         help=f"MB of a {HEAVY_PAGES}-page PDF with a photograph a page (0: none; uploads: <= 100 MiB)",
+    )
+    parser.add_argument(
+        "--retire-wait",
+        type=float,
+        default=315.0,
+        help="seconds to sit idle after the files before the tree is read again (idle docling workers exit after "
+        "DOCLING_WORKER_IDLE_S, 300 by default); 0: skip",
     )
     parser.add_argument("--baseline", type=Path, help="another checkout to run the same files on, for ratios")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pdf_scale.json")
@@ -289,9 +303,9 @@ def main(argv: list[str] | None = None) -> None:
         docs = Path(scratch)
         made = files(docs, sizes(args.born), sizes(args.scanned), args.heavy)
         result: dict[str, Any] = {"benchmark": "pdf_scale", "cpus": os.cpu_count(),
-                                  "current": anyio.run(run_code, ROOT, made, docs)}  # fmt: skip
+                                  "current": anyio.run(run_code, ROOT, made, docs, args.retire_wait)}  # fmt: skip
         if args.baseline:
-            result["baseline"] = anyio.run(run_code, args.baseline.resolve(), made, docs)
+            result["baseline"] = anyio.run(run_code, args.baseline.resolve(), made, docs, args.retire_wait)
             result["ratios"] = ratios(result["current"], result["baseline"])
     result["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)

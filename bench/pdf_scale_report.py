@@ -30,6 +30,10 @@ def table(result: dict[str, Any]) -> str:
             continue
         idle = result[run]["idle_tree_mb"]
         lines.append(f"{run}: idle tree {idle['rss']} MB RSS summed, {idle['pss']} MB PSS")
+        if retired := result[run].get("idle_tree_after_retire_mb"):
+            lines.append(
+                f"{run}: idle tree once idle workers exited {retired['rss']} MB RSS summed, {retired['pss']} MB PSS"
+            )
         for f in result[run]["files"]:
             name = f"{f['kind']} {f['pages']}p"
             after, gap = f["after_tree_mb"]["rss"], f["longest_progress_gap_s"] or "-"
