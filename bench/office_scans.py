@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pypdfium2 as pdfium
@@ -53,21 +54,40 @@ def report_text(pages: int, seed: int = 21) -> list[list[str]]:
     return text
 
 
-def report_pdf(text: list[list[str]]) -> bytes:
-    """A born-digital A4 report, one page per entry of ``text`` (heading, then paragraphs)."""
+@dataclass(frozen=True)
+class Typography:
+    """How a report is set: the office report's Helvetica 11 pt by default (points throughout)."""
+
+    font: str = "helvetica"
+    size: float = 11
+    heading_size: float = 15
+    heading_line: float = 26
+    heading_gap: float = 8
+    line: float = 15
+    gap: float = 10
+
+    @classmethod
+    def scaled(cls, font: str, size: float) -> Typography:
+        """``font`` at ``size`` with spacing in proportion (bench/varied_scans.py)."""
+        return cls(font, size, size + 3, (size + 3) * 1.5, size, size * 1.35, size)
+
+
+def report_pdf(text: list[list[str]], typography: Typography = Typography()) -> bytes:
+    """A born-digital A4 report, one page per entry of ``text`` (heading, then paragraphs); a heading too long
+    for one line wraps."""
     pdf = FPDF(format="A4", unit="pt")
     pdf.set_auto_page_break(False)
     pdf.set_creation_date(datetime(2026, 1, 1, tzinfo=UTC))
     pdf.set_margins(60, 60)
     for heading, *paragraphs in text:
         pdf.add_page()
-        pdf.set_font("helvetica", "B", size=15)
-        pdf.cell(0, 26, heading, new_x="LMARGIN", new_y="NEXT")
-        pdf.ln(8)
-        pdf.set_font("helvetica", size=11)
+        pdf.set_font(typography.font, "B", size=typography.heading_size)
+        pdf.multi_cell(0, typography.heading_line, heading, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(typography.heading_gap)
+        pdf.set_font(typography.font, size=typography.size)
         for paragraph in paragraphs:
-            pdf.multi_cell(0, 15, paragraph, new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(10)
+            pdf.multi_cell(0, typography.line, paragraph, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(typography.gap)
     return bytes(pdf.output())
 
 

@@ -14,12 +14,9 @@ from __future__ import annotations
 import random
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime
-
-from fpdf import FPDF
 
 from .data import DATASETS, Doc, load
-from .office_scans import degrade, scan_pdf
+from .office_scans import Typography, office_scan, report_pdf, scan_pdf
 from .pdf_fixtures import Fixture
 
 FONTS = ("helvetica", "times", "courier")
@@ -76,34 +73,11 @@ def _pages(docs: list[Doc], pages: int, rng: random.Random) -> list[list[str]]:
     return out
 
 
-def typeset(text: list[list[str]], look: Look) -> bytes:
-    pdf = FPDF(format="A4", unit="pt")
-    pdf.set_auto_page_break(False)
-    pdf.set_creation_date(datetime(2026, 1, 1, tzinfo=UTC))
-    pdf.set_margins(60, 60)
-    for heading, *paragraphs in text:
-        pdf.add_page()
-        pdf.set_font(look.font, "B", size=look.size + 3)
-        pdf.multi_cell(0, (look.size + 3) * 1.5, heading, new_x="LMARGIN", new_y="NEXT")
-        pdf.ln(look.size)
-        pdf.set_font(look.font, size=look.size)
-        for paragraph in paragraphs:
-            pdf.multi_cell(0, look.size * 1.35, paragraph, new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(look.size)
-    return bytes(pdf.output())
-
-
-def _scan(pdf_bytes: bytes, look: Look) -> bytes:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(pdf_bytes)
-    try:
-        pages = [
-            document[i].render(scale=look.dpi / 72, grayscale=True).to_pil().convert("L") for i in range(len(document))
-        ]
-    finally:
-        document.close()
-    return scan_pdf([degrade(page, angle=look.angle, blur=look.blur, jpeg=look.jpeg) for page in pages], look.dpi)
+def scan(text: list[list[str]], look: Look) -> bytes:
+    """``text`` typeset and scanned as ``look`` says: a PDF of page images, no text layer."""
+    pages = office_scan(report_pdf(text, Typography.scaled(look.font, look.size)), dpi=look.dpi,
+                        angle=look.angle, blur=look.blur, jpeg=look.jpeg)  # fmt: skip
+    return scan_pdf(pages, look.dpi)
 
 
 def varied_scans(count: int = 6, pages: int = 2, seed: int = 2026) -> list[Fixture]:
@@ -126,5 +100,5 @@ def varied_scans(count: int = 6, pages: int = 2, seed: int = 2026) -> list[Fixtu
         text = _pages(corpora[number % 2], pages, rng)
         lines = tuple(line for page in text for line in page)
         name = f"{source}_{number + 1}: {look.label()}"
-        out.append(Fixture(name, _scan(typeset(text, look), look), "office-scan", pages, lines))
+        out.append(Fixture(name, scan(text, look), "office-scan", pages, lines))
     return out

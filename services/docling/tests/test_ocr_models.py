@@ -9,9 +9,8 @@ from docling_service.ocr import OcrOptions
 from docling_service.settings import DoclingSettings
 from pydantic import ValidationError
 
-from bench.office_scans import degrade, scan_pdf
 from bench.pdf_fidelity import _text, char_accuracy
-from bench.varied_scans import Look, typeset
+from bench.varied_scans import Look, scan
 
 # Text the OCR settings were not chosen on: names with accented letters, numbers, units, in a serif face.
 TEXT = [
@@ -24,17 +23,6 @@ TEXT = [
         "Next visit: Göteborg in May. Bring the calibration sheets and the spare sensor (serial A-7731).",
     ]
 ]
-
-
-def _scan(look: Look) -> bytes:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(typeset(TEXT, look))
-    try:
-        page = document[0].render(scale=look.dpi / 72, grayscale=True).to_pil().convert("L")
-    finally:
-        document.close()
-    return scan_pdf([degrade(page, angle=look.angle, blur=look.blur, jpeg=look.jpeg)], look.dpi)
 
 
 def test_tiny_is_the_default_and_its_files_ship_in_a_wheel() -> None:
@@ -57,7 +45,7 @@ def test_tiny_is_the_default_and_its_files_ship_in_a_wheel() -> None:
     ids=["times-9pt-150dpi", "courier-10pt-200dpi"],
 )
 def test_tiny_reads_a_skewed_scan_with_accented_names(converter: Converter, look: Look, exact_case: bool) -> None:
-    result = converter.convert(_scan(look), "notes.pdf")
+    result = converter.convert(scan(TEXT, look), "notes.pdf")
     assert any("PP-OCRv6 tiny" in warning for warning in result.warnings), result.warnings
     expected = "\n".join(TEXT[0])
     assert char_accuracy(expected, _text(result.markdown)) >= 0.95
@@ -71,7 +59,7 @@ def test_small_reads_the_same_scan_when_asked() -> None:
     look = Look(font="times", size=11, dpi=200, angle=0.3, blur=0.6, jpeg=75)
     converter = Converter(ConverterOptions(ocr=OcrOptions(model="small")))
     converter.start()
-    result = converter.convert(_scan(look), "notes.pdf")
+    result = converter.convert(scan(TEXT, look), "notes.pdf")
     assert any("PP-OCRv6 small" in warning for warning in result.warnings), result.warnings
     assert char_accuracy("\n".join(TEXT[0]), _text(result.markdown)) >= 0.95
 
