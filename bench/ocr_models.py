@@ -23,13 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docling_service.markdown import render
 from docling_service.ocr import OcrEngine, OcrOptions
-from docling_service.pdf_lines import merge_lines
-from docling_service.scans import ocr_pdf_pages
 
+from . import ocr_levers
 from .office_scans import office_report
-from .pdf_fidelity import _text, char_accuracy, edit_distance, glued_words
+from .pdf_fidelity import char_accuracy, glued_words
 from .pdf_fixtures import Fixture
 
 MODELS = {
@@ -59,15 +57,8 @@ def documents(varied: int) -> dict[str, list[Fixture]]:
     return sets
 
 
-def cased_accuracy(expected: str, got: str) -> float:
-    """As pdf_fidelity.char_accuracy, but "zürich" for "Zürich" is an error."""
-    expected, got = " ".join(expected.split()), " ".join(got.split())
-    return max(0.0, 1 - edit_distance(expected, got) / max(1, len(expected)))
-
-
 def read(engine: OcrEngine, fixture: Fixture) -> str:
-    lines = ocr_pdf_pages(fixture.data, list(range(1, fixture.pages + 1)), engine)
-    return _text(render(merge_lines(list(lines))).markdown)
+    return ocr_levers.read(engine, fixture.data, fixture.pages)
 
 
 def measure(repeats: int = 3, varied: int = 6) -> dict[str, Any]:
@@ -94,7 +85,9 @@ def measure(repeats: int = 3, varied: int = 6) -> dict[str, Any]:
             for fixture in fixtures
         }
         cased = {
-            fixture.name: round(cased_accuracy("\n".join(fixture.lines), texts[name][fixture.name]), 4)
+            fixture.name: round(
+                char_accuracy("\n".join(fixture.lines), texts[name][fixture.name], ignore_case=False), 4
+            )
             for fixture in fixtures
         }
         rows[name] = {

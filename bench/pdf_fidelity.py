@@ -48,9 +48,13 @@ def _norm(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower()
 
 
-def char_accuracy(expected: str, got: str) -> float:
-    """1 - character error rate, floored at 0 (whitespace runs count as one space, case ignored)."""
-    expected, got = _norm(expected), _norm(got)
+def char_accuracy(expected: str, got: str, *, ignore_case: bool = True) -> float:
+    """1 - character error rate, floored at 0 (whitespace runs count as one space; case ignored unless
+    ``ignore_case`` is false, when "zürich" for "Zürich" is an error)."""
+    if ignore_case:
+        expected, got = _norm(expected), _norm(got)
+    else:
+        expected, got = _SPACES.sub(" ", expected).strip(), _SPACES.sub(" ", got).strip()
     return max(0.0, 1 - edit_distance(expected, got) / max(1, len(expected)))
 
 
