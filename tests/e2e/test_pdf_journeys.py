@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+import psutil
 import pytest
 from journeys import call, server_params
 from mcp import Client
@@ -47,3 +49,31 @@ async def test_scans_images_and_tables_are_searchable(tmp_path: Path) -> None:
         revenue = await call(client, "search", query="Asia revenue in Q3", top_k=3)
         top = revenue["results"][0]
         assert "| Asia | 310 | 298 | 356 |" in top["text"] and "| Region | Q1 | Q2 | Q3 |" in top["text"], top
+
+
+def docling_workers(server: psutil.Process) -> list[psutil.Process]:
+    """The docling worker processes under the MCP server: the children of its multiprocessing fork server."""
+    servers = [p for p in server.children() if "multiprocessing.forkserver" in " ".join(p.cmdline())]
+    return [worker for fork_server in servers for worker in fork_server.children()]
+
+
+async def test_an_idle_laptop_server_holds_no_docling_worker_until_a_document_needs_one(tmp_path: Path) -> None:
+    """Issue 21, bounded memory: the embedded default checks its converter at start, then lets that worker go (it
+    held ~280 MB of an idle tree of 1.15 GB); the first document starts one, and the answer is the same."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "bulletin.pdf").write_bytes(mixed())
+    params = server_params(docs, tmp_path / "data")
+    assert params.env is not None
+    params.env.pop("DOCLING_WORKER_WARM", None)  # the default, whatever this shell says
+    async with Client(params, read_timeout_seconds=600) as client:
+        await call(client, "get_collections")  # every service is up, the converter checked
+        (server,) = [p for p in psutil.Process().children() if "ingestion_mcp.main" in " ".join(p.cmdline())]
+        with anyio.fail_after(30):  # the checking worker exits once it answered
+            while docling_workers(server):
+                await anyio.sleep(0.1)
+        out = await call(client, "ingest_document", file_path=str(docs / "bulletin.pdf"))
+        assert out["success"] and out["status"] == "indexed", out
+        assert len(docling_workers(server)) == 1  # started for the document, kept for the next until idle
+        found = await call(client, "search", query="north parking lot resurfacing south entrance", top_k=3)
+        assert found["results"][0]["title"] == "Harbour Office Bulletin", found

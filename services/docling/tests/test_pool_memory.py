@@ -39,6 +39,16 @@ async def test_one_worker_at_start_and_a_second_only_for_a_second_conversion_at_
         await anyio.to_thread.run_sync(pool.close)
 
 
+async def test_a_cold_pool_checks_its_converter_then_holds_no_worker_until_a_conversion() -> None:
+    pool = await _started(PoolOptions(workers=1, warm=False))
+    try:
+        assert pool.ready and pool.info is not None and _pids(pool) == []
+        assert (await pool.convert(report_pdf(3)[0], "first.pdf")).page_count == 3
+        assert len(_pids(pool)) == 1
+    finally:
+        await anyio.to_thread.run_sync(pool.close)
+
+
 async def test_an_idle_worker_exits_and_the_next_conversion_starts_one() -> None:
     pool = await _started(PoolOptions(workers=1, idle_s=1.0))
     try:

@@ -43,6 +43,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
             memory_mb=settings.worker_memory_mb,
             idle_s=settings.worker_idle_s,
             recycle_mb=settings.worker_recycle_mb,
+            warm=settings.worker_warm,
         ),
         converter,
     )

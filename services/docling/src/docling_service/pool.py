@@ -49,6 +49,7 @@ class PoolOptions:
     start_timeout_s: float = 180.0
     idle_s: float = 0.0  # a worker idle this long exits (the next conversion starts one); 0: kept
     recycle_mb: int = 0  # a worker grown this much past its ready size is replaced after its conversion; 0: never
+    warm: bool = True  # the worker that checked the converter at start stays loaded; False: it exits at once
 
 
 class Worker:
@@ -177,11 +178,17 @@ class WorkerPool:
         return Worker(self._context, self.converter, self.options.memory_mb)
 
     def start(self) -> WorkerInfo:
-        """Start one worker and wait until it has loaded its pipelines (blocking); the others start when two
-        conversions run at once: an idle service holds one worker's memory, not ``workers``'."""
+        """Start one worker and wait until it has loaded its pipelines (blocking), so a broken converter fails
+        the start; the others start when two conversions run at once: an idle service holds one worker's memory,
+        not ``workers``'. Not ``warm``: that first worker exits once it answered, and the first conversion starts
+        one (about a second), so an idle service holds no worker at all."""
         first = self._spawn()
         self._idle.append(first)
         self.info = first.wait_ready(self.options.start_timeout_s)
+        if not self.options.warm:
+            with self._lock:
+                self._idle.remove(first)
+            first.kill()
         if self.options.idle_s > 0:
             threading.Thread(target=self._retire_idle, name="docling-pool-idle", daemon=True).start()
         return self.info

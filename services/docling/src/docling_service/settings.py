@@ -79,6 +79,12 @@ class DoclingSettings(ServiceSettings):
         description="A worker idle this many seconds exits, giving its memory back; the next conversion starts one "
         "(about a second). 0: workers stay.",
     )
+    worker_warm: bool = Field(
+        default=True,
+        description="Keep one worker loaded while the service is idle, so a conversion starts at once. False: the "
+        "worker that checks the converter at start exits, and the first conversion starts one (about a second); the "
+        "embedded default (ingestion-mcp on a laptop) runs so unless DOCLING_WORKER_WARM is set.",
+    )
     worker_recycle_mb: int = Field(
         default=32,
         ge=0,

@@ -83,8 +83,11 @@ def _embedded_apps(settings: McpSettings, *, index_only: bool) -> dict[str, Any]
             "(pip install 'ingestion-mcp[embedded]'), or set DOCLING_SERVICE_URL, "
             f"CHUNKER_SERVICE_URL and VECTOR_GATEWAY_URL. Missing: {exc.name}"
         ) from exc
+    docling = DoclingSettings()
+    if "worker_warm" not in docling.model_fields_set:  # a laptop's idle server holds no docling worker
+        docling = docling.model_copy(update={"worker_warm": False})
     return {
-        "docling": docling_app(DoclingSettings()),
+        "docling": docling_app(docling),
         "chunker": chunker_app(ChunkerSettings()),
         "vector gateway": gateway_app(gateway_settings(settings)),
     }

@@ -39,6 +39,9 @@ QUEUE = "ingestion-mcp:queue"
 FUNCTION = "ingestion_job"
 PREFIX = "ingestion-mcp:job:"
 ACTIVE = "ingestion-mcp:jobs:active"
+# Ended jobs by end time (ms), the newest RECENT_KEPT: what the console lists; their records expire as before.
+RECENT = "ingestion-mcp:jobs:recent"
+RECENT_KEPT = 500
 # Nothing stays in Redis for ever: an unfinished record expires after this long without a write.
 RUNNING_TTL_S = 2 * 86400
 # arq keeps a queued job's payload this long (then the job ends failed, "expired on the queue").
@@ -52,7 +55,8 @@ FULL_AT = 0.9
 # write. KEYS/ARGV are named in each comment. A fenced write (attempt > 0) never overwrites a record that a
 # later attempt took, nor one that has ended.
 _SAVE = """#!lua flags=allow-oom
--- KEYS: record, active set, cancel key. ARGV: record JSON, ttl s, ended '1'|'0', attempt (0: unfenced), job id
+-- KEYS: record, active set, cancel key, recent set. ARGV: record JSON, ttl s, ended '1'|'0', attempt (0: unfenced),
+-- job id, now ms, ended jobs kept in the recent set
 local current = redis.call('get', KEYS[1])
 local attempt = tonumber(ARGV[4])
 if current and attempt > 0 then
@@ -63,18 +67,23 @@ redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
 if ARGV[3] == '1' then
   redis.call('srem', KEYS[2], ARGV[5])
   redis.call('expire', KEYS[3], ARGV[2])
+  redis.call('zadd', KEYS[4], ARGV[6], ARGV[5])
+  redis.call('zremrangebyrank', KEYS[4], 0, -1 - tonumber(ARGV[7]))
 else
   redis.call('sadd', KEYS[2], ARGV[5])
 end
 return 1
 """
 _SWAP = """#!lua flags=allow-oom
--- Compare-and-set. KEYS: record, active set, cancel key. ARGV: expected JSON, new JSON, ttl s, ended, job id
+-- Compare-and-set. KEYS: record, active set, cancel key, recent set. ARGV: expected JSON, new JSON, ttl s, ended,
+-- job id, now ms, ended jobs kept in the recent set
 if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[2], 'EX', ARGV[3])
 if ARGV[4] == '1' then
   redis.call('srem', KEYS[2], ARGV[5])
   redis.call('expire', KEYS[3], ARGV[3])
+  redis.call('zadd', KEYS[4], ARGV[6], ARGV[5])
+  redis.call('zremrangebyrank', KEYS[4], 0, -1 - tonumber(ARGV[7]))
 end
 return 1
 """
@@ -88,6 +97,10 @@ redis.call('zrem', KEYS[1], ARGV[1])
 redis.call('del', KEYS[2])
 return 1
 """
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def record_key(job_id: str) -> str:
@@ -226,9 +239,9 @@ class RedisJobStore:
         """Write the job's record. ``fenced`` (a worker's write): only while no later attempt took the job and it
         has not ended; False when refused."""
         ttl = int(self.retention_s) if job.finished else RUNNING_TTL_S
-        keys = [record_key(job.id), ACTIVE, cancel_key(job.id)]
+        keys = [record_key(job.id), ACTIVE, cancel_key(job.id), RECENT]
         args: list[str | int] = [json.dumps(job.record()), ttl, "1" if job.finished else "0",
-                                 job.attempt if fenced else 0, job.id]  # fmt: skip
+                                 job.attempt if fenced else 0, job.id, _now_ms(), RECENT_KEPT]  # fmt: skip
         return bool(await self._save(keys=keys, args=args))
 
     async def swap(self, job_id: str, change: Callable[[Job], bool]) -> Job | None:
@@ -242,9 +255,9 @@ class RedisJobStore:
             if not change(job):
                 return None
             ttl = int(self.retention_s) if job.finished else RUNNING_TTL_S
-            keys = [record_key(job_id), ACTIVE, cancel_key(job_id)]
+            keys = [record_key(job_id), ACTIVE, cancel_key(job_id), RECENT]
             if await self._swap(keys=keys, args=[raw, json.dumps(job.record()), ttl, "1" if job.finished else "0",
-                                                 job_id]):  # fmt: skip
+                                                 job_id, _now_ms(), RECENT_KEPT]):  # fmt: skip
                 return job
 
     async def get(self, job_id: str) -> Job | None:
@@ -260,6 +273,18 @@ class RedisJobStore:
         except RedisError as exc:
             raise broker_down(exc) from None
         return sorted((job for job in jobs if not job.finished), key=lambda job: job.start_time)
+
+    async def recent(self, limit: int) -> list[Job]:
+        """Ended jobs whose records are still kept (``retention_s``), the last to end first."""
+        try:
+            ids = [member.decode() for member in await self.redis.zrevrange(RECENT, 0, limit - 1)]
+            raws = await self.redis.mget([record_key(i) for i in ids]) if ids else []
+            gone = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
+            if gone:  # expired records leave the set
+                await self.redis.zrem(RECENT, *gone)
+        except RedisError as exc:
+            raise broker_down(exc) from None
+        return [Job.from_record(json.loads(raw)) for raw in raws if raw is not None]
 
     async def _active_records(self) -> tuple[list[Job], list[str]]:
         """The records of the active set, and the ids whose record is gone (they leave the set)."""

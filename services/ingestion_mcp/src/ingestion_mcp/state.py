@@ -21,6 +21,8 @@ from .pipeline import Ingestor, Progress
 from .settings import McpSettings
 from .sources import SourcePolicy
 
+# Ended jobs read to find a caller's recent ones (the Redis store keeps the newest 500 of every caller).
+RECENT_SCAN = 500
 log = logging.getLogger("ingestion_mcp.state")
 
 
@@ -72,6 +74,11 @@ class AppState:
     async def own_active_jobs(self) -> list[Job]:
         caller = current_caller()
         return [job for job in await self.jobs.active() if caller.owns(job.owner)]
+
+    async def own_recent_jobs(self, limit: int = 50) -> list[Job]:
+        """The caller's ended jobs still kept, the last to end first (an administrator's: everyone's)."""
+        caller = current_caller()
+        return [job for job in await self.jobs.recent(RECENT_SCAN) if caller.owns(job.owner)][:limit]
 
     async def run_job(self, ctx: Any, kind: str, params: dict[str, Any], description: str) -> tuple[Job, bool]:
         """Submit a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.

@@ -112,6 +112,9 @@ async def test_oauth_rights_apply_to_every_page(
             upload = await client.post("/ingest", data={"csrf_token": csrf, "collection": "console-bob-notes"},
                                        files={"file": ("x.md", TEXT.encode(), "text/markdown")})  # fmt: skip
             assert upload.status_code == 403 and "right" in upload.text
+            drop = await client.post("/collections/console-alice-notes/delete",
+                                     data={"csrf_token": csrf, "confirm_name": "console-alice-notes"})  # fmt: skip
+            assert drop.status_code == 403 and "needs the &#39;admin&#39; right" in drop.text, drop.text
         reader = {"Authorization": f"Bearer {token(key, 'carol', 'alice-reader')}"}
         async with console(state, **reader) as client:  # a bearer header works too; no CSRF needed with it
             assert "console-alice-notes" in (await client.get("/")).text

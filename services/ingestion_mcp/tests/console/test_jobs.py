@@ -43,6 +43,12 @@ async def test_a_running_job_shows_its_progress_and_is_cancelled_from_the_consol
         final = await client.get(f"/jobs/{job.id}/panel")
         assert 'data-status="cancelled"' in final.text and "every 1s" not in final.text
         assert 'id="jobs-empty"' in (await client.get("/jobs/table")).text
+        # Ended, it is listed with how it ended, on the page and in the table that polls itself.
+        recent = await client.get("/jobs/recent")
+        assert f'data-job-id="{job.id}" data-status="cancelled"' in recent.text, recent.text
+        assert "Cancelled: cancelled in the console" in recent.text
+        jobs = await client.get("/jobs")
+        assert 'id="jobs-recent"' in jobs.text and f'data-job-id="{job.id}" data-status="cancelled"' in jobs.text
 
 
 def test_the_ready_message_names_the_console(tmp_path: Path) -> None:

@@ -80,6 +80,30 @@ async def test_a_console_delete_is_gone_for_agents(open_state: AppState) -> None
         assert made["doc_id"] not in str(answer.structured_content), answer.structured_content
 
 
+async def test_a_collection_deleted_in_the_console_is_gone_for_agents_once_its_name_is_typed(
+    open_state: AppState,
+) -> None:
+    async with console(open_state) as client:
+        await upload(client, open_state, "greenhouse.md", GUIDE, "console-drop")
+        page = await client.get("/collections/console-drop")
+        assert 'id="collection-delete-form"' in page.text
+        csrf, path = csrf_of(page.text), "/collections/console-drop/delete"
+        refused = await client.post(path, data={"confirm_name": "console-drop"})  # no CSRF token
+        assert refused.status_code == 403
+        wrong = await client.post(path, data={"csrf_token": csrf, "confirm_name": "console-dro"})
+        assert wrong.status_code == 400 and "does not match" in wrong.text
+        assert (await client.get("/collections/console-drop")).status_code == 200, "nothing deleted"
+        gone = await client.post(path, data={"csrf_token": csrf, "confirm_name": "console-drop"})
+        assert gone.status_code == 303 and gone.headers["location"].startswith("/?notice=")
+        listing = await client.get(gone.headers["location"])
+        assert 'id="notice"' in listing.text and "Deleted collection console-drop (1 documents" in listing.text
+        assert 'data-collection="console-drop"' not in listing.text
+        assert (await client.get("/collections/console-drop")).status_code == 404
+    async with Client(build_server(open_state)) as agent:
+        answer = await agent.call_tool("get_collections", {})
+        assert "console-drop" not in str(answer.structured_content), answer.structured_content
+
+
 async def test_hostile_markup_renders_as_text_under_a_strict_policy(open_state: AppState) -> None:
     async with console(open_state) as client:
         made = await upload(client, open_state, "hostile.md", XSS, "console-xss")

@@ -8,7 +8,7 @@ import time
 import pytest
 from arq.constants import job_key_prefix
 from ingestion_mcp.errors import ToolFailure
-from ingestion_mcp.jobqueue import ACTIVE, QUEUE, RedisJobStore, record_key
+from ingestion_mcp.jobqueue import ACTIVE, QUEUE, RECENT, RedisJobStore, record_key
 from ingestion_mcp.jobs import Job
 
 from .conftest import claim_as_worker
@@ -75,6 +75,30 @@ async def test_a_running_job_gets_a_cancel_request(replica: RedisJobStore, other
     still = await other_replica.cancel(job.id, "on request")
     assert still is not None and still.status == "running", "the worker stops it at its next stage"
     assert await replica.cancel_requested(job.id) == "on request"
+
+
+async def test_ended_jobs_are_listed_by_every_replica_the_last_to_end_first(
+    replica: RedisJobStore, other_replica: RedisJobStore
+) -> None:
+    """What the console's jobs page shows after a job ends, whichever replica answers (issue 23)."""
+    done, failed, queued, running = [await replica.submit("ingest_text", {"text": t}, t) for t in "dfqr"]
+    for job_id, ending in ((done.id, {"result": {"status": "indexed"}}),
+                           (failed.id, {"failure": ToolFailure("Bad.", "Fix it.", code="X")})):  # fmt: skip
+        claimed = await claim_as_worker(replica, job_id, 1)
+        assert claimed is not None
+        claimed.finish(**ending)  # type: ignore[arg-type]  # result or failure, as a worker ends a job
+        await replica.save(claimed, fenced=True)
+        time.sleep(0.002)  # distinct end times
+    await other_replica.cancel(queued.id, "on request")  # a queued job's cancel ends it (compare-and-set)
+    assert await claim_as_worker(replica, running.id, 1) is not None
+    ended = await other_replica.recent(10)
+    assert [(j.id, j.status) for j in ended] == [(queued.id, "cancelled"), (failed.id, "failed"),
+                                                (done.id, "completed")]  # fmt: skip
+    assert ended[1].error == "Bad." and [j.id for j in await replica.active()] == [running.id]
+    assert [j.id for j in await replica.recent(1)] == [queued.id]
+    await replica.redis.delete(record_key(failed.id))  # its retention ran out
+    assert [j.id for j in await other_replica.recent(10)] == [queued.id, done.id]
+    assert await replica.redis.zscore(RECENT, failed.id) is None, "an expired record leaves the list"
 
 
 async def test_failures_keep_their_code(replica: RedisJobStore, other_replica: RedisJobStore) -> None:

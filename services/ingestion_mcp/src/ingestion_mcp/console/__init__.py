@@ -34,11 +34,13 @@ def build_console(
     routes = [
         Route("/", library.collections),
         Route("/collections/{name}", library.collection),
+        Route("/collections/{name}/delete", library.delete_collection, methods=["POST"]),
         Route("/collections/{name}/documents", library.documents),
         Route("/collections/{name}/documents/{doc_id}", library.document),
         Route("/collections/{name}/documents/{doc_id}/delete", library.delete_document, methods=["POST"]),
         Route("/jobs", activity.jobs),
         Route("/jobs/table", activity.jobs_table),
+        Route("/jobs/recent", activity.recent_jobs),
         Route("/jobs/{job_id}", activity.job),
         Route("/jobs/{job_id}/panel", activity.job_panel),
         Route("/jobs/{job_id}/cancel", activity.cancel, methods=["POST"]),

@@ -21,12 +21,13 @@ from ..state import AppState
 from .render import Refused, handled, page, see_other, write_form
 
 MODES: tuple[str, ...] = get_args(SearchMode)  # hybrid, semantic, keyword
+RECENT_SHOWN = 50  # ended jobs on the jobs page
 
 
 def not_found(job_id: str, retention_s: float) -> ToolFailure:
     return ToolFailure(
         f"No job '{job_id}' (unknown, or finished more than {retention_s:.0f} s ago).",
-        "The jobs page lists the running ones.",
+        "The jobs page lists the running ones and those that ended since.",
         code="JOB_NOT_FOUND",
         status=404,
     )
@@ -62,12 +63,22 @@ class ActivityPages:
     # -- jobs ---------------------------------------------------------------------------------
     @handled
     async def jobs(self, request: Request) -> Response:
-        """The caller's running jobs; the table polls itself."""
-        return page(request, "jobs.html", jobs=await self.state.own_active_jobs())
+        """The caller's running jobs, then those that ended (still kept); both tables poll themselves."""
+        running, recent = await self.state.own_active_jobs(), await self.state.own_recent_jobs(RECENT_SHOWN)
+        return page(request, "jobs.html", jobs=running, recent=recent, retention=self._retention())
 
     @handled
     async def jobs_table(self, request: Request) -> Response:
         return page(request, "_jobs.html", jobs=await self.state.own_active_jobs())
+
+    @handled
+    async def recent_jobs(self, request: Request) -> Response:
+        recent = await self.state.own_recent_jobs(RECENT_SHOWN)
+        return page(request, "_recent_jobs.html", recent=recent, retention=self._retention())
+
+    def _retention(self) -> str:
+        seconds = self.state.jobs.retention_s
+        return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min"
 
     async def _job(self, job_id: str) -> Any:
         job = await self.state.own_job(job_id)  # another caller's job answers as unknown

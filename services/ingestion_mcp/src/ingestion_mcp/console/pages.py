@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..state import AppState
-from .render import handled, page, see_other, write_form
+from .render import Refused, handled, page, see_other, write_form
 
 PER_PAGE = 25
 SCAN_PAGE = 1000  # the gateway's largest page
@@ -57,7 +57,7 @@ class LibraryPages:
         listing = await self.state.backend.list_collections()
         infos = sorted(listing.collections, key=lambda c: c.name)
         rows = await asyncio.gather(*(self._row(info) for info in infos))
-        return page(request, "collections.html", rows=rows)
+        return page(request, "collections.html", rows=rows, notice=request.query_params.get("notice"))
 
     async def _documents(self, request: Request) -> dict[str, Any]:
         name = request.path_params["name"]
@@ -116,3 +116,17 @@ class LibraryPages:
         gone = await self.state.library.delete_document(name, doc_id)
         notice = f"Deleted document {doc_id} ({gone.deleted_chunks} chunks)."
         return see_other(f"/collections/{quote(name)}?{urlencode({'notice': notice})}", request)
+
+    @handled
+    async def delete_collection(self, request: Request) -> Response:
+        """Delete a whole collection through the library facade (the delete_collection tool's call; the admin right).
+        The form must repeat the collection's name, as the tool asks for confirm=true."""
+        form = await write_form(request)
+        name = request.path_params["name"]
+        if str(form.get("confirm_name") or "").strip() != name:
+            raise Refused(f"Not deleted: the name typed does not match the collection '{name}'.",
+                          "Type the collection's name exactly to confirm that it goes with all its documents.",
+                          code="CONFIRMATION_REQUIRED", status=400)  # fmt: skip
+        gone = await self.state.library.delete_collection(name)
+        notice = f"Deleted collection {name} ({gone.deleted_documents} documents, {gone.deleted_chunks} chunks)."
+        return see_other(f"/?{urlencode({'notice': notice})}", request)
