@@ -70,6 +70,11 @@ def test_a_long_job_is_cancelled_from_the_jobs_page(served: Console, browser: An
     assert not all_of(browser, "#job-cancel")
     shoot("job-cancelled")
 
+    visit(browser, f"{served.url}/jobs", "jobs")  # listed with the jobs that ended, with why
+    ended_row = f'[data-test=recent-job-row][data-job-id="{job_id}"]'
+    assert attribute(browser, ended_row, "data-status") == "cancelled"
+    assert "Cancelled" in find(browser, f"{ended_row} [data-test=job-outcome]").text
+
 
 def search_hits(browser: Any, base: str, query: str, collection: str) -> list[str]:
     visit(browser, f"{base}/search", "search")
@@ -102,3 +107,13 @@ def test_a_deleted_document_is_gone_from_search(served: Console, browser: Any, s
     assert doc_id not in search_hits(browser, served.url, query, collection)
     visit(browser, f"{served.url}/collections/{collection}/documents/{doc_id}", "error")
     assert find(browser, "[data-test=error-message]").text
+
+    # Then the whole collection, its name typed to confirm: gone from the list and from search.
+    visit(browser, f"{served.url}/collections/{collection}", "collection")
+    find(browser, "#collection-delete summary").click()
+    find(browser, "#collection-delete-name").send_keys(collection)
+    find(browser, "#collection-delete-submit").click()
+    on_page(browser, "collections")
+    assert collection in find(browser, "#notice").text
+    assert not all_of(browser, f'[data-test=collection-row][data-collection="{collection}"]')
+    visit(browser, f"{served.url}/collections/{collection}", "error")
