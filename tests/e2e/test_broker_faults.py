@@ -384,9 +384,18 @@ async def test_the_queue_reports_its_depth_and_queues_json(healthy: Topology, co
     assert depth.status_code == 200 and set(depth.json()) == {"queued", "running", "depth"}, depth.text
     assert httpx.get(f"{topology.b.url}/queue", timeout=10).status_code == 401, "the token guards it"
     client = topology.redis()
+    worker = topology.worker.process
+    assert worker is not None
     async with connected(topology, topology.a) as via_a:
-        answer = await call(via_a, "ingest_text", text=long_text(100, "json-payload"), name="jp", collection=collection)
-        payload = client.get(f"arq:job:{answer['job_id']}")
-        if payload is not None:  # still queued or running: its payload is JSON, never a pickle
-            assert json.loads(payload)["a"][0] == answer["job_id"]
-        await ended(via_a, answer["job_id"])
+        # The worker paused: the job stays on the queue past the call's wait (on a quiet machine it once finished
+        # within it, and the answer had no job to look at).
+        os.killpg(worker.pid, signal.SIGSTOP)
+        try:
+            text = long_text(100, "json-payload")
+            answer = await call(via_a, "ingest_text", text=text, name="jp", collection=collection)
+            payload = client.get(f"arq:job:{answer['job_id']}")
+            assert payload is not None, answer
+            assert json.loads(payload)["a"][0] == answer["job_id"], "its payload is JSON, never a pickle"
+        finally:
+            os.killpg(worker.pid, signal.SIGCONT)
+        assert (await ended(via_a, answer["job_id"]))["status"] == "completed"

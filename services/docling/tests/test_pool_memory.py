@@ -74,3 +74,25 @@ async def test_a_worker_grown_past_the_recycle_size_is_replaced(recycle_mb: int,
             assert not Path(f"/proc/{before}").exists()
     finally:
         await anyio.to_thread.run_sync(pool.close)
+
+
+async def test_a_fork_server_that_refuses_the_first_worker_is_started_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI once saw the embedded server die at start: the fork server, just launched, was gone when the first worker
+    was asked of it (ConnectionRefusedError). That moment cannot be made for real; the refusal is injected once."""
+    import docling_service.pool as pool_module
+
+    real = pool_module.Worker
+    refusals = [ConnectionRefusedError(111, "Connection refused")]
+
+    def worker(*args: object) -> pool_module.Worker:
+        if refusals:
+            raise refusals.pop()
+        return real(*args)  # type: ignore[arg-type]  # the pool's own arguments, passed on
+
+    monkeypatch.setattr(pool_module, "Worker", worker)
+    pool = await _started(PoolOptions(workers=1))
+    try:
+        assert pool.ready and not refusals and len(_pids(pool)) == 1
+        assert (await pool.convert(report_pdf(2)[0], "after.pdf")).page_count == 2
+    finally:
+        await anyio.to_thread.run_sync(pool.close)

@@ -175,7 +175,11 @@ class WorkerPool:
         return self.info is not None
 
     def _spawn(self) -> Worker:
-        return Worker(self._context, self.converter, self.options.memory_mb)
+        try:
+            return Worker(self._context, self.converter, self.options.memory_mb)
+        except OSError as exc:  # the fork server is gone (killed, or it died starting): the next try starts one
+            log.warning("the docling fork server did not answer (%s); starting it again", exc)
+            return Worker(self._context, self.converter, self.options.memory_mb)
 
     def start(self) -> WorkerInfo:
         """Start one worker and wait until it has loaded its pipelines (blocking), so a broken converter fails
