@@ -21,6 +21,11 @@ def ratios(current: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, 
     return out
 
 
+def shown(value: object) -> str:
+    """A figure as printed; a dash where there is none (0 is a figure)."""
+    return "-" if value is None else str(value)
+
+
 def table(result: dict[str, Any]) -> str:
     head = (f"{'run':<9}{'file':<22}{'s':>8}{'pages/s':>9}{'conv p/s':>9}{'1st prog s':>11}{'max gap s':>10}"
             f"{'peak MB':>9}{'after RSS':>10}{'chunks':>7}")  # fmt: skip
@@ -36,10 +41,10 @@ def table(result: dict[str, Any]) -> str:
             )
         for f in result[run]["files"]:
             name = f"{f['kind']} {f['pages']}p"
-            after, gap = f["after_tree_mb"]["rss"], f["longest_progress_gap_s"] or "-"
+            after, gap = f["after_tree_mb"]["rss"], shown(f["longest_progress_gap_s"])
             lines.append(f"{run:<9}{name:<22}{f['seconds']:>8}{f['pages_per_s']:>9}"
-                         f"{f['conversion_pages_per_s'] or '-'!s:>9}{f['first_progress_s'] or '-'!s:>11}"
-                         f"{gap!s:>10}{f['peak_tree_mb']:>9}{after:>10}{f['chunks'] or '-'!s:>7}")  # fmt: skip
+                         f"{shown(f['conversion_pages_per_s']):>9}{shown(f['first_progress_s']):>11}"
+                         f"{gap:>10}{f['peak_tree_mb']:>9}{after:>10}{shown(f['chunks']):>7}")  # fmt: skip
     for r in result.get("ratios", []):
         lines.append(f"ratio {r['kind']} {r['pages']}p: {r['speed_up']}x faster, peak tree x{r['peak_tree_ratio']}")
     return "\n".join(lines)
