@@ -108,13 +108,14 @@ async def test_a_stream_error_is_the_error_the_json_route_answers() -> None:
 
 
 async def test_a_client_that_leaves_mid_conversion_stops_its_worker_at_once() -> None:
-    data, _ = report_pdf(300)
-    app = _app(workers=1, pdf_page_window=5)
+    """Issue 21: the 500-page report, left halfway with the default window (25 pages)."""
+    data, _ = report_pdf(500)
+    app = _app(workers=1)
     async with serving(app) as http:
         (busy,) = _worker_pids(app)
         async with http.stream("POST", "/v1/convert/stream", files={"file": ("long.pdf", data)}) as response:
             async for line in response.aiter_lines():
-                if json.loads(line).get("pages_done", 0) >= 10:
+                if json.loads(line).get("pages_done", 0) >= 250:
                     break  # leaving the block closes the connection mid-conversion
         left = time.perf_counter()
         while Path(f"/proc/{busy}").exists() and time.perf_counter() - left < 30:
