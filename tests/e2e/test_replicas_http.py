@@ -270,3 +270,25 @@ async def test_a_call_whose_replica_is_killed_still_completes_on_the_queue(queue
         finally:
             await anyio.to_thread.run_sync(victim.start)
             await anyio.to_thread.run_sync(victim.wait_ready)
+
+
+def test_every_replica_s_console_shows_the_same_jobs_and_documents(queued: Balanced, collection: str) -> None:
+    """Issue 23, several replicas: a file uploaded in one replica's console runs on the queue's worker; the other
+    replica follows its job to the end, and both list it among the ended jobs and show its document."""
+    a, b = (replica.url for replica in queued.replicas)
+    text = "The lock keeper opens the upper gates at dawn and logs each barge's tonnage in the canal book. " * 3
+    with httpx.Client(headers=queued.headers, timeout=60) as http:  # a bearer header: no cookie, so no CSRF token
+        made = http.post(f"{a}/ingest", data={"collection": collection},
+                         files={"file": ("canal.md", text.encode(), "text/markdown")})  # fmt: skip
+        assert made.status_code == 303, made.text
+        job_id = made.headers["location"].rsplit("/", 1)[-1]
+        deadline = time.monotonic() + 120
+        while 'data-status="running"' in (panel := http.get(f"{b}/jobs/{job_id}/panel")).text:
+            assert time.monotonic() < deadline, panel.text
+            time.sleep(0.3)
+        assert 'data-status="completed"' in panel.text and 'id="job-document-link"' in panel.text, panel.text
+        for replica in (a, b):
+            jobs = http.get(f"{replica}/jobs")
+            assert f'data-job-id="{job_id}" data-status="completed"' in jobs.text, (replica, jobs.text[-2000:])
+            listing = http.get(f"{replica}/collections/{collection}")
+            assert listing.status_code == 200 and ">canal<" in listing.text, (replica, listing.text[-2000:])
