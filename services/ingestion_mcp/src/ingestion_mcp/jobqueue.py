@@ -31,7 +31,7 @@ from servicekit.write_order import take_async
 
 from .access import current_caller
 from .errors import ToolFailure
-from .jobs import Job, ProgressFn, new_job_id
+from .jobs import RECENT_KEPT, Job, ProgressFn, new_job_id
 from .settings import McpSettings
 
 log = logging.getLogger("ingestion_mcp.jobqueue")
@@ -41,7 +41,6 @@ PREFIX = "ingestion-mcp:job:"
 ACTIVE = "ingestion-mcp:jobs:active"
 # Ended jobs by end time (ms), the newest RECENT_KEPT: what the console lists; their records expire as before.
 RECENT = "ingestion-mcp:jobs:recent"
-RECENT_KEPT = 500
 # Nothing stays in Redis for ever: an unfinished record expires after this long without a write.
 RUNNING_TTL_S = 2 * 86400
 # arq keeps a queued job's payload this long (then the job ends failed, "expired on the queue").
@@ -278,23 +277,26 @@ class RedisJobStore:
         """Ended jobs whose records are still kept (``retention_s``), the last to end first."""
         try:
             ids = [member.decode() for member in await self.redis.zrevrange(RECENT, 0, limit - 1)]
-            raws = await self.redis.mget([record_key(i) for i in ids]) if ids else []
-            gone = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
+            jobs, gone = await self._records(ids)
             if gone:  # expired records leave the set
                 await self.redis.zrem(RECENT, *gone)
         except RedisError as exc:
             raise broker_down(exc) from None
-        return [Job.from_record(json.loads(raw)) for raw in raws if raw is not None]
+        return jobs
 
     async def _active_records(self) -> tuple[list[Job], list[str]]:
         """The records of the active set, and the ids whose record is gone (they leave the set)."""
         ids = sorted(member.decode() for member in await self.redis.smembers(ACTIVE))  # type: ignore[misc]  # redis-py types the asyncio client's set calls as sync-or-awaitable
-        raws = await self.redis.mget([record_key(i) for i in ids]) if ids else []
-        jobs = [Job.from_record(json.loads(raw)) for raw in raws if raw is not None]
-        gone = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
+        jobs, gone = await self._records(ids)
         if gone:
             await self.redis.srem(ACTIVE, *gone)  # type: ignore[misc]  # redis-py types the asyncio client's set calls as sync-or-awaitable
         return jobs, gone
+
+    async def _records(self, ids: list[str]) -> tuple[list[Job], list[str]]:
+        """The records of these jobs in their order, and the ids whose record is gone (expired)."""
+        raws = await self.redis.mget([record_key(i) for i in ids]) if ids else []
+        jobs = [Job.from_record(json.loads(raw)) for raw in raws if raw is not None]
+        return jobs, [i for i, raw in zip(ids, raws, strict=True) if raw is None]
 
     async def depth(self) -> dict[str, int]:
         """Jobs waiting for a worker and jobs being run: what an autoscaler scales workers on."""

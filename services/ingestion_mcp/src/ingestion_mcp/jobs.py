@@ -205,6 +205,10 @@ class Job:
         return job
 
 
+# The most ended jobs a store lists (the Redis store keeps this many ids; a caller's are found among them).
+RECENT_KEPT = 500
+
+
 class JobStore(Protocol):
     """Where jobs are submitted, looked up and cancelled: in this process (JobManager) or in Redis."""
 

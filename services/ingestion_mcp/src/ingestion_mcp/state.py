@@ -15,14 +15,12 @@ from .backend import Backend
 from .errors import ToolFailure
 from .guard import GuardedBackend
 from .jobkinds import JobKinds
-from .jobs import Job, JobManager, JobStore, ProgressFn
+from .jobs import RECENT_KEPT, Job, JobManager, JobStore, ProgressFn
 from .library import Library
 from .pipeline import Ingestor, Progress
 from .settings import McpSettings
 from .sources import SourcePolicy
 
-# Ended jobs read to find a caller's recent ones (the Redis store keeps the newest 500 of every caller).
-RECENT_SCAN = 500
 log = logging.getLogger("ingestion_mcp.state")
 
 
@@ -78,7 +76,7 @@ class AppState:
     async def own_recent_jobs(self, limit: int = 50) -> list[Job]:
         """The caller's ended jobs still kept, the last to end first (an administrator's: everyone's)."""
         caller = current_caller()
-        return [job for job in await self.jobs.recent(RECENT_SCAN) if caller.owns(job.owner)][:limit]
+        return [job for job in await self.jobs.recent(RECENT_KEPT) if caller.owns(job.owner)][:limit]
 
     async def run_job(self, ctx: Any, kind: str, params: dict[str, Any], description: str) -> tuple[Job, bool]:
         """Submit a job and wait for it up to sync_wait_s, forwarding progress to the client meanwhile.
