@@ -8,6 +8,7 @@ Runtime, a model that a full load has verified starts without importing torch at
 from __future__ import annotations
 
 import gc
+import importlib.util
 import logging
 import os
 import sys
@@ -178,6 +179,14 @@ def create_embedder(settings: GatewaySettings) -> Embedder:
                            threads=settings.embedding_threads)  # fmt: skip
         if light is not None:
             return light
+        if importlib.util.find_spec("torch") is None:
+            # The torch-free image (services/vector_gateway/Dockerfile): its baked export is the only way to start.
+            raise RuntimeError(
+                f"The torch-free start of {name} is not verified under {settings.embedding_cache_dir or 'the cache'} "
+                "(the ONNX export or its light.json is missing or was made with other versions; the log line above "
+                "says which), and torch is not installed to make it again. Rebuild the image (it bakes both), point "
+                "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR at the baked folder, or install vector-gateway[torch]."
+            )
     engine, device = choose_engine(settings)
     model = load_sentence_transformer(path, device)
     if engine == "onnx":

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .onnx_export import onnx_file
+from .onnx_export import onnx_file, stale_reason
 from .onnx_runtime import OnnxEncoder, Session, open_session
 
 log = logging.getLogger("vector_gateway.light_embedder")
@@ -157,6 +157,8 @@ def open_light(
     log line saying why, when the full path must load the model (and then write the manifest)."""
     try:
         onnx_path = onnx_file(model_dir, cache_dir)
+        if (stale := stale_reason(onnx_path)) is not None and onnx_path.is_file():
+            raise Unverified(stale)
         manifest = load_manifest(onnx_path, model_dir)
         if manifest is None:
             log.info("embedding model %s has no %s yet: loading it with sentence-transformers", name, MANIFEST_NAME)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import logging
 import os
 import sys
@@ -36,6 +37,7 @@ log = logging.getLogger("vector_gateway.onnx_export")
 EXPORTER_VERSION = "2"  # bump when the export below changes: every cached file is remade
 OPSET = 17
 OUTPUT_NAME = "token_embeddings"
+EXPORT_INFO = "export.json"  # beside model.onnx: the torch version it was made with
 _SKIPPED = {"README.md", ".gitattributes"}  # files that do not change the graph
 FUSED_MODEL_TYPES = {"bert", "distilbert", "roberta", "xlm-roberta", "mpnet", "electra"}
 MIN_COSINE = 0.9999
@@ -47,14 +49,14 @@ def default_cache_dir() -> Path:
 
 
 def model_key(model_dir: Path) -> str:
-    """A digest of every file of the model folder (names and content), torch's version and the exporter's.
+    """A digest of every file of the model folder (names and content), ONNX Runtime's version and the exporter's.
 
-    torch's version is read from its installed metadata (the same string as ``torch.__version__``, local suffix
-    included, e.g. 2.13.0+cpu), so that the torch-free start finds the file without importing torch."""
+    torch's version is not part of it: an image without torch must find the file its build exported (issue 27).
+    The export records the torch it was made with (``export.json``), and a process that has another torch
+    installed makes it again (``stale_reason``)."""
     import onnxruntime
 
-    torch = metadata.version("torch")
-    versions = f"exporter={EXPORTER_VERSION};opset={OPSET};torch={torch};ort={onnxruntime.__version__}"
+    versions = f"exporter={EXPORTER_VERSION};opset={OPSET};ort={onnxruntime.__version__}"
     digest = hashlib.sha256(versions.encode())
     for path in sorted(p for p in model_dir.rglob("*") if p.is_file() and p.name not in _SKIPPED):
         digest.update(str(path.relative_to(model_dir)).encode() + b"\0")
@@ -65,6 +67,34 @@ def model_key(model_dir: Path) -> str:
 
 def onnx_file(model_dir: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"{model_dir.name}-{model_key(model_dir)}" / "model.onnx"
+
+
+def installed_torch() -> str | None:
+    """torch's version from its installed metadata (the same string as ``torch.__version__``, local suffix included,
+    e.g. 2.13.0+cpu), read without importing it; None when torch is not installed."""
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def export_info_path(onnx_path: Path) -> Path:
+    return onnx_path.with_name(EXPORT_INFO)
+
+
+def stale_reason(onnx_path: Path) -> str | None:
+    """Why the export at ``onnx_path`` must be made again, or None while it holds: it is missing, or the torch
+    installed here is not the one it was made with. Without torch (a torch-free image) a present export holds."""
+    if not onnx_path.is_file():
+        return "no ONNX export yet"
+    torch = installed_torch()
+    if torch is None:
+        return None
+    try:
+        made_with = json.loads(export_info_path(onnx_path).read_text(encoding="utf-8")).get("torch")
+    except (OSError, ValueError):
+        return f"{EXPORT_INFO} is missing or unreadable"
+    return None if made_with == torch else f"exported with torch {made_with}, torch {torch} is installed"
 
 
 def input_names(model: SentenceTransformer) -> list[str]:
@@ -106,6 +136,8 @@ def export(model: SentenceTransformer, target: Path) -> Path:
         trace(model, temporary)
         fuse(model, temporary)
         verify(model, temporary)
+    with written_atomically(export_info_path(target)) as temporary:
+        Path(temporary).write_text(json.dumps({"torch": installed_torch()}) + "\n", encoding="utf-8")
     return target
 
 
@@ -189,9 +221,10 @@ def verify(model: SentenceTransformer, path: str) -> None:
 def ensure_onnx(model: SentenceTransformer, model_dir: Path, cache_dir: Path | None = None) -> Path:
     """The cached ONNX file of ``model`` (loaded from ``model_dir``), exported first when missing."""
     target = onnx_file(model_dir, cache_dir)
-    if target.is_file():
+    reason = stale_reason(target)
+    if reason is None:
         return target
-    log.info("exporting the embedding model to ONNX once (cached under %s)", target.parent.name)
+    log.info("exporting the embedding model to ONNX (%s; cached under %s)", reason, target.parent.name)
     return export(model, target)
 
 

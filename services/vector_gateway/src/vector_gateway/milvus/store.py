@@ -28,6 +28,7 @@ from ..where import In, Where
 from . import schema, vector_stores
 from .expressions import expression
 from .lite_guard import LiteClient
+from .reload import ReloadingClient, not_loaded
 
 log = logging.getLogger("vector_gateway.store")
 T = TypeVar("T")
@@ -99,6 +100,8 @@ class MilvusStore:
             ) from exc
         if is_lite:  # Lite loses rows from reads during a flush unless calls are serialised (lite_guard.py)
             client = LiteClient(client, self.uri)
+        # A restarted server releases every collection: reads load theirs again (reload.py).
+        client = ReloadingClient(client, on_reload=self._loaded.add)
         self._ensure_registry(client)
         return client
 
@@ -117,7 +120,10 @@ class MilvusStore:
             self._loaded.add(name)
 
     def ping(self) -> None:
-        self.client.list_collections()
+        # A read of the registry, the commit point every search goes through: an answer from the server alone
+        # would say "ready" while every search failed (a restarted server releases its collections; this read
+        # loads the registry again).
+        self.client.query(REGISTRY, filter=expression(None), output_fields=["key"], limit=1)
 
     def close(self) -> None:
         with self._lock:
@@ -202,7 +208,7 @@ class MilvusStore:
         try:
             return call()
         except Exception as exc:
-            if "'released'" not in str(exc):
+            if not not_loaded(exc):
                 raise
             self.client.load_collection(milvus_name(name))
             self._loaded.add(name)
