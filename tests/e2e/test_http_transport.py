@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -110,3 +111,44 @@ async def test_a_cancelled_call_over_http_stops_the_work(server: str) -> None:
                 await anyio.sleep(0.5)
         await anyio.sleep(3)
         assert await counts(client, "rag_gateway") == (0, 0)
+
+
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+LONE_SURROGATE = '{"query":"\\ud800"}'  # the JSON escape itself: valid JSON to Python, not Unicode
+
+
+async def expect_errors(server: str, headers: dict[str, str], cases: list[tuple[bytes, int | None]]) -> None:
+    async with httpx.AsyncClient(headers=headers, timeout=10) as http:
+        for body, request_id in cases:
+            answer = await http.post(f"{server}/mcp", content=body)
+            assert answer.status_code == 400, (body, answer.status_code, answer.text)
+            error = answer.json()
+            assert error["jsonrpc"] == "2.0" and error["id"] == request_id, (body, error)
+            assert error["error"]["code"] == (-32600 if request_id is not None else -32700), (body, error)
+
+
+def malformed_bodies(version: str) -> list[tuple[bytes, int | None]]:
+    """Bodies a client can send by mistake, each with the id its answer must carry (null when none can be read)."""
+    meta = f',"_meta":{json.dumps(ENVELOPE)}' if version == "2026-07-28" else ""
+    call = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":%s%s}}'
+    return [
+        ((call % (LONE_SURROGATE, meta)).encode(), 7),
+        ((call % ('{"query":"x"}', meta)).encode()[:-5], None),  # cut short: not JSON
+        (b"not json at all", None),
+        (b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"se\xffarch"}}', None),  # not UTF-8
+    ]
+
+
+async def test_a_malformed_body_gets_a_json_rpc_error_with_its_id_and_the_server_goes_on(server: str) -> None:
+    """A client waits for the answer that carries its request's id: a malformed body must get one at once."""
+    for version in ("2025-11-25", "2026-07-28"):
+        headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version,
+                   "Mcp-Method": "tools/call", "Mcp-Name": "search"}  # fmt: skip
+        await expect_errors(server, headers, malformed_bodies(version))
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30.0) as http,
+        Client(streamable_http_client(f"{server}/mcp", http_client=http)) as client,
+    ):
+        found = await client.call_tool("search", {"query": "anything"})
+        assert found.structured_content["success"] is True

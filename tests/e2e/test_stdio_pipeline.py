@@ -5,10 +5,14 @@ Documents are made here with python-docx and fpdf2, so the facts they hold are k
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+import anyio.abc
 import pytest
 from docx import Document
 from fpdf import FPDF
@@ -139,3 +143,48 @@ async def test_agent_ingests_and_finds_passages(server_params: StdioServerParame
         assert collections["collections"][0]["document_count"] == 2
         stats = await call(client, "get_collections", collection="rag_gateway")
         assert sorted(stats["files"]) == ["lab-report.pdf", "minutes.docx"]
+
+
+def rpc(message: dict) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+async def answer_to(process: anyio.abc.Process, lines: list[bytes], wait_s: float) -> dict:
+    """The next JSON-RPC message the server writes (stdout, one a line)."""
+    assert process.stdout is not None
+    with anyio.fail_after(wait_s):
+        while b"\n" not in lines[0]:
+            lines[0] += await process.stdout.receive()
+    line, lines[0] = lines[0].split(b"\n", 1)
+    return json.loads(line)
+
+
+async def test_a_malformed_line_gets_a_json_rpc_error_and_the_next_request_is_served(
+    server_params: StdioServerParameters,
+) -> None:
+    """A line with a lone UTF-16 surrogate, or not JSON, was dropped: the client waited until its timeout."""
+    client = {"name": "raw", "version": "0"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}}  # fmt: skip
+    surrogate = (
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"\\ud800"}}}\n'
+    )
+    async with await anyio.open_process(
+        [server_params.command, *server_params.args], env=server_params.env, cwd=server_params.cwd,
+        stderr=subprocess.DEVNULL,
+    ) as process:  # fmt: skip
+        assert process.stdin is not None
+        pending = [b""]
+        await process.stdin.send(rpc(hello))
+        assert (await answer_to(process, pending, 300))["id"] == 1  # after the model has loaded
+        await process.stdin.send(rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        await process.stdin.send(surrogate)
+        refused = await answer_to(process, pending, 10)
+        assert refused["id"] == 2 and refused["error"]["code"] == -32600, refused
+        await process.stdin.send(b'{"jsonrpc":"2.0","id":3,"method":"tools/li\n')
+        refused = await answer_to(process, pending, 10)
+        assert refused["id"] is None and refused["error"]["code"] == -32700, refused
+        await process.stdin.send(rpc({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
+        listed = await answer_to(process, pending, 30)
+        assert listed["id"] == 4 and "search" in {tool["name"] for tool in listed["result"]["tools"]}, listed
+        await process.stdin.aclose()

@@ -25,6 +25,7 @@ from .console import build_console
 from .console import serves as console_serves
 from .embedded import data_folder, open_backend
 from .errors import ToolFailure
+from .jsonrpc_guard import ParseGuard, run_stdio
 from .observability import REGISTRY
 from .server import ProfileClash, build_server
 from .settings import McpSettings
@@ -189,7 +190,7 @@ async def serve(settings: McpSettings) -> None:
                 async with anyio.create_task_group() as tasks:
                     # stdout is the protocol: the one line goes to stderr, where clients keep a server's log.
                     tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: stdio_ready_line(settings))
-                    await server.run_stdio_async()
+                    await run_stdio(server)  # the SDK's stdio, with malformed lines answered
                     tasks.cancel_scope.cancel()
                 return
             await _serve_http(server, state)
@@ -242,6 +243,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
     )  # fmt: skip
     if settings.stateless_http:
         app = LegacyCancelMiddleware(app, relay, max_body=settings.max_body_bytes)
+    app = ParseGuard(app, max_body=settings.max_body_bytes)
     oauth = OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None
     guard = HttpGuard(
         app,
