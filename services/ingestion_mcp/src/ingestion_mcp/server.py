@@ -19,6 +19,7 @@ from .profiles import NAMES, load
 from .profiles.record import Profile
 from .state import AppState
 from .tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
+from .tools.strict_schema import strict
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -84,7 +85,8 @@ class ProfileServer(MCPServer):
         return decorate
 
     async def list_tools(self) -> list[MCPTool]:
-        """Each schema without pydantic's titles and other redundant keys: the tools/list is in every conversation."""
+        """Each schema without pydantic's titles and other redundant keys (the tools/list is in every conversation),
+        in the subset every client accepts (tools/strict_schema.py)."""
         return [self._lean(tool) for tool in await super().list_tools()]
 
     def _lean(self, tool: MCPTool) -> MCPTool:
@@ -95,7 +97,8 @@ class ProfileServer(MCPServer):
         arguments = lean(tool.input_schema, absent_is_null=own)
         arguments = without_unreached_limits(inline_single_use(arguments)) if own else arguments
         hints = tool.annotations and lean_annotations(tool.annotations, omit_defaults=own)
-        return tool.model_copy(update={"input_schema": arguments, "output_schema": output, "annotations": hints})
+        update = {"input_schema": strict(arguments), "output_schema": strict(output), "annotations": hints}
+        return tool.model_copy(update=update)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -106,7 +109,10 @@ class ProfileServer(MCPServer):
                 raise
             if name not in self.tool_profiles:
                 raise
-            return self.tool_profiles[name].argument_errors(failure_from(cause))
+            tool = self._tool_manager.get_tool(name)
+            # A tool whose answers have a shape of their own says how its refused arguments are answered.
+            own = getattr(tool.fn, "argument_errors", None) if tool is not None else None
+            return (own or self.tool_profiles[name].argument_errors)(failure_from(cause))
 
 
 def _tool_names(profile: Profile, state: AppState) -> set[str]:

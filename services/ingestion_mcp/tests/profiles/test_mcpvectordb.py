@@ -82,14 +82,16 @@ async def test_server_identity_and_tool_parameters(vectordb) -> None:
         schema = tools[name].input_schema
         assert schema["required"] == [name.removeprefix("ingest_").replace("file", "path")]
         arguments = props(tools[name])
-        assert (arguments["library"]["default"], arguments["metadata"]["default"]) == ("default", None)
+        # nullable is listed as optional (docs/schemas.md): no null default, one type
+        assert (arguments["library"]["default"], arguments["metadata"]["type"]) == ("default", "object")
+        assert "default" not in arguments["metadata"]
     search = props(tools["search"])
     assert tools["search"].input_schema["required"] == ["query"]
     assert (search["top_k"]["default"], search["top_k"]["minimum"], search["top_k"]["maximum"]) == (5, 1, 100)
-    assert search["library"]["default"] is None and search["filter"]["default"] is None
+    assert "default" not in search["library"] and "default" not in search["filter"]  # optional, never null
     listing = props(tools["list_documents"])
     assert (listing["limit"]["default"], listing["limit"]["minimum"], listing["limit"]["maximum"]) == (20, 1, 1000)
-    assert (listing["offset"]["default"], listing["library"]["default"]) == (0, None)
+    assert listing["offset"]["default"] == 0 and "default" not in listing["library"]
     assert props(tools["list_libraries"]) == {}
     assert tools["delete_document"].input_schema["required"] == tools["get_document"].input_schema["required"]
     assert tools["delete_document"].annotations.destructive_hint and tools["search"].annotations.read_only_hint

@@ -48,7 +48,7 @@ async def test_tools_parameters_and_string_results(notes_mcp: Any) -> None:
         assert search["required"] == ["query"] and set(search["properties"]) == {"query", "n_results", "folder"}
         n_results = search["properties"]["n_results"]
         assert (n_results["default"], n_results["minimum"], n_results["maximum"]) == (10, 1, 100)
-        assert search["properties"]["folder"]["default"] is None
+        assert search["properties"]["folder"]["type"] == "string" and "default" not in search["properties"]["folder"]
         similar = tools["find_similar_notes"].input_schema
         assert similar["required"] == ["path"] and set(similar["properties"]) == {"path", "n_results"}
         n_similar = similar["properties"]["n_results"]

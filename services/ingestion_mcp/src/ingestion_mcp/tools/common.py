@@ -83,13 +83,18 @@ def safe_tool(render_error: ErrorRenderer) -> Callable[[Callable[P, Awaitable[R]
     return decorate
 
 
-def profile_tools(server: MCPServer, render_error: ErrorRenderer) -> ToolDecorator:
+def profile_tools(server: MCPServer, render_error: ErrorRenderer, *, own_shape: bool = False) -> ToolDecorator:
     """The one decorator every profile registers its tools with: `tool = profile_tools(server, render_error)`,
-    then `@tool(READ)` registers the function with those hints, run by safe_tool in the profile's error shape."""
+    then `@tool(READ)` registers the function with those hints, run by safe_tool in the profile's error shape.
+    With own_shape, arguments the framework refuses are answered in render_error's shape too, not the profile's
+    (server.ProfileServer reads `argument_errors` on the registered function)."""
 
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def decorate(fn: F) -> F:
-            server.tool(annotations=annotations)(safe_tool(render_error)(fn))
+            wrapped = safe_tool(render_error)(fn)
+            if own_shape:
+                wrapped.argument_errors = functools.partial(error_result, render_error)
+            server.tool(annotations=annotations)(wrapped)
             return fn
 
         return decorate

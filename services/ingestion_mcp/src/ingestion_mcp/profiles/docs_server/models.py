@@ -58,6 +58,13 @@ def render_error(failure: ToolFailure) -> dict[str, Any]:
     return {"error": detail.model_dump(exclude_none=True)}
 
 
+def render_job_error(failure: ToolFailure) -> dict[str, Any]:
+    """get_job_status's own failure in the shape of a failed Job (`error` a string, its code in `errorCode`): one
+    schema then covers both answers, where `error` as a string or an object needs an anyOf strict clients refuse."""
+    message = " ".join(part for part in (failure.message, failure.suggestion) if part)
+    return {"error": message, "errorCode": spec_code(failure.code)}
+
+
 # -- inputs -------------------------------------------------------------------------------
 class SearchOptions(BaseModel):
     limit: int = Field(default=10, ge=1, le=100, description="Most chunks to return (1-100).")
@@ -112,9 +119,10 @@ class DocumentChunk(BaseModel):
 class SearchDocumentsOutput(BaseModel):
     """The spec's array of chunks, best first ([] when none scores options.minScore). The text block is that
     JSON array; structuredContent must be an object in MCP, so it wraps the array as {"result": [...]}, as the
-    MCP SDK does for a tool returning a list."""
+    MCP SDK does for a tool returning a list. A failed call answers {"error": {...}} instead."""
 
-    result: list[DocumentChunk]
+    result: list[DocumentChunk] | None = None
+    error: ErrorDetail | None = None
 
 
 class FileDetailsOutput(BaseModel):
@@ -171,13 +179,13 @@ class JobStatusOutput(BaseModel):
     startTime: str | None = None
     endTime: str | None = None
     result: dict[str, Any] | None = None
-    error: ErrorDetail | str | None = Field(
-        default=None, description="A failed job's message (string), or the call's own error object."
-    )
+    error: str | None = Field(default=None, description="A failed job's message, or why the call failed.")
     errorCode: str | None = None
 
 
 class ActiveJobsOutput(BaseModel):
-    """The spec's array of running jobs: the text block is the JSON array, structuredContent {"result": [...]}."""
+    """The spec's array of running jobs: the text block is the JSON array, structuredContent {"result": [...]}.
+    A failed call answers {"error": {...}} instead."""
 
-    result: list[JobView]
+    result: list[JobView] | None = None
+    error: ErrorDetail | None = None

@@ -8,7 +8,8 @@ default "docs"); a document's `filePath` is its absolute path, where fetch_file 
 Error shape (every tool, isError=true): {"error": {"code": CODE, "message": ..., "suggestion": ...}}.
 CODE is one of the spec's codes (INVALID_PATH, UNSUPPORTED_FORMAT, INDEX_NOT_FOUND, INVALID_REPO_URL,
 REPOMIX_FAILED, REPO_TOO_LARGE, INVALID_URL, DOWNLOAD_FAILED, FILE_TOO_LARGE, PROCESSING_FAILED), or
-JOB_NOT_FOUND / INVALID_INPUT. A failed job reports its message in `error` and its code in `errorCode`.
+JOB_NOT_FOUND / INVALID_INPUT. A failed job reports its message in `error` and its code in `errorCode`, and so
+does get_job_status's own failure (an unknown jobId): {"error": MESSAGE, "errorCode": CODE}.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from .models import (
     SearchDocumentsOutput,
     SearchOptions,
     render_error,
+    render_job_error,
     spec_code,
 )
 
@@ -142,7 +144,7 @@ def register(server: MCPServer, state: AppState, policy: SourcePolicy | None = N
     _register_search(tool, docs)
     _register_files(tool, docs)
     _register_fetch(tool, docs)
-    _register_jobs(tool, docs)
+    _register_jobs(tool, docs, profile_tools(server, render_job_error, own_shape=True))
 
 
 def _register_search(tool: ToolDecorator, docs: DocsServer) -> None:
@@ -285,8 +287,8 @@ async def _started(docs: DocsServer, kind: str, params: dict[str, Any], descript
     ))  # fmt: skip
 
 
-def _register_jobs(tool: ToolDecorator, docs: DocsServer) -> None:
-    @tool(READ)
+def _register_jobs(tool: ToolDecorator, docs: DocsServer, job_tool: ToolDecorator) -> None:
+    @job_tool(READ)
     async def get_job_status(
         jobId: Annotated[str, Field(min_length=1, max_length=64, description="Job ID from fetch_repo or fetch_file.")],
     ) -> Annotated[CallToolResult, JobStatusOutput]:
