@@ -76,6 +76,6 @@ def test_the_rewrite_accepts_what_the_generated_schema_accepts_without_null(valu
         {"type": "object", "properties": {"x": {"type": ["string", "integer"]}}},
     ],
 )
-def test_what_has_no_strict_form_is_refused_at_start_up(schema: dict[str, Any]) -> None:
+def test_what_has_no_strict_form_is_refused(schema: dict[str, Any]) -> None:
     with pytest.raises(UnsupportedSchema):
         strict(schema)

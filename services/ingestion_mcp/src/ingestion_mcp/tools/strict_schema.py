@@ -1,9 +1,9 @@
 """Tool schemas in the JSON Schema subset every MCP client accepts (docs/schemas.md names the clients and rules).
 
 Gemini (API and CLI) refuses `$ref`/`$defs`, `anyOf`/`oneOf`/`allOf`/`not` and `type` lists, and one refused
-schema breaks the whole session; OpenAI's strict mode forbids the same constructs. pydantic writes all of them
-for an `X | None` field or a nested model. `strict` rewrites a generated schema once, where the server lists its
-tools:
+schema breaks the whole session; OpenAI's strict function calling takes a subset too. pydantic writes all of them
+for an `X | None` field or a nested model. `strict` rewrites a generated schema in one place, where the server
+lists its tools:
 
 - every `$ref` is replaced by its definition, and `$defs` goes;
 - a nullable value (`anyOf: [X, {"type": "null"}]`, `"type": [X, "null"]`, `None` in an enum, `"default": null`)
@@ -16,7 +16,8 @@ tools:
   without `items` gets an item schema of its elements' usual type (string).
 
 The tool's pydantic model still validates the arguments it receives: a client may omit an optional argument or
-send null for it. A schema this cannot rewrite (a recursive definition, a union of objects) raises at start-up.
+send null for it. A schema this cannot rewrite (a recursive definition, a union of objects) raises when the tools
+are listed, which the profile tests do for every profile.
 """
 
 from __future__ import annotations
