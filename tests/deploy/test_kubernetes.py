@@ -230,6 +230,15 @@ def test_worker_grace_period_fits_the_job_grace(rendered, checks, overlay):
     assert config["data"]["INGESTION_MCP_JOB_GRACE_S"] == "25"
 
 
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_audit_records_have_their_own_sink_in_openshift_and_compose(rendered, compose, overlay):
+    """Issue 28: the server and the workers write audit records whatever the log level (docs/auth.md)."""
+    config = next(c for n, c in by_kind(rendered[overlay], "ConfigMap").items() if n.startswith("ingestion-mcp-config"))
+    assert config["data"]["INGESTION_MCP_AUDIT_LOG"] == "stderr"
+    for service in ("ingestion-mcp", "ingestion-worker"):
+        assert compose["services"][service]["environment"]["INGESTION_MCP_AUDIT_LOG"] == "stderr", service
+
+
 # --- issue 22: many users, least privilege ---------------------------------------------------
 
 
