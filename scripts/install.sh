@@ -15,7 +15,8 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
 fi
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-python -m pip install -q --upgrade pip
+# pip itself pinned (the images pin the same one: older pips leave extras such as lxml[html_clean] unresolved).
+python -m pip install -q "pip==26.3"
 # torch first, pinned: anything unpinned pulls a multi-GB CUDA build (see shared/ENVIRONMENT.md).
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -c constraints.txt \

@@ -294,7 +294,8 @@ def dockerfile_violations(text: str, where: str) -> list[str]:
         out.append(f"{where}: HEALTHCHECK does not hit /healthz")
     if not any(ln.upper().startswith("EXPOSE ") for ln in lines):
         out.append(f"{where}: no EXPOSE")
-    if any(re.search(r"pip install(?!.*-c constraints)", ln) and "./services/" in ln for ln in lines):
+    commands = [part for ln in lines for part in re.split(r"&&|;", ln)]  # one RUN chains several installs
+    if any(re.search(r"pip install(?!.*-c constraints)", cmd) and "./services/" in cmd for cmd in commands):
         out.append(f"{where}: services installed without -c constraints.txt")
     return out
 

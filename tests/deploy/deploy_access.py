@@ -7,6 +7,7 @@ test_invariants_catch_access.py. conftest.py hands them to the tests through the
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import PurePosixPath
 from typing import Any
@@ -222,9 +223,11 @@ def policy_violations(text: str) -> list[str]:
 
 def compose_oauth_violations(compose: dict[str, Any], read: Any) -> list[str]:
     """Server and worker pass the OAuth settings through from .env (unset = the static-token mode) and both
-    mount the example policy; `read(path)` gives the text of a file the compose file names."""
+    mount the example policy, read-only, as a bind mount (podman-compose never mounts service-level `configs`);
+    `read(path)` gives the text of a file the compose file names."""
     out = []
-    configs = compose.get("configs") or {}
+    if compose.get("configs") or any(svc.get("configs") for svc in compose["services"].values()):
+        out.append("compose: `configs` are used; podman-compose ignores them (mount files as binds)")
     for name in ("ingestion-mcp", "ingestion-worker"):
         svc = compose["services"][name]
         env = svc.get("environment") or {}
@@ -233,12 +236,24 @@ def compose_oauth_violations(compose: dict[str, Any], read: Any) -> list[str]:
                 out.append(f"compose {name}: {key} is not passed through")
             elif env[key] is not None:
                 out.append(f"compose {name}: {key} has a value ({env[key]!r}); OAuth must stay off by default")
-        mounted = [c for c in svc.get("configs") or [] if isinstance(c, dict) and c.get("source") in configs]
+        mounted = [
+            v for v in svc.get("volumes") or []
+            if isinstance(v, dict) and v.get("type") == "bind" and v.get("target") == POLICY_TARGET
+        ]  # fmt: skip
         if not mounted:
-            out.append(f"compose {name}: no access policy mounted (configs)")
+            out.append(f"compose {name}: no access policy mounted at {POLICY_TARGET}")
         for item in mounted:
-            out += [
-                f"compose {name}: {item['source']}: {p}"
-                for p in policy_violations(read(configs[item["source"]]["file"]))
-            ]
+            if item.get("read_only") is not True:
+                out.append(f"compose {name}: the access policy is mounted writable")
+            source = default_of(item["source"])
+            out += [f"compose {name}: {source}: {p}" for p in policy_violations(read(source))]
     return out
+
+
+POLICY_TARGET = "/etc/ingestion-mcp/access-policy.toml"
+
+
+def default_of(value: str) -> str:
+    """The path a compose value names when its variable is unset: ``${VAR:-./x}`` -> ``./x``."""
+    match = re.fullmatch(r"\$\{[A-Z_]+:-(.+)\}", value)
+    return match.group(1) if match else value

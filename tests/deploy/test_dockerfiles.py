@@ -43,14 +43,25 @@ def test_dockerfile_matches_the_service(service):
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_torch_is_the_pinned_cpu_build_or_absent(service):
+    """Every default image refuses torch slipping in (issue 27: the chunker carried 1.8-2 GB of torch for a
+    tokenizer, the gateway torch though it starts torch-free); where a stage does install torch (the gateway's
+    ONNX export, docling's model variants, the GPU variant), the pinned CPU build goes in before anything that asks
+    for it, so nothing resolves a CUDA build from PyPI."""
     text = (REPO / "services" / service / "Dockerfile").read_text()
+    assert "find_spec('torch')" in text, "images without torch must refuse one slipping in"
     if "torch==" in text:
         assert "ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in text
         assert "ARG TORCH_VERSION=2.13.0" in text
-        # torch goes in before the service, so nothing resolves a CUDA build from PyPI.
-        assert text.index("torch==") < text.index("./services/")
-    else:
-        assert "find_spec('torch')" in text, "images without torch must refuse one slipping in"
+        for wants_torch in re.finditer(r"\[torch\]|\[models-local\]", text):
+            assert "torch==" in text[: wants_torch.start()], f"{wants_torch[0]} installed before the pinned torch"
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_pip_itself_is_pinned_in_the_venv(service):
+    """Bookworm's pip 23.0 left the lxml[html_clean] extra unresolved: trafilatura failed to import (issue 27)."""
+    text = (REPO / "services" / service / "Dockerfile").read_text()
+    assert re.search(r"^ARG PIP_VERSION=\d+\.\d+", text, flags=re.M)
+    assert '/opt/venv/bin/python -m pip install -q "pip==${PIP_VERSION}"' in text
 
 
 def test_mcp_image_has_git():

@@ -142,7 +142,12 @@ COMPOSE_BREAKAGES = {
     "audience missing on the worker": lambda c: c["ingestion-worker"]["environment"].pop(
         "INGESTION_MCP_OAUTH_AUDIENCE"
     ),
-    "no policy on the server": lambda c: c["ingestion-mcp"].pop("configs"),
+    "no policy on the server": lambda c: c["ingestion-mcp"].update(
+        volumes=[v for v in c["ingestion-mcp"]["volumes"] if not (isinstance(v, dict) and "toml" in v["target"])]
+    ),
+    "policy as a service config": lambda c: c["ingestion-mcp"].update(
+        configs=[{"source": "access-policy", "target": "/etc/ingestion-mcp/access-policy.toml"}]
+    ),
 }
 
 

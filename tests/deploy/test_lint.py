@@ -12,10 +12,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).resolve().parent / "yamllint.yaml"
 SMOKE = REPO / "scripts" / "compose_smoke.sh"
+SCRIPTS = [SMOKE, REPO / "scripts" / "base_image.sh", REPO / "scripts" / "build_images.sh"]
 
 
 def test_yamllint_clean():
-    targets = ["docker-compose.yml", "docker-compose.dev.yml", "openshift"]
+    targets = ["docker-compose.yml", "docker-compose.dev.yml", "docker-compose.milvus-lite.yml", "openshift"]
     proc = subprocess.run(
         [sys.executable, "-m", "yamllint", "-c", str(CONFIG), "-f", "parsable", *targets],
         cwd=REPO,
@@ -26,16 +27,18 @@ def test_yamllint_clean():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_smoke_script_parses():
-    proc = subprocess.run(["bash", "-n", str(SMOKE)], capture_output=True, text=True, check=False)
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_smoke_script_parses(script):
+    proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
 
-def test_smoke_script_shellcheck_clean():
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_smoke_script_shellcheck_clean(script):
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck not installed (apt-get install shellcheck)")
-    proc = subprocess.run([shellcheck, "-x", str(SMOKE)], capture_output=True, text=True, check=False)
+    proc = subprocess.run([shellcheck, "-x", str(script)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout
 
 

@@ -1,0 +1,277 @@
+"""The compose deployment, run for real: build every image, start the stack, drive it through a real MCP client over
+HTTP, break it, tear it down. Prints a table (step, ok, seconds) and exits non-zero on any failure.
+
+    make compose-smoke                 (scripts/compose_smoke.sh: podman + podman-compose here, docker compose v2 too)
+    .venv/bin/python scripts/compose_smoke.py [--no-build] [--keep-up] [--engine podman|docker]
+
+The stack is docker-compose.yml with docker-compose.milvus-lite.yml over it: `milvus-lite server` stands in for
+Milvus standalone (a test stand-in; etcd and MinIO are left out, their images cannot be had without a registry).
+Every app container runs with an arbitrary UID (APP_UID=1000650000, group 0) and a read-only root filesystem.
+
+Steps: build; start and wait for every health check (podman runs no health checks by itself without systemd: this
+script runs them); ingest a text, a PDF, a scanned PDF and a DOCX over MCP with the bearer token; search with page
+citations; a long job through Redis to the worker, the worker stopped and started mid-job (the job ends once); Redis,
+the gateway and the stand-in Milvus restarted (searches answer again, nothing lost); UID and read-only checks; OAuth
+mode with the access policy mounted and a real RS256 token; tear down (volumes included).
+Env: ENGINE, AIRGAP=1 and HOST_PIP=1 (passed to scripts/build_images.sh), SMOKE_PROJECT, KEEP_UP=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+APP_SERVICES = ["docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"]
+SERVICES = ["redis", "milvus", *APP_SERVICES]
+APP_UID = "1000650000"
+HEALTH_TIMEOUT_S = 600
+PODMAN_CONF = REPO / "scripts" / "podman" / "containers.conf"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Step:
+    name: str
+    ok: bool
+    seconds: float
+    detail: str = ""
+
+
+@dataclass
+class Smoke:
+    engine: str
+    project: str
+    env_file: Path
+    documents: Path
+    port: int
+    token: str
+    steps: list[Step] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    # -- compose ------------------------------------------------------------------------------
+    @property
+    def podman(self) -> bool:
+        return Path(self.engine).name == "podman"
+
+    def compose_command(self) -> list[str]:
+        files = ["-f", str(REPO / "docker-compose.yml"), "-f", str(REPO / "docker-compose.milvus-lite.yml")]
+        if self.podman:
+            tool = shutil.which("podman-compose", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+            if tool is None:
+                raise SystemExit("compose_smoke: podman-compose is not installed (pip install podman-compose)")
+            return [tool, "--project-name", self.project, *files]
+        return [self.engine, "compose", "--project-name", self.project, *files]
+
+    def compose(self, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        return run([*self.compose_command(), *args], env=self.env, check=check, timeout=timeout)
+
+    def container(self, service: str) -> str:
+        out = run([self.engine, "ps", "-a", "--filter", f"label=com.docker.compose.project={self.project}",
+                   "--filter", f"label=com.docker.compose.service={service}", "--format", "{{.Names}}"],
+                  env=self.env).stdout.split()  # fmt: skip
+        if not out:
+            raise AssertionError(f"no container for service {service}")
+        return out[0]
+
+    def healthy(self, service: str) -> bool:
+        name = self.container(service)
+        if self.podman:  # no systemd here: podman runs a health check only when asked
+            return run([self.engine, "healthcheck", "run", name], env=self.env, check=False).returncode == 0
+        state = run([self.engine, "inspect", "--format", "{{.State.Health.Status}}", name], env=self.env).stdout
+        return state.strip() == "healthy"
+
+    def wait_healthy(self, services: list[str], timeout_s: float = HEALTH_TIMEOUT_S) -> str:
+        deadline = time.monotonic() + timeout_s
+        waiting = list(services)
+        while waiting and time.monotonic() < deadline:
+            waiting = [s for s in waiting if not self.healthy(s)]
+            if waiting:
+                time.sleep(2)
+        if waiting:
+            raise AssertionError(f"not healthy after {timeout_s:.0f} s: {', '.join(waiting)}")
+        return f"{len(services)} healthy"
+
+    def exec(self, service: str, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return run([self.engine, "exec", self.container(service), *command], env=self.env, check=check)
+
+    # -- steps --------------------------------------------------------------------------------
+    def step(self, name: str, action: Callable[[], str | None]) -> bool:
+        started = time.monotonic()
+        try:
+            detail = action() or ""
+            ok = True
+        except Exception as exc:  # noqa: BLE001 - every failure is a row of the table, then the exit code
+            detail = f"{type(exc).__name__}: {exc}"
+            ok = False
+            traceback.print_exc()
+        self.steps.append(Step(name, ok, time.monotonic() - started, detail))
+        print(f"smoke: {'ok  ' if ok else 'FAIL'} {name} ({time.monotonic() - started:.1f} s) {detail}", flush=True)
+        return ok
+
+    def astep(self, name: str, action: Callable[[], Awaitable[str | None]]) -> bool:
+        return self.step(name, lambda: asyncio.run(action()))
+
+
+def run(command: list[str], *, env: dict[str, str] | None = None, check: bool = True,
+        timeout: float = 900) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(command[:4])}... exited {result.returncode}: {result.stderr[-1500:]}")
+    return result
+
+
+# -- documents --------------------------------------------------------------------------------------
+def stage_documents(folder: Path) -> None:
+    from bench.office_scans import office_report
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("sample.pdf", "sample.docx", "sample.html"):  # HTML: trafilatura must import (pinned pip)
+        shutil.copy(REPO / "tests" / "fixtures" / name, folder / name)
+    scan, _ = office_report(2, 200)
+    (folder / "scan.pdf").write_bytes(scan)
+    long_scan, _ = office_report(40, 150, seed=27)  # ~15-30 s of OCR: long enough to stop the worker under it
+    (folder / "long-scan.pdf").write_bytes(long_scan)
+    (folder / "long-scan-2.pdf").write_bytes(office_report(40, 150, seed=28)[0])
+    folder.chmod(0o755)
+    for path in folder.iterdir():
+        path.chmod(0o644)
+
+
+# -- MCP ----------------------------------------------------------------------------------------------
+@asynccontextmanager
+async def mcp_client(url: str, token: str | None):  # type: ignore[no-untyped-def]
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+async def call(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    answer = await client.call_tool(tool, arguments)
+    body = answer.structured_content or {}
+    if answer.is_error or body.get("success") is False:
+        raise AssertionError(f"{tool}: {body or answer.content}")
+    return body
+
+
+async def search_hits(client: Any, query: str, **extra: Any) -> list[dict[str, Any]]:
+    body = await call(client, "search", {"query": query, "response_format": "detailed", **extra})
+    return list(body.get("results") or [])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engine", default=os.environ.get("ENGINE") or shutil.which("podman") or "docker")
+    parser.add_argument("--no-build", action="store_true", help="use the images already built")
+    parser.add_argument("--keep-up", action="store_true", default=os.environ.get("KEEP_UP") == "1")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="compose-smoke-"))
+    token = secrets.token_urlsafe(32)
+    smoke = Smoke(
+        engine=args.engine, project=os.environ.get("SMOKE_PROJECT", f"smoke{uuid.uuid4().hex[:6]}"),
+        env_file=REPO / ".env", documents=work / "documents", port=free_port(), token=token,
+    )  # fmt: skip
+    created_env = not smoke.env_file.exists()
+    if not created_env:
+        print(
+            "compose_smoke: a .env is already there; the smoke writes its own: move yours away first", file=sys.stderr
+        )
+        return 2
+    smoke.env = {**os.environ, "APP_UID": APP_UID, "MCP_PUBLISH_PORT": str(smoke.port),
+                 "DOCUMENTS_DIR": str(smoke.documents), "COMPOSE_PROJECT_NAME": smoke.project}  # fmt: skip
+    if os.environ.get("AIRGAP") == "1":  # no registry: Debian's redis-server, built by build_images.sh
+        smoke.env.setdefault("REDIS_IMAGE", "localhost/ingestion/redis:bookworm")
+    if smoke.podman and PODMAN_CONF.exists() and "CONTAINERS_CONF" not in os.environ:
+        smoke.env["CONTAINERS_CONF"] = str(PODMAN_CONF)
+    env_text = (REPO / ".env.example").read_text() + "\n" + "\n".join([
+        f"AUTH_TOKEN={token}",
+        f"REDIS_PASSWORD={secrets.token_urlsafe(24)}",
+        f"MINIO_ROOT_PASSWORD={secrets.token_urlsafe(24)}",
+        f"MCP_PUBLISH_PORT={smoke.port}",
+        # Short sync wait: the long job is followed by get_job_status, as an agent would.
+        "INGESTION_MCP_SYNC_WAIT_S=3",
+    ]) + "\n"  # fmt: skip
+    smoke.env_file.write_text(env_text)
+    url = f"http://127.0.0.1:{smoke.port}/mcp"
+    try:
+        run_steps(smoke, url, build=not args.no_build)
+    finally:
+        if not all(s.ok for s in smoke.steps):
+            for service in SERVICES:
+                try:
+                    logs = run([smoke.engine, "logs", "--tail", "40", smoke.container(service)], env=smoke.env,
+                               check=False)  # fmt: skip
+                    print(f"--- {service} ---\n{logs.stdout[-4000:]}{logs.stderr[-4000:]}", file=sys.stderr)
+                except Exception:  # noqa: BLE001 - a service that never started has no logs
+                    continue
+        if not args.keep_up:
+            down = ("down", "--volumes", "--remove-orphans", "-t", "10")
+            smoke.step("tear down (volumes too)", lambda: smoke.compose(*down, check=False) and None)
+            smoke.env_file.unlink(missing_ok=True)
+            shutil.rmtree(work, ignore_errors=True)
+    print()
+    print(f"{'step':<58} {'ok':<4} {'seconds':>8}")
+    for s in smoke.steps:
+        print(f"{s.name:<58} {'ok' if s.ok else 'FAIL':<4} {s.seconds:>8.1f}")
+    failed = [s.name for s in smoke.steps if not s.ok]
+    print(f"compose smoke: {len(smoke.steps) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed or not smoke.steps else 0
+
+
+def run_steps(smoke: Smoke, url: str, *, build: bool) -> None:
+    from scripts.compose_checks import Checks
+
+    checks = Checks(smoke, url)
+    if not smoke.step("stage documents (text, PDF, scanned PDF, DOCX, 40-page scan)",
+                      lambda: stage_documents(smoke.documents)):  # fmt: skip
+        return
+    if build and not smoke.step("build every image", checks.build):
+        return
+    if not smoke.step("start the stack (milvus-lite stand-in)", lambda: smoke.compose("up", "-d", *SERVICES) and None):
+        return
+    if not smoke.step("every health check passes", lambda: smoke.wait_healthy(SERVICES)):
+        return
+    smoke.step("app containers: arbitrary UID, read-only root, no torch", checks.containers)
+    smoke.step("gateway under Docker's tmpfs (no copy-up): baked export", checks.no_copy_up)
+    smoke.astep("MCP: ingest text, PDF, scanned PDF, DOCX (bearer token)", checks.ingest)
+    smoke.astep("MCP: search cites page 2 of the PDF; no token is refused", checks.search)
+    smoke.astep("job through Redis; worker stopped (SIGTERM) + started mid-job", checks.worker_restart)
+    smoke.astep("job through Redis; worker killed (SIGKILL) + started mid-job", checks.worker_kill)
+    for service in ("redis", "vector-gateway", "milvus"):
+        smoke.astep(f"restart {service}: searches answer again, nothing lost",
+                    lambda service=service: checks.restart(service))  # fmt: skip
+    smoke.astep("OAuth mode: policy mounted, RS256 token, rights enforced", checks.oauth)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
