@@ -39,7 +39,7 @@ load: install  ## loopback load test: N MCP clients (ingest + search) through a 
 chaos: install  ## the fault suite: every fault on a loopback topology (Redis AOF, milvus-lite server, 2 gateways, 2 MCP replicas, 2 workers) -> bench/results/chaos.{json,md}
 	$(VENV)/python -m bench.chaos
 
-compose-smoke:  ## needs a Docker engine: build, start, ingest + search through MCP, tear down
+compose-smoke: install  ## podman (+ podman-compose) or Docker: build every image, start the stack (milvus-lite stand-in), drive it through MCP over HTTP, restart and kill parts, OAuth, tear down; AIRGAP=1 HOST_PIP=1 where no registry is reachable (docs/deployment.md)
 	scripts/compose_smoke.sh
 
 fixtures: install  ## regenerate the real test documents in tests/fixtures
