@@ -2,8 +2,10 @@
 
 Every profile's tools, the Library facade, the ingest pipeline and the note index reach the services through
 the app state's backend, so checking here checks all five profiles at once. A collection the caller may not
-read answers as a missing one (its name does not leak); a write without the right is refused with FORBIDDEN
-before anything is sent; every write, delete and collection change leaves one audit line (audit.py).
+read answers as a missing one (its name does not leak), however it is named (an argument, search's
+``filters.collection``); every "available collections" list holds readable ones only, the gateway's too; a write
+without the right is refused with FORBIDDEN before anything is sent; every write, delete and collection change
+leaves one audit record (audit.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from ingestion_contracts import check_collection_name
+from ingestion_contracts.common import NAME_RULE
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
@@ -38,9 +42,10 @@ from ingestion_contracts.vectors import (
 from .access import Right, current_caller
 from .audit import audited
 from .backend import Backend
-from .errors import CollectionNotFound
+from .errors import CollectionNotFound, ToolFailure
 
 T = TypeVar("T")
+COLLECTION_FILTER = "collection"  # a search filter that selects the collection searched, not a chunk field
 
 
 class GuardedBackend(Backend):
@@ -55,7 +60,8 @@ class GuardedBackend(Backend):
             raise await self._missing(collection)
 
     async def _missing(self, collection: str) -> CollectionNotFound:
-        """What the gateway answers for a collection that does not exist, listing only readable ones."""
+        """What the gateway answers for a collection that does not exist, listing only readable ones; the name
+        asked for is in details["collection"] (the facade words the error after it)."""
         available = await self.collection_names()
         listed = ", ".join(available) if available else "none yet"
         return CollectionNotFound(
@@ -63,13 +69,25 @@ class GuardedBackend(Backend):
             "Use one of the available collections, or index a document into a new one (it is created then).",
             code="COLLECTION_NOT_FOUND",
             status=404,
-            details={"available_collections": available},
+            details={"available_collections": available, "collection": collection},
         )
 
-    @staticmethod
-    async def _write(right: Right, action: str, collection: str, key: str | None, work: Coroutine[Any, Any, T]) -> T:
+    async def _named(self, collection: str, work: Coroutine[Any, Any, T]) -> T:
+        """``work`` on a readable collection; the gateway's "missing" (which lists every collection) is said
+        again listing readable ones only, so a missing and an unreadable collection answer alike."""
+        try:
+            return await work
+        except CollectionNotFound:
+            raise await self._missing(collection) from None
+
+    async def _write(
+        self, right: Right, action: str, collection: str, key: str | None, work: Coroutine[Any, Any, T]
+    ) -> T:
         """A write needs its right whether the collection exists or not (so a refusal tells nothing about it)."""
-        return await audited(action, collection, key, right, work)
+        try:
+            return await audited(action, collection, key, right, work)
+        except CollectionNotFound:
+            raise await self._missing(collection) from None
 
     # -- reads ---------------------------------------------------------------------------------
     async def collection_names(self) -> list[str]:
@@ -84,33 +102,38 @@ class GuardedBackend(Backend):
 
     async def get_collection(self, name: str) -> CollectionInfo:
         await self._readable(name)
-        return await super().get_collection(name)
+        return await self._named(name, super().get_collection(name))
 
     async def list_documents(
         self, collection: str, *, offset: int = 0, limit: int = 20, source: str | None = None
     ) -> DocumentList:
         await self._readable(collection)
-        return await super().list_documents(collection, offset=offset, limit=limit, source=source)
+        work = super().list_documents(collection, offset=offset, limit=limit, source=source)
+        return await self._named(collection, work)
 
     async def find_document(self, collection: str, key: str) -> DocumentList:
         await self._readable(collection)
-        return await super().find_document(collection, key)
+        return await self._named(collection, super().find_document(collection, key))
 
     async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
         await self._readable(collection)
-        return await super().find_documents(collection, keys)
+        return await self._named(collection, super().find_documents(collection, keys))
 
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
         await self._readable(collection)
-        return await super().get_document(collection, doc_id)
+        return await self._named(collection, super().get_document(collection, doc_id))
 
     async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
         await self._readable(collection)
-        return await super().get_chunks(collection, doc_id, start, end)
+        return await self._named(collection, super().get_chunks(collection, doc_id, start, end))
 
     async def search(self, request: SearchRequest) -> SearchResponse:
-        """Over the named collections (each must be readable), or over every readable one when none is named."""
+        """Over the named collections (each must be readable), or over every readable one when none is named.
+
+        ``filters.collection`` names a collection like the argument does (it is sent as the one collection
+        searched, never as a filter): the same readable-or-missing rule, and a bad value is blamed as itself."""
         caller = current_caller()
+        request = scoped(request)
         if request.collections:
             for name in request.collections:
                 await self._readable(name)
@@ -119,7 +142,14 @@ class GuardedBackend(Backend):
             if not readable:
                 return SearchResponse(hits=[], mode=request.mode, total_searched=0, embedding_ms=0.0, search_ms=0.0)
             request = request.model_copy(update={"collections": readable})
-        return await super().search(request)
+        try:
+            return await super().search(request)
+        except CollectionNotFound:
+            if not request.collections:
+                raise
+            existing = set(await super().collection_names())
+            missing = next((name for name in request.collections if name not in existing), request.collections[0])
+            raise await self._missing(missing) from None
 
     async def vector_search(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
         if not current_caller().can("read", store):  # as the gateway answers for a store that does not exist
@@ -163,3 +193,34 @@ class GuardedBackend(Backend):
     async def vector_delete(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
         work = super().vector_delete(store, vector_id, namespace)
         return await self._write("write", "vector_delete", store, vector_id, work)
+
+
+def scoped(request: SearchRequest) -> SearchRequest:
+    """``filters.collection`` as the collection searched: a string that is a collection name, and (with named
+    collections) one of them; anything else is refused naming the filter, whatever collections exist."""
+    wanted = request.filters.get(COLLECTION_FILTER)
+    if wanted is None:
+        return request
+    shown = repr(wanted)[:80]
+    if not isinstance(wanted, str):
+        raise bad_filter(f"Filter 'collection' takes a collection name; {shown} is not one.")
+    try:
+        check_collection_name(wanted)
+    except ValueError:
+        raise bad_filter(f"Filter 'collection' value {shown} is not a collection name: use {NAME_RULE}.") from None
+    if request.collections and wanted not in request.collections:
+        raise bad_filter(
+            f"Filter 'collection' value {shown} contradicts the collections named ({', '.join(request.collections)})."
+        )
+    filters = {key: value for key, value in request.filters.items() if key != COLLECTION_FILTER}
+    return request.model_copy(update={"collections": [wanted], "filters": filters})
+
+
+def bad_filter(message: str) -> ToolFailure:
+    return ToolFailure(
+        message,
+        "Give filters.collection a collection name (list them with get_collections), or leave it out.",
+        code="INVALID_INPUT",
+        status=400,
+        details={"filter": COLLECTION_FILTER},
+    )

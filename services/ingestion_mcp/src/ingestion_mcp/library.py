@@ -185,10 +185,11 @@ class Library:
         """The gateway's search; a missing collection it names is a CollectionNotFound in this facade's words."""
         try:
             return await self.backend.search(request)
-        except CollectionNotFound:
-            if not request.collections:
+        except CollectionNotFound as exc:  # the guard names the one missing (it may be filters.collection)
+            name = exc.details.get("collection") or next(iter(request.collections or []), None)
+            if not isinstance(name, str):
                 raise
-            raise await self.unknown_collection(request.collections[0]) from None
+            raise await self.unknown_collection(name) from None
 
     async def similar(self, collection: str, doc: DocumentInfo, top_k: int) -> list[SearchHit]:
         """The documents of a collection closest in meaning to `doc`, best first, `doc` itself left out: each
