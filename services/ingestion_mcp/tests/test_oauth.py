@@ -213,7 +213,7 @@ async def test_two_users_see_and_change_only_their_own_collections(
         async with session(base, bob) as client:
             deleted = await call(client, "delete_collection", name="bob-notes", confirm=True)
             assert deleted.get("success") is True, deleted
-    audit = [json.loads(r.getMessage()) for r in caplog.records if r.name == "ingestion_mcp.audit"]
+    audit = [r.__dict__["fields"] for r in caplog.records if r.name == "ingestion_mcp.audit"]  # the line's fields
     refusal = {"subject": "alice", "tool": "delete_collection", "action": "delete_collection",
                "collection": "bob-notes", "result": "forbidden"}  # fmt: skip
     assert any(refusal.items() <= line.items() and line["request_id"] for line in audit), audit

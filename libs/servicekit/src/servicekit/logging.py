@@ -29,6 +29,10 @@ class JsonFormatter(logging.Formatter):
         for key in ("service", "method", "path", "stage", "duration_ms", "doc_id", "collection", "status"):
             if hasattr(record, key):
                 entry[key] = getattr(record, key)
+        # A structured event (extra={"fields": {...}}, e.g. an audit record): its fields are the line's own.
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update(fields)
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)

@@ -1,17 +1,23 @@
-"""One JSON line on logger ``ingestion_mcp.audit`` for every write, delete and collection change.
+"""One structured record on logger ``ingestion_mcp.audit`` for every write, delete and collection change.
 
 Who (the token's subject), which tool, which collection and document, how it ended, and the request id that
-follows the call into every service; a refused attempt is recorded too. mcp_audit_events_total counts them.
+follows the call into every service, as fields of the JSON log line; a refused attempt is recorded too,
+whichever stage refuses it (the store, the pipeline, a job's submission). mcp_audit_events_total counts them.
+
+The records have their own sink (INGESTION_MCP_AUDIT_LOG: stderr, a file, or off), at INFO whatever the
+application's log level, so a plain start writes them.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import sys
 from collections.abc import Coroutine
+from logging.handlers import WatchedFileHandler
 from typing import Any, TypeVar
 
 from servicekit import request_id_var
+from servicekit.logging import JsonFormatter
 
 from .access import Right, current_caller
 from .errors import ToolFailure
@@ -21,14 +27,39 @@ log = logging.getLogger("ingestion_mcp.audit")
 T = TypeVar("T")
 
 
+def configure(sink: str) -> None:
+    """Send audit records to ``sink``: "stderr", "off", or a file path (appended; reopened after rotation)."""
+    for old in [h for h in log.handlers if getattr(h, "_audit_sink", False)]:
+        log.removeHandler(old)
+        old.close()
+    log.propagate = False  # the sink is the audit's own, not the application log's (nor its level)
+    log.setLevel(logging.INFO)
+    if sink == "off":
+        handler: logging.Handler = logging.NullHandler()
+    elif sink == "stderr":
+        handler = logging.StreamHandler(sys.stderr)
+    else:
+        handler = WatchedFileHandler(sink, encoding="utf-8")
+    handler.setFormatter(JsonFormatter())
+    handler._audit_sink = True  # type: ignore[attr-defined]  # marks ours among handlers others may add
+    log.addHandler(handler)
+
+
+def require(action: str, collection: str, key: str | None, right: Right = "write") -> None:
+    """Refuse (FORBIDDEN) unless the caller holds ``right`` on ``collection``; a refusal is recorded."""
+    try:
+        current_caller().require(right, collection)
+    except ToolFailure:
+        record(action, collection, key, "forbidden")
+        raise
+
+
 async def audited(action: str, collection: str, key: str | None, right: Right, work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` (not yet started) if the caller holds ``right`` on ``collection``; record the outcome."""
-    caller = current_caller()
     try:
-        caller.require(right, collection)
+        require(action, collection, key, right)
     except ToolFailure:
         work.close()  # never started: nothing reaches the services
-        record(action, collection, key, "forbidden")
         raise
     try:
         answer = await work
@@ -43,9 +74,9 @@ async def audited(action: str, collection: str, key: str | None, right: Right, w
 
 
 def record(action: str, collection: str, key: str | None, result: str) -> None:
-    line = {
+    fields = {
         "event": "audit", "subject": current_caller().subject, "tool": tool_var.get(), "action": action,
         "collection": collection, "document": key, "result": result, "request_id": request_id_var.get(),
     }  # fmt: skip
-    log.info(json.dumps(line))
+    log.info("audit %s %s on %s: %s", fields["subject"], action, collection, result, extra={"fields": fields})
     AUDIT_EVENTS.labels(action, result.split(":", 1)[0]).inc()

@@ -17,6 +17,7 @@ import anyio
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
+from . import audit
 from .access import Caller, PolicyError, acting_as
 from .auth import OAuthGate, Refusal
 from .backend import Backend
@@ -343,6 +344,7 @@ def main(argv: list[str] | None = None) -> None:
     from servicekit import configure_logging
 
     configure_logging(settings.log_level)
+    audit.configure(settings.audit_log)  # its own sink: on at any log level
     try:
         # The tool set is checked before any service starts: a clash is a configuration error, said at once.
         build_server(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # only the tool set is built

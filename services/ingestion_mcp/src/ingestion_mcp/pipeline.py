@@ -29,8 +29,8 @@ from ingestion_contracts.gateway import (
 )
 
 from . import acquire
-from .access import current_caller
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
+from .audit import require
 from .backend import Backend, PageProgress
 from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
 from .jobs import current_job, uninterrupted
@@ -151,7 +151,8 @@ class Ingestor:
         progress: Progress = _no_progress,
     ) -> list[IngestOutcome | ToolFailure]:
         """Ingest every item; each succeeds or fails on its own. Outcomes come back in item order."""
-        current_caller().require("write", collection)  # before any download or conversion, not only at the store
+        # Before any download or conversion, not only at the store; a refusal is audited.
+        require("ingest", collection, ", ".join(item.label for item in items))
         started = time.perf_counter()
         works = [Work(item) for item in items]
         await self._acquire(works, collection, chunking, force, progress)

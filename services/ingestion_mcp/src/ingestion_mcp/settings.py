@@ -37,6 +37,8 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
+    # Where the audit records go (docs/auth.md): "stderr", "off", or a file appended to; whatever log_level says.
+    audit_log: str = Field(default="stderr", min_length=1)
     profiles: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["ingestion"])
     # Streamable HTTP keeps no session between requests, so any replica behind a round-robin balancer
     # answers any request, for clients on 2025-11-25 as on 2026-07-28 (which is stateless anyway).
@@ -130,6 +132,15 @@ class McpSettings(BaseSettings):
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("audit_log")
+    @classmethod
+    def _audit_sink(cls, value: str) -> str:
+        if value in ("stderr", "off"):
+            return value
+        if not Path(value).parent.is_dir():
+            raise ValueError(f"the audit log {value!r} is not stderr, off, or a file in an existing folder")
+        return value
 
     @field_validator("profiles")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from .access import current_caller
-from .audit import record
+from .audit import record, require
 from .backend import Backend
 from .errors import ToolFailure
 from .guard import GuardedBackend
@@ -59,7 +59,7 @@ class AppState:
         right there now, before anything runs; the job is the caller's (only they see and cancel it)."""
         target = collection or params.get("collection")
         if isinstance(target, str):
-            current_caller().require("write", target)
+            require(f"submit_{kind}", target, description)  # a refusal is audited like the store's
         job = await self.jobs.submit(kind, params, description)
         record(f"submit_{kind}", str(target), description, f"queued:{job.id}")
         return job

@@ -26,6 +26,7 @@ from arq.worker import Retry, async_check_health, func
 from pydantic import ValidationError
 from servicekit import give_back_free_memory
 
+from . import audit
 from .access import on_behalf_of
 from .embedded import open_backend
 from .errors import ToolFailure, failure_from
@@ -354,6 +355,7 @@ def main(argv: list[str] | None = None) -> None:
     from servicekit import configure_logging
 
     configure_logging(settings.log_level)
+    audit.configure(settings.audit_log)  # its own sink: on at any log level
     asyncio.set_event_loop(asyncio.new_event_loop())
     build_worker(settings).run()
 

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from servicekit import request_id_var
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from ..errors import ToolFailure
+from ..observability import new_request_id, tool_var
 from .session import Visitor
 
 log = logging.getLogger("ingestion_mcp.console")
@@ -70,6 +72,9 @@ def handled(endpoint: Endpoint) -> Endpoint:
     @functools.wraps(endpoint)
     async def answer(*args: Any) -> Response:
         request: Request = args[-1]
+        # What the audit records name as the tool, and the id that follows the page's calls into every service.
+        tool_var.set(f"console.{endpoint.__name__}")
+        request_id_var.set(request_id_var.get() or new_request_id())
         try:
             return await endpoint(*args)
         except ToolFailure as exc:

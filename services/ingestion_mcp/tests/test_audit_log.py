@@ -1,0 +1,52 @@
+"""The audit sink (INGESTION_MCP_AUDIT_LOG): a file or off, at INFO whatever the application's log level."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ingestion_mcp import audit
+from ingestion_mcp.settings import McpSettings
+from pydantic import ValidationError
+
+
+@pytest.fixture
+def restored() -> Iterator[None]:
+    """The audit logger as the other tests expect it (propagating to the root, no sink of its own)."""
+    logger = logging.getLogger("ingestion_mcp.audit")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    root_level = logging.getLogger().level
+    logging.getLogger().setLevel(logging.WARNING)  # the server's default log level
+    yield
+    for handler in [h for h in logger.handlers if h not in handlers]:
+        logger.removeHandler(handler)
+        handler.close()
+    logger.setLevel(level)
+    logger.propagate = propagate
+    logging.getLogger().setLevel(root_level)
+
+
+def test_a_file_sink_gets_one_json_line_per_record_with_its_fields(tmp_path: Path, restored: None) -> None:
+    path = tmp_path / "audit.log"
+    audit.configure(str(path))
+    audit.record("delete_document", "team-a-docs", "doc-1", "forbidden")
+    (line,) = [json.loads(text) for text in path.read_text().splitlines()]
+    assert line["logger"] == "ingestion_mcp.audit" and line["level"] == "info"
+    assert {k: line[k] for k in ("action", "collection", "document", "result")} == {
+        "action": "delete_document", "collection": "team-a-docs", "document": "doc-1", "result": "forbidden",
+    }  # fmt: skip
+    assert {"subject", "tool", "request_id"} <= line.keys() and not line["msg"].startswith("{")
+
+    audit.configure("off")  # replaces the file sink
+    audit.record("delete_document", "team-a-docs", "doc-2", "ok")
+    assert len(path.read_text().splitlines()) == 1
+
+
+def test_the_sink_setting_defaults_to_stderr_and_refuses_a_folder_that_is_not_there(tmp_path: Path) -> None:
+    assert McpSettings().audit_log == "stderr"
+    assert McpSettings(audit_log=str(tmp_path / "audit.log")).audit_log.endswith("audit.log")
+    with pytest.raises(ValidationError, match="audit log"):
+        McpSettings(audit_log=str(tmp_path / "no-such-folder" / "audit.log"))

@@ -1,0 +1,293 @@
+"""Issue 28: one scoping rule for every way a collection is named, and every refusal on the audit record.
+
+Two users with real RS256 tokens (a JWKS file), the server's real HTTP app under uvicorn, real MCP clients over
+streamable HTTP and the console over HTTP. Alice may write scope-a-*, Bob scope-b-*. For each way Alice can name a
+collection (an argument, search's filters.collection, mcpvectordb's library and filter.library, vector_store's
+store, the console's paths and query strings), a collection she may read that does not exist and one of Bob's that
+does answer alike, and no answer names one of Bob's. Her refused writes each leave one audit record with its
+fields in the JSON log line, and the metric counts them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from ingestion_mcp.settings import McpSettings
+from ingestion_mcp.state import AppState
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from prometheus_client.parser import text_string_to_metric_families
+from servicekit.logging import JsonFormatter
+
+from scripts.serve_app import serving
+from scripts.service_stack import free_port
+
+ISSUER = "https://issuer.example"
+POLICY = """
+[[rules]]
+scope = "team-a"
+right = "write"
+collections = ["scope-a-*"]
+
+[[rules]]
+scope = "team-b"
+right = "write"
+collections = ["scope-b-*"]
+"""
+MISSING = "scope-a-nope"  # Alice may read it; it does not exist
+HIDDEN = "scope-b-docs"  # Bob's, exists; Alice may not read it
+HIDDEN_MISSING = "scope-b-nope"  # Alice may not read it; it does not exist
+TEXT = {
+    "scope-a-docs": "Alice's greenhouse notes: the orchids need misting twice a day and shade from noon sun onwards.",
+    HIDDEN: "Bob's workshop log: the lathe bearings were replaced and the orchids on the windowsill watered.",
+}
+
+
+class Tokens:
+    def __init__(self, tmp_path: Path, audience: str) -> None:
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
+        self.jwks = tmp_path / "jwks.json"
+        self.jwks.write_text(json.dumps({"keys": [jwk | {"kid": "k1", "use": "sig"}]}))
+        self.audience = audience
+
+    def token(self, sub: str, scope: str) -> str:
+        now = int(time.time())
+        body = {"iss": ISSUER, "aud": self.audience, "sub": sub, "scope": scope, "iat": now, "exp": now + 600}
+        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": "k1"})
+
+
+@asynccontextmanager
+async def server(
+    app_state: AppState, mcp_settings: McpSettings, tmp_path: Path, profiles: list[str]
+) -> AsyncIterator[tuple[str, Tokens]]:
+    port = free_port()
+    tokens = Tokens(tmp_path, f"http://127.0.0.1:{port}/mcp")
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    settings = mcp_settings.model_copy(update={
+        "oauth_issuer": ISSUER, "oauth_jwks_file": tokens.jwks, "oauth_audience": tokens.audience,
+        "access_policy": policy, "port": port, "transport": "streamable-http", "profiles": profiles,
+    })  # fmt: skip
+    state = AppState.create(settings, app_state.backend)
+    try:
+        async with serving(state, port, start_timeout_s=30) as base:
+            yield base, tokens
+    finally:
+        await state.jobs.aclose()
+
+
+@asynccontextmanager
+async def session(base: str, token: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30.0, read=120.0)
+        ) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+@pytest.fixture(autouse=True)
+async def leave_no_collections(app_state: AppState) -> AsyncIterator[None]:
+    yield
+    for collection in (await app_state.backend.list_collections()).collections:
+        if collection.name.startswith("scope-"):
+            await app_state.backend.delete_collection(collection.name)
+
+
+@pytest.fixture
+def audit_log() -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """The JSON lines the audit logger writes, formatted as the app's log lines are (servicekit's formatter)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("ingestion_mcp.audit")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def alike(answers: dict[str, Any]) -> None:
+    """Each answer, its own name replaced, is the same; none names one of Bob's collections otherwise."""
+    shapes = {name: json.dumps(answer, sort_keys=True).replace(name, "<name>") for name, answer in answers.items()}
+    assert len(set(shapes.values())) == 1, shapes
+    for shape in shapes.values():
+        assert "scope-b-" not in shape, shape
+
+
+async def seed(base: str, tokens: Tokens) -> str:
+    """Alice's and Bob's collections, one document each; Bob's document id."""
+    async with session(base, tokens.token("alice", "team-a")) as client:
+        made = await call(client, "ingest_text", text=TEXT["scope-a-docs"], name="orchids", collection="scope-a-docs")
+        assert made["status"] == "indexed", made
+    async with session(base, tokens.token("bob", "team-b")) as client:
+        made = await call(
+            client, "ingest_text", text=TEXT[HIDDEN], name="lathe", collection=HIDDEN, response_format="detailed"
+        )
+        assert made["status"] == "indexed", made
+        return str(made["doc_id"])
+
+
+async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_missing(
+    app_state: AppState, mcp_settings: McpSettings, tmp_path: Path
+) -> None:
+    async with server(app_state, mcp_settings, tmp_path, ["ingestion", "vector_store"]) as (base, tokens):
+        bob_doc = await seed(base, tokens)
+        alice = tokens.token("alice", "team-a")
+        async with session(base, alice) as client:
+            names = (MISSING, HIDDEN, HIDDEN_MISSING)
+            ways: dict[str, Callable[[str], Any]] = {
+                "search collection": lambda n: call(client, "search", query="orchids", collection=n),
+                "search filters.collection": lambda n: call(
+                    client, "search", query="orchids", filters={"collection": n}
+                ),
+                "search both": lambda n: call(
+                    client, "search", query="orchids", collection=n, filters={"collection": n}
+                ),
+                "list_documents": lambda n: call(client, "list_documents", collection=n),
+                "get_collections": lambda n: call(client, "get_collections", collection=n),
+                "get_document": lambda n: call(client, "get_document", collection=n, doc_id=bob_doc),
+                "find_similar": lambda n: call(client, "find_similar", collection=n, doc_id=bob_doc),
+                "vector_count": lambda n: call(client, "vector_count", store_name=n),
+                "vector_search": lambda n: call(client, "vector_search", store_name=n, query="orchids"),
+            }
+            for way, ask in ways.items():
+                answers = {name: await ask(name) for name in names}
+                assert all(a.get("success") is not True or way.startswith("vector") for a in answers.values()), way
+                alike(answers)
+
+            # A filter value that is no collection name is blamed as the filter's, whatever exists.
+            for value in ['scope-a-docs" || collection != "', "scope-b-docs' or '1'='1", 42]:
+                bad = await call(client, "search", query="orchids", filters={"collection": value})
+                assert bad["success"] is False and "Filter 'collection'" in bad["error"], bad
+                assert "not found" not in bad["error"] and "does not exist" not in bad["error"], bad
+            contradicts = await call(
+                client, "search", query="orchids", collection="scope-a-docs", filters={"collection": HIDDEN}
+            )
+            assert "Filter 'collection'" in contradicts["error"], contradicts
+            # A readable, existing collection through the filter still finds its passages, and only them.
+            found = await call(client, "search", query="orchids", filters={"collection": "scope-a-docs"})
+            assert found["results"] and {h["collection"] for h in found["results"]} == {"scope-a-docs"}, found
+
+        # The console: its paths and query strings, with the same token.
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {alice}"}, timeout=60) as web:
+            pages: dict[str, Callable[[str], str]] = {
+                "search ?collection=": lambda n: f"/search?q=orchids&collection={n}",
+                "search ?filters=collection=": lambda n: f"/search?q=orchids&filters=collection%3D{n}",
+                "collection page": lambda n: f"/collections/{n}",
+                "documents page": lambda n: f"/collections/{n}/documents",
+                "document page": lambda n: f"/collections/{n}/documents/{bob_doc}",
+            }
+            for way, path in pages.items():
+                answers = {}
+                for name in names:
+                    page = await web.get(path(name))
+                    message = re.search(r'data-test="error-message">([^<]*)<', page.text)
+                    answers[name] = {"status": page.status_code, "message": message and message.group(1)}
+                    assert "scope-b-" not in page.text.replace(name, ""), (way, page.text)
+                assert next(iter(answers.values()))["status"] == 404, (way, answers)
+                alike(answers)
+            listing = await web.get("/search")
+            assert "scope-a-docs" in listing.text and "scope-b-" not in listing.text
+
+    # mcpvectordb names a collection "library": as an argument and as filter.library.
+    async with (
+        server(app_state, mcp_settings, tmp_path, ["mcpvectordb"]) as (base, tokens),
+        session(base, tokens.token("alice", "team-a")) as client,
+    ):
+        ways = {
+            "search library": lambda n: call(client, "search", query="orchids", library=n),
+            "search filter.library": lambda n: call(client, "search", query="orchids", filter={"library": n}),
+            "list_documents library": lambda n: call(client, "list_documents", library=n),
+        }
+        for way, ask in ways.items():
+            answers = {name: await ask(name) for name in names}
+            assert all("error" in a and a["error"] for a in answers.values()), (way, answers)
+            alike(answers)
+        libraries = await call(client, "list_libraries")
+        assert "scope-b-" not in json.dumps(libraries), libraries
+
+
+def refusals(lines: list[dict[str, Any]], tool: str) -> list[dict[str, Any]]:
+    return [line for line in lines if line.get("tool") == tool and line.get("result") == "forbidden"]
+
+
+async def forbidden_count(base: str, token: str) -> float:
+    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}) as web:
+        text = (await web.get("/metrics")).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "mcp_audit_events_total" and sample.labels.get("result") == "forbidden"
+    )
+
+
+async def test_every_refused_write_leaves_one_structured_audit_record_and_is_counted(
+    app_state: AppState,
+    mcp_settings: McpSettings,
+    tmp_path: Path,
+    docs_dir: Path,
+    audit_log: Callable[[], list[dict[str, Any]]],
+) -> None:
+    (docs_dir / "scope-note.md").write_text("# Note\n\n" + TEXT["scope-a-docs"] * 3)
+    async with server(app_state, mcp_settings, tmp_path, ["ingestion"]) as (base, tokens):
+        bob_doc = await seed(base, tokens)
+        alice = tokens.token("alice", "team-a")
+        before = await forbidden_count(base, alice)
+        attempts: dict[str, dict[str, Any]] = {
+            "ingest_text": {"text": TEXT["scope-a-docs"], "name": "x", "collection": HIDDEN},
+            "ingest_document": {"file_path": str(docs_dir / "scope-note.md"), "collection": HIDDEN},
+            "ingest_batch": {"items": [{"text": TEXT["scope-a-docs"], "name": "y"}], "collection": HIDDEN},
+            "delete_document": {"collection": HIDDEN, "doc_id": bob_doc},
+        }
+        async with session(base, alice) as client:
+            for tool, arguments in attempts.items():
+                answer = await call(client, tool, **arguments)
+                assert answer["success"] is False and "needs the 'write' right" in answer["error"], (tool, answer)
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {alice}"}, timeout=60) as web:
+            form = await web.get("/ingest")
+            csrf = re.search(r'<meta name="csrf-token" content="([^"]*)">', form.text)
+            assert csrf, form.text[:300]
+            upload = await web.post(
+                "/ingest", data={"csrf_token": csrf.group(1), "collection": HIDDEN},
+                files={"file": ("note.md", TEXT["scope-a-docs"].encode(), "text/markdown")},
+            )  # fmt: skip
+            assert upload.status_code == 403, upload.text
+            delete = await web.post(
+                f"/collections/{HIDDEN}/documents/{bob_doc}/delete", data={"csrf_token": csrf.group(1)}
+            )
+            assert delete.status_code == 403, delete.text
+        after = await forbidden_count(base, alice)
+
+    lines = audit_log()
+    for tool in [*attempts, "console.ingest", "console.delete_document"]:
+        (line,) = refusals(lines, tool)  # one record per refused call, whichever stage refused it
+        assert line["logger"] == "ingestion_mcp.audit" and line["subject"] == "alice", line
+        assert line["collection"] == HIDDEN and line["action"] and line["request_id"], line
+        assert "document" in line, line
+    assert after - before == len(attempts) + 2, (before, after)
+    assert any(line["subject"] == "bob" and line["result"] == "ok" for line in lines), lines
