@@ -22,7 +22,17 @@ IMAGES = {  # image name: (port, probe path, extra environment)
     "docling-service": (8001, "/readyz", {}),
     "chunker-service": (8002, "/readyz", {}),
     "vector-gateway": (8003, "/readyz", {"VECTOR_GATEWAY_MILVUS_URI": "/tmp/milvus.db"}),
-    "ingestion-mcp": (8000, "/healthz", {}),
+    # Its own liveness only: a token (HTTP on 0.0.0.0 refuses to start without one) and services that are not there.
+    "ingestion-mcp": (
+        8000,
+        "/healthz",
+        {
+            "AUTH_TOKEN": "figures",
+            "DOCLING_SERVICE_URL": "http://127.0.0.1:9",
+            "CHUNKER_SERVICE_URL": "http://127.0.0.1:9",
+            "VECTOR_GATEWAY_URL": "http://127.0.0.1:9",
+        },
+    ),
 }
 
 
