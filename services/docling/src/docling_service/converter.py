@@ -33,6 +33,12 @@ from .scans import ocr_image, scanned_pages
 from .segments import document_segments
 
 log = logging.getLogger("docling_service.converter")
+# What a deployment that meant to run the standard pipeline (the standard or mounted image) must do.
+NO_MODELS_HINT = (
+    "docling's layout and TableFormer models are not mounted there: headings come from the text's own structure and "
+    "tables by rule. For the standard pipeline, mount the folder a standard build (or fetch_models.py) produced "
+    "there, read-only (docs/deployment.md, 'Models: baked or mounted')."
+)
 
 _INPUT_FORMATS: dict[str, InputFormat] = {
     "pdf": InputFormat.PDF,
@@ -77,7 +83,9 @@ class Converter:
         artifacts = self.options.artifacts_path
         if artifacts is not None and artifacts.is_dir() and not any(artifacts.iterdir()):
             # The slim image's empty /models/docling: no models were baked in or mounted.
-            self.startup_warnings.append(f"DOCLING_ARTIFACTS_PATH={artifacts} is empty; using the native PDF pipeline.")
+            self.startup_warnings.append(
+                f"DOCLING_ARTIFACTS_PATH={artifacts} is empty; using the native PDF pipeline. {NO_MODELS_HINT}"
+            )
         elif artifacts is not None and artifacts.is_dir():
             try:
                 self._docling = self._build(self._standard_pdf_option(artifacts))
@@ -91,7 +99,7 @@ class Converter:
                 )
         elif artifacts is not None:
             self.startup_warnings.append(
-                f"DOCLING_ARTIFACTS_PATH={artifacts} does not exist; using the native PDF pipeline."
+                f"DOCLING_ARTIFACTS_PATH={artifacts} does not exist; using the native PDF pipeline. {NO_MODELS_HINT}"
             )
         self._docling = self._build(self._native_pdf_option())
         self.pdf_pipeline = "native"
