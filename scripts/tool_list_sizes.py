@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ingestion_mcp.server import PROFILES, build_server
+from ingestion_mcp.profiles import NAMES
+from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.sources import SourcePolicy
 from ingestion_mcp.state import AppState
@@ -53,4 +54,4 @@ async def main(profiles: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1:] or list(PROFILES)))
+    asyncio.run(main(sys.argv[1:] or list(NAMES)))
