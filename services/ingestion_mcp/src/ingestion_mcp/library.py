@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 from ingestion_contracts.gateway import (
     MAX_QUERY_CHARS,
@@ -56,9 +55,13 @@ class ResponseBudget:
         """The part of `text` from `start` that fits, and whether more follows it."""
         return text[start : start + self.chars], start + self.chars < len(text)
 
-    def trim(self, answer: BaseModel, items: list[Any]) -> bool:
-        """Drop the last of `items` (a list inside `answer`) until the answer fits; one item always stays.
-        True when some were dropped."""
+    def trim(self, answer: BaseModel, field: str) -> bool:
+        """Drop the last items of the list `answer.<field>` until the answer fits; one item always stays.
+        True when some were dropped. Named by field, not handed a list: a model keeps a copy of the list
+        it was built from, and popping that list would leave the answer as long as it was."""
+        items = getattr(answer, field)
+        if not isinstance(items, list):
+            raise TypeError(f"{type(answer).__name__}.{field} is not a list")
         dropped = False
         while len(items) > 1 and estimate_tokens(answer.model_dump_json(exclude_none=True)) > self.tokens:
             items.pop()

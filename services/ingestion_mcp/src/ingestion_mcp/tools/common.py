@@ -33,11 +33,6 @@ class ToolDecorator(Protocol):
     def __call__(self, annotations: ToolAnnotations) -> Callable[[F], F]: ...
 
 
-def estimate_tokens(text: str) -> int:
-    """~4 characters a token: good enough to keep answers inside an agent's budget."""
-    return len(text) // 4 + 1
-
-
 def result(payload: BaseModel | dict[str, Any], *, is_error: bool = False) -> CallToolResult:
     data = payload.model_dump(mode="json", exclude_none=True) if isinstance(payload, BaseModel) else payload
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # compact: the agent pays per token

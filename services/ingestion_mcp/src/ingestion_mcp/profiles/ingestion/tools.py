@@ -107,12 +107,11 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
 
 def fit_budget(out: SearchOutput, budget: ResponseBudget) -> SearchOutput:
     """Drop the lowest-ranked results until the answer fits the token budget, and say so."""
-    results = out.results or []
-    if budget.trim(out, results):
+    if out.results and budget.trim(out, "results"):
         out.truncated = True
     if out.truncated:
         out.message = (
-            f"{out.message} Truncated to {len(results)} results to stay within the response budget; "
+            f"{out.message} Truncated to {len(out.results or [])} results to stay within the response budget; "
             "lower top_k, use response_format='concise', or add filters to narrow the search."
         )
     return out
