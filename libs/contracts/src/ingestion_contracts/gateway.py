@@ -19,6 +19,7 @@ UpsertStatus = Literal["indexed", "replaced", "updated", "skipped"]
 # accepted from callers, never returned in `metadata`.
 RESERVED_METADATA_KEY = "__ingest"
 MAX_TOP_K = 100
+MAX_CHUNK_RANGE = 1000  # the most chunks one chunk-range read answers (the gateway refuses more)
 MAX_ORDER = 2**63 - 1  # write orders are signed 64-bit integers (servicekit.write_order)
 # min_score from which a hit is relevant with the bundled model, per mode (vector_gateway/calibration.py;
 # measured in bench/TUNING.md "Calibrated scores").

@@ -6,6 +6,7 @@ import builtins
 from typing import Any, Literal
 
 from ingestion_contracts.gateway import (
+    MAX_CHUNK_RANGE,
     DeleteDocumentResponse,
     DocumentChunks,
     DocumentContent,
@@ -26,7 +27,6 @@ from .versions import LeasePolicy, content_order, content_status, dead_versions,
 from .where import And, Cmp, Eq, Where
 
 DocumentOrder = Literal["updated", "source"]
-MAX_CHUNK_RANGE = 1000
 READ_RETRIES = 3
 # A document's text is rebuilt from these; one query call reads them (an iterator costs several round trips).
 CONTENT_FIELDS = ["chunk_index", "text", "start", "end"]

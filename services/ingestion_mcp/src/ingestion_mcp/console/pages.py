@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ingestion_contracts.gateway import CollectionInfo, DocumentInfo, SearchHit
+from ingestion_contracts.gateway import MAX_CHUNK_RANGE, CollectionInfo, DocumentInfo, SearchHit
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -18,7 +18,7 @@ from .render import Refused, handled, page, see_other, write_form
 PER_PAGE = 25
 SCAN_PAGE = 1000  # the gateway's largest page
 SCAN_LIMIT = 20_000  # a text filter looks at this many documents at most (newest first)
-MAX_CHUNKS = 1000  # the gateway's largest chunk range: a document page shows its first 1000 chunks
+CHUNK_PAGE = MAX_CHUNK_RANGE  # chunks a document page shows: one chunk-range read; ?part= pages through the rest
 
 
 @dataclass
@@ -100,13 +100,17 @@ class LibraryPages:
         """One document: its Markdown as text, its pages and sections, its chunks as stored."""
         name, doc_id = request.path_params["name"], request.path_params["doc_id"]
         doc = await self.state.library.document(name, doc_id)
+        parts = max(1, math.ceil(doc.chunk_count / CHUNK_PAGE))
+        asked = request.query_params.get("part", "1")
+        part = min(parts, max(1, int(asked))) if asked.isdigit() else 1
+        first, last = (part - 1) * CHUNK_PAGE, min(doc.chunk_count, part * CHUNK_PAGE) - 1
         chunks: list[SearchHit] = []
         if doc.chunk_count:
-            last = min(doc.chunk_count, MAX_CHUNKS) - 1  # the gateway answers at most MAX_CHUNKS a call
-            chunks = (await self.state.backend.get_chunks(name, doc_id, 0, last)).chunks
+            chunks = (await self.state.backend.get_chunks(name, doc_id, first, last)).chunks
         pages = sorted({p for chunk in chunks for p in (chunk.page, chunk.page_end) if p is not None})
         sections = list(dict.fromkeys(" > ".join(chunk.heading_path) for chunk in chunks if chunk.heading_path))
-        return page(request, "document.html", name=name, doc=doc, chunks=chunks, pages=pages, sections=sections)
+        return page(request, "document.html", name=name, doc=doc, chunks=chunks, pages=pages, sections=sections,
+                    part=part, parts=parts, first=first, last=last)  # fmt: skip
 
     @handled
     async def delete_document(self, request: Request) -> Response:
