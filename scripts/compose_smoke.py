@@ -30,7 +30,7 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +162,7 @@ def stage_documents(folder: Path) -> None:
 
 # -- MCP ----------------------------------------------------------------------------------------------
 @asynccontextmanager
-async def mcp_client(url: str, token: str | None):  # type: ignore[no-untyped-def]
+async def mcp_client(url: str, token: str | None) -> AsyncIterator[Any]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client

@@ -166,7 +166,7 @@ def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:
         return loader.construct_mapping(node, deep=True)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
+    return loader.construct_scalar(node)  # type: ignore[arg-type]  # a ScalarNode here: the two cases above took the rest
 
 
 _TaggedLoader.add_multi_constructor("!", _tagged)

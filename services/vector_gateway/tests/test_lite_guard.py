@@ -14,6 +14,7 @@ from typing import Any
 
 from vector_gateway.milvus import MilvusStore
 from vector_gateway.milvus.lite_guard import LiteClient, ReadWriteLock
+from vector_gateway.milvus.reload import ReloadingClient
 
 
 def _tiny_collection(store: MilvusStore) -> str:
@@ -30,7 +31,9 @@ def _tiny_collection(store: MilvusStore) -> str:
 
 
 def test_the_store_talks_to_lite_through_the_guard(tmp_path: Path) -> None:
-    assert isinstance(MilvusStore(str(tmp_path / "g.db")).client, LiteClient)
+    client = MilvusStore(str(tmp_path / "g.db")).client
+    assert isinstance(client, ReloadingClient)  # outermost: a released collection is loaded again (reload.py)
+    assert isinstance(client._client, LiteClient)  # every call, the reload's too, under the database's lock
 
 
 def test_a_row_just_written_is_read_back_while_another_thread_flushes(tmp_path: Path) -> None:
