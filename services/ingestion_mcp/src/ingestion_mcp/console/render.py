@@ -66,6 +66,13 @@ def see_other(url: str, request: Request | None = None) -> Response:
     return RedirectResponse(url, status_code=303)
 
 
+def endpoint_name(endpoint: Any) -> str:
+    """The page function's name, through the functools.partial that binds some of its arguments (/logout)."""
+    while isinstance(endpoint, functools.partial):
+        endpoint = endpoint.func
+    return str(getattr(endpoint, "__name__", "page"))
+
+
 def handled(endpoint: Endpoint) -> Endpoint:
     """Errors become the error page: the tools' message and suggestion, never a traceback or a path."""
 
@@ -73,7 +80,7 @@ def handled(endpoint: Endpoint) -> Endpoint:
     async def answer(*args: Any) -> Response:
         request: Request = args[-1]
         # What the audit records name as the tool, and the id that follows the page's calls into every service.
-        tool_var.set(f"console.{endpoint.__name__}")
+        tool_var.set(f"console.{endpoint_name(endpoint)}")
         request_id_var.set(request_id_var.get() or new_request_id())
         try:
             return await endpoint(*args)
