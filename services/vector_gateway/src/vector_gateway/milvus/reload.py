@@ -40,9 +40,8 @@ class ReloadingClient:
     """A pymilvus ``MilvusClient`` (or a LiteClient around one) whose reads load a released collection once and
     are tried again; every other call passes through unchanged."""
 
-    def __init__(self, client: Any, on_reload: Callable[[str], None] | None = None) -> None:
+    def __init__(self, client: Any) -> None:
         self._client = client
-        self._on_reload = on_reload
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
@@ -59,6 +58,4 @@ class ReloadingClient:
                 raise
         log.warning("Milvus says collection %s is not loaded (restarted?): loading it again", collection)
         self._client.load_collection(collection)
-        if self._on_reload is not None:
-            self._on_reload(collection)
         return call(*args, **kwargs)

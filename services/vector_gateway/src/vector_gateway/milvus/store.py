@@ -14,9 +14,9 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from servicekit import DependencyUnavailable
 
@@ -28,10 +28,9 @@ from ..where import In, Where
 from . import schema, vector_stores
 from .expressions import expression
 from .lite_guard import LiteClient
-from .reload import ReloadingClient, not_loaded
+from .reload import ReloadingClient
 
 log = logging.getLogger("vector_gateway.store")
-T = TypeVar("T")
 
 INSERT_SLICE_BYTES = 16 * 1024 * 1024  # stay well under the 64 MiB gRPC message limit
 ITERATOR_BATCH = 4096
@@ -101,7 +100,7 @@ class MilvusStore:
         if is_lite:  # Lite loses rows from reads during a flush unless calls are serialised (lite_guard.py)
             client = LiteClient(client, self.uri)
         # A restarted server releases every collection: reads load theirs again (reload.py).
-        client = ReloadingClient(client, on_reload=self._loaded.add)
+        client = ReloadingClient(client)
         self._ensure_registry(client)
         return client
 
@@ -202,18 +201,6 @@ class MilvusStore:
             self.client.load_collection(milvus_name(name))
             self._loaded.add(name)
 
-    def _on_loaded(self, name: str, call: Callable[[], T]) -> T:
-        """``call()``, once more after a load when Milvus answers that the collection is released: Lite does
-        so right after a reopen, or while another thread (the start-up sweep) loads the same collection."""
-        try:
-            return call()
-        except Exception as exc:
-            if not not_loaded(exc):
-                raise
-            self.client.load_collection(milvus_name(name))
-            self._loaded.add(name)
-            return call()
-
     # -- rows -----------------------------------------------------------------------------
     def count(self, name: str, where: Where | None = None) -> int:
         self.ensure_loaded(name)
@@ -244,24 +231,18 @@ class MilvusStore:
         self.ensure_loaded(name)
         expr = expression(where)
         if limit is not None:
-            query = functools.partial(
-                self.client.query, milvus_name(name), filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK)
+            # A collection Milvus calls released (a reopen, a restart, the sweep loading it meanwhile) is loaded
+            # again by the client itself (reload.py).
+            return list(
+                self.client.query(milvus_name(name), filter=expr, output_fields=fields, limit=min(limit, MAX_TOPK))
             )
-            return list(self._on_loaded(name, query))
         return list(self._iterate(name, expr, fields))
 
     def query_few(self, name: str, where: Where | None, fields: list[str]) -> list[dict[str, Any]]:
         """Every row matching ``where``, in one call when they fit in one answer (an iterator costs several)."""
         self.ensure_loaded(name)
         expr = expression(where)
-        rows = list(
-            self._on_loaded(
-                name,
-                functools.partial(
-                    self.client.query, milvus_name(name), filter=expr, output_fields=fields, limit=MAX_TOPK
-                ),
-            )
-        )
+        rows = list(self.client.query(milvus_name(name), filter=expr, output_fields=fields, limit=MAX_TOPK))
         return rows if len(rows) < MAX_TOPK else list(self._iterate(name, expr, fields))
 
     def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
@@ -316,18 +297,14 @@ class MilvusStore:
             raise ValueError("store.search: a semantic ranking needs the query vector")
         request = self._dense_request(vector, limit, expr) if mode == "semantic" and vector is not None else None
         request = request or self._sparse_request(text, limit, expr)
-        result = self._on_loaded(
-            name,
-            functools.partial(
-                self.client.search,
-                milvus_name(name),
-                data=request.data,
-                anns_field=request.anns_field,
-                search_params=request.param,
-                limit=min(limit, MAX_TOPK),
-                filter=expr,
-                output_fields=fields or CHUNK_OUTPUT_FIELDS,
-            ),
+        result = self.client.search(
+            milvus_name(name),
+            data=request.data,
+            anns_field=request.anns_field,
+            search_params=request.param,
+            limit=min(limit, MAX_TOPK),
+            filter=expr,
+            output_fields=fields or CHUNK_OUTPUT_FIELDS,
         )
         hits = result[0] if result else []
         # Lite returns BM25 distances negated; the order is right, the magnitude is the score.
