@@ -35,46 +35,36 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# The hooks run in mmdebstrap's shell, which sets $1 to the new root: single quotes on purpose.
-# shellcheck disable=SC2016
-python_hook='chroot "$1" sh -c "ln -sf /usr/bin/python3 /usr/local/bin/python; rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/*.log"'
-# shellcheck disable=SC2016
-redis_hook='chroot "$1" sh -c "mkdir -p /data && chown 999:999 /data && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/*.log"'
+# What differs between the two images; one mmdebstrap and one import below make either.
+# The hooks run in mmdebstrap's shell, which sets $1 to the new root: single quotes on purpose. Both leave no apt
+# lists, no docs and no caches behind, like the slim images.
 if [[ "$WHAT" == python ]]; then
     # What the python:*-slim images carry that the Dockerfiles use: python3 with venv and pip (pip is
     # replaced by the pinned one inside each image's /opt/venv), CA certificates, useradd (passwd).
-    # The hooks leave no apt lists, no docs and no caches behind, like the slim images.
-    mmdebstrap \
-        --variant=minbase \
-        --include=python3,python3-venv,python3-pip,ca-certificates,passwd \
-        --dpkgopt='path-exclude=/usr/share/doc/*' \
-        --dpkgopt='path-exclude=/usr/share/man/*' \
-        --dpkgopt='path-exclude=/usr/share/locale/*' \
-        --dpkgopt='path-include=/usr/share/locale/locale.alias' \
-        --customize-hook="$python_hook" \
-        "$SUITE" "$work/base.tar"
-    "$ENGINE" import \
-        --change 'ENV LANG=C.UTF-8' \
-        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-        --change 'CMD ["python3"]' \
-        "$work/base.tar" "$BASE_IMAGE" >/dev/null
-    echo "base_image: $BASE_IMAGE ($("$ENGINE" run --rm "$BASE_IMAGE" python --version 2>&1))"
+    include=python3,python3-venv,python3-pip,ca-certificates,passwd
+    extra=(--dpkgopt='path-include=/usr/share/locale/locale.alias')
+    # shellcheck disable=SC2016
+    hook='chroot "$1" sh -c "ln -sf /usr/bin/python3 /usr/local/bin/python; rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/*.log"'
+    changes=(--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["python3"]')
+    version=(python --version)
 else
     # redis-server and redis-cli as the official image lays them out: /data owned by UID 999 (the user compose
     # runs it as), so a fresh named volume mounted there starts writable for that user.
-    mmdebstrap \
-        --variant=minbase \
-        --include=redis-server,redis-tools \
-        --dpkgopt='path-exclude=/usr/share/doc/*' \
-        --dpkgopt='path-exclude=/usr/share/man/*' \
-        --dpkgopt='path-exclude=/usr/share/locale/*' \
-        --customize-hook="$redis_hook" \
-        "$SUITE" "$work/base.tar"
-    "$ENGINE" import \
-        --change 'ENV LANG=C.UTF-8' \
-        --change 'WORKDIR /data' \
-        --change 'EXPOSE 6379' \
-        --change 'CMD ["redis-server"]' \
-        "$work/base.tar" "$BASE_IMAGE" >/dev/null
-    echo "base_image: $BASE_IMAGE ($("$ENGINE" run --rm "$BASE_IMAGE" redis-server --version 2>&1))"
+    include=redis-server,redis-tools
+    extra=()
+    # shellcheck disable=SC2016
+    hook='chroot "$1" sh -c "mkdir -p /data && chown 999:999 /data && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/*.log"'
+    changes=(--change 'WORKDIR /data' --change 'EXPOSE 6379' --change 'CMD ["redis-server"]')
+    version=(redis-server --version)
 fi
+mmdebstrap \
+    --variant=minbase \
+    --include="$include" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
+    "${extra[@]}" \
+    --customize-hook="$hook" \
+    "$SUITE" "$work/base.tar"
+"$ENGINE" import --change 'ENV LANG=C.UTF-8' "${changes[@]}" "$work/base.tar" "$BASE_IMAGE" >/dev/null
+echo "base_image: $BASE_IMAGE ($("$ENGINE" run --rm "$BASE_IMAGE" "${version[@]}" 2>&1))"
