@@ -74,6 +74,10 @@ def count(sentence: str) -> str:
     return next(word for word in sentence.split() if word.isdigit())
 
 
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
 def wrong(cited: dict[int, int | None]) -> dict[int, int | None]:
     return {page: got for page, got in cited.items() if got is not None and got != page}
 
@@ -97,3 +101,48 @@ async def test_hits_that_hold_the_sentence_cite_its_page(report: Report, mode: s
         f"{mode}: {len(wrong(cited))} wrong pages; top hit without the sentence: {len(not_first)}, top 3: {len(missed)}"
     )
     assert wrong(cited) == {}, wrong(cited)
+
+
+async def _pages(client: Client, doc_id: str, first: int, last: int) -> dict[int, str]:
+    """Pages first..last through get_document_pages, following each cut answer."""
+    texts: dict[int, str] = {}
+    arguments: dict[str, object] = {"doc_id": doc_id, "collection": COLLECTION, "first_page": first, "last_page": last}
+    while True:
+        out = await call(client, "get_document_pages", **arguments)
+        assert out["success"], out
+        for page in out["pages"]:
+            texts[page["page"]] = texts.get(page["page"], "") + page["text"]
+        if not out.get("truncated"):
+            return texts
+        arguments |= {"first_page": out["next_page"], "start_char": out["next_start_char"]}
+
+
+async def test_an_agent_reads_outline_section_and_pages_around_a_hit_and_cites_page_97(report: Report) -> None:
+    """Issue 30, point 7: search finds a passage on page 97; the agent reads the outline, the section around
+    the passage and pages 96-98 through the navigation tools, and cites page 97."""
+    sentence = report.sentences[97]
+    async with Client(build_server(report.state)) as client:
+        found = await call(client, "search", query=sentence, collection=COLLECTION, top_k=3)
+        hit = next(h for h in found["results"] if count(sentence) in h["text"])
+        assert hit["page"] == 97 and hit["section"]
+        outline = await call(client, "get_document_outline", doc_id=hit["doc_id"], collection=COLLECTION)
+        sections = list(outline["sections"])
+        while outline.get("next_offset"):
+            outline = await call(client, "get_document_outline", doc_id=hit["doc_id"], collection=COLLECTION,
+                                 offset=outline["next_offset"])  # fmt: skip
+            sections += outline["sections"]
+        assert len(sections) == outline["total"] > 10
+        assert [s["page"] for s in sections if s.get("page")] == sorted(s["page"] for s in sections if s.get("page"))
+        where = {"doc_id": hit["doc_id"], "collection": COLLECTION, "heading": hit["section"].split(" > ")}
+        section = await call(client, "get_document_section", **where)
+        text = section["content"]
+        while section.get("truncated"):
+            section = await call(client, "get_document_section", **where, start_char=section["next_start_char"])
+            text += section["content"]
+        assert count(sentence) in text and section["page"] <= 97 <= section["page_end"]
+        pages = await _pages(client, hit["doc_id"], 96, 98)
+        assert sorted(pages) == [96, 97, 98]
+        held = {
+            page: [p for p in (96, 97, 98) if words(report.sentences[p]) in words(body)] for page, body in pages.items()
+        }
+        assert held == {96: [96], 97: [97], 98: [98]}  # each page holds its own sentence only: cite page 97

@@ -136,3 +136,65 @@ async def test_collection_names_list_every_collection_without_counting(client, u
     names = (await client.get("/v1/collection-names")).json()["names"]
     full = [c["name"] for c in (await client.get("/v1/collections")).json()["collections"]]
     assert {first, second} <= set(names) and names == sorted(names) and set(names) == set(full)
+
+
+REPORT = (
+    "Preface text before any heading.\n\n"
+    "# Report\n\nThe opening paragraph of the report.\n\n"
+    "### Costs\n\nCosts rose on page one and went on rising on page two.\n\n"
+    "## Outlook\n\nThe outlook is calm."
+)
+
+
+def _section_chunks(text: str, levels: bool) -> list[dict[str, Any]]:
+    """One chunk a section, as the chunker cuts them (never across a heading), with pages: the Costs section
+    flows from page 1 onto page 2."""
+    marks = [text.index("# Report"), text.index("### Costs"), text.index("## Outlook"), len(text)]
+    paths = [([], []), (["Report"], [1]), (["Report", "Costs"], [1, 3]), (["Report", "Outlook"], [1, 2])]
+    chunks = []
+    for index, ((path, level), start, end) in enumerate(zip(paths, [0, *marks[:-1]], marks, strict=True)):
+        piece = text[start:end].rstrip("\n")
+        chunk: dict[str, Any] = {"index": index, "text": piece, "start": start, "end": start + len(piece),
+                                 "heading_path": path, "page": 1 if index < 3 else 2, "page_end": 2 if index >= 2
+                                 else 1}  # fmt: skip
+        if levels:
+            chunk["heading_levels"] = level
+        if index == 2:
+            chunk["page_starts"] = [{"offset": piece.index("page two"), "page": 2}]
+        chunks.append(chunk)
+    return chunks
+
+
+async def test_structure_maps_sections_levels_and_pages_onto_the_markdown(client, unique, upsert, make_doc) -> None:
+    name = unique("outline")
+    body = make_doc("report.md", ["x"], title="Report")
+    body["chunks"], body["page_count"] = _section_chunks(REPORT, levels=True), 2
+    doc_id = (await upsert(client, name, body))["doc_id"]
+    content = (await client.get(f"/v1/collections/{name}/documents/{doc_id}")).json()["content"]
+    response = await client.get(f"/v1/collections/{name}/documents/{doc_id}/structure")
+    assert response.status_code == 200
+    mapped = response.json()
+    assert mapped["content"] == content == REPORT and mapped["levels_known"] is True
+    sections = mapped["sections"]
+    assert [(s["heading_path"], s["heading_levels"]) for s in sections] == [
+        ([], []), (["Report"], [1]), (["Report", "Costs"], [1, 3]), (["Report", "Outlook"], [1, 2])
+    ]  # fmt: skip
+    assert "".join(content[s["start"] : s["end"]] for s in sections) == content  # the sections tile it
+    assert content[sections[2]["start"] :].startswith("### Costs")
+    assert (sections[2]["page"], sections[2]["page_end"]) == (1, 2)
+    two = mapped["page_starts"][1]
+    assert mapped["page_starts"][0] == {"offset": 0, "page": 1} and two["page"] == 2
+    assert content[two["offset"] :].startswith("page two.")
+
+
+async def test_structure_of_a_document_stored_without_levels_says_so(client, unique, upsert, make_doc) -> None:
+    name = unique("nolevels")
+    body = make_doc("old.md", ["x"], title="Old")
+    body["chunks"] = _section_chunks(REPORT, levels=False)
+    doc_id = (await upsert(client, name, body))["doc_id"]
+    mapped = (await client.get(f"/v1/collections/{name}/documents/{doc_id}/structure")).json()
+    assert mapped["levels_known"] is False
+    assert [s["heading_levels"] for s in mapped["sections"]] == [None, None, None, None]
+    assert [s["heading_path"] for s in mapped["sections"]][2] == ["Report", "Costs"]
+    missing = await client.get(f"/v1/collections/{name}/documents/nope/structure")
+    assert missing.status_code == 404 and missing.json()["code"] == "DOCUMENT_NOT_FOUND"

@@ -271,6 +271,11 @@ class SearchHit(WireModel):
         "(for a chunk across a page break), else the one holding most of the chunk.",
     )
     heading_path: list[str]
+    heading_levels: list[int] | None = Field(
+        default=None,
+        description="Level (1-6) of each heading in heading_path; null: not known (indexed before levels were "
+        "kept; re-ingest to fill them in).",
+    )
     chunk_index: int
     text: str
     start: int
@@ -341,6 +346,34 @@ class FindDocumentsRequest(WireModel):
 
 class DocumentContent(DocumentInfo):
     content: str = Field(description="Markdown rebuilt from the chunks, overlaps removed.")
+
+
+class OutlineSection(WireModel):
+    """One section of a document: a heading and the text up to the next heading (its subsections apart)."""
+
+    position: int = Field(ge=0, description="Order in the document (0 = first); sections tile `content`.")
+    heading_path: list[str] = Field(description="Titles from the top heading down to this one; [] before any.")
+    heading_levels: list[int] | None = Field(
+        default=None,
+        description="Level (1-6) of each heading in heading_path; null: not known (indexed before levels were "
+        "kept; re-ingest to fill them in).",
+    )
+    start: int = Field(ge=0, description="Offset of the section's first character in `content`.")
+    end: int = Field(ge=0, description="Offset one past its last character (its subsections begin there).")
+    page: int | None = Field(default=None, description="Page where it begins.")
+    page_end: int | None = Field(default=None, description="Page where it ends.")
+    chunk_start: int = Field(ge=0, description="Its first chunk's index.")
+    chunk_end: int = Field(ge=0, description="Its last chunk's index.")
+
+
+class DocumentStructure(DocumentContent):
+    """A document's Markdown with its map: sections in order and where each page begins."""
+
+    sections: list[OutlineSection]
+    page_starts: list[PageStart] = Field(
+        default_factory=list, description="Where each page begins in `content`, in order; empty without pages."
+    )
+    levels_known: bool = Field(description="Every section's heading levels are known.")
 
 
 class DocumentChunks(WireModel):

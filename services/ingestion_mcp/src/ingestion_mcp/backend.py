@@ -18,6 +18,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStructure,
     EmbeddingModelInfo,
     EmbedPassagesRequest,
     EmbedResponse,
@@ -154,6 +155,10 @@ class Backend:
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
         path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}"
         return await self.gateway.json("GET", path, DocumentContent)
+
+    async def get_structure(self, collection: str, doc_id: str) -> DocumentStructure:
+        path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}/structure"
+        return await self.gateway.json("GET", path, DocumentStructure)
 
     async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
         path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}/chunks"

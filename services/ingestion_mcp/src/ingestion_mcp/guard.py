@@ -23,6 +23,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStructure,
     RelabelRequest,
     SearchRequest,
     SearchResponse,
@@ -122,6 +123,10 @@ class GuardedBackend(Backend):
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
         await self._readable(collection)
         return await self._named(collection, super().get_document(collection, doc_id))
+
+    async def get_structure(self, collection: str, doc_id: str) -> DocumentStructure:
+        await self._readable(collection)
+        return await self._named(collection, super().get_structure(collection, doc_id))
 
     async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
         await self._readable(collection)

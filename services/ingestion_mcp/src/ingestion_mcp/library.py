@@ -10,7 +10,9 @@ No MCP here: the ingestion-index CLI uses it too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from ingestion_contracts.gateway import (
     MAX_QUERY_CHARS,
@@ -21,6 +23,7 @@ from ingestion_contracts.gateway import (
     DocumentContent,
     DocumentInfo,
     DocumentList,
+    DocumentStructure,
     SearchHit,
     SearchRequest,
     SearchResponse,
@@ -166,6 +169,34 @@ class Library:
             return await self.backend.get_document(collection, doc_id)
         except NotFound as exc:
             raise await self._missing(collection, doc_id, exc) from None
+
+    async def structure(self, collection: str, doc_id: str) -> DocumentStructure:
+        """A document's Markdown with its map: sections (heading path and levels, pages, offsets) and where
+        each page begins; an outline, a section or a page range is a slice of it."""
+        try:
+            return await self.backend.get_structure(collection, doc_id)
+        except NotFound as exc:
+            raise await self._missing(collection, doc_id, exc) from None
+
+    async def doc_id_of(self, collection: str, key: str) -> str:
+        """The doc_id of the document whose identity is `key` (a path, URL or name, as it was ingested; a
+        path is also tried resolved)."""
+        keys = [key]
+        if key.startswith(("/", "~")) and "://" not in key:
+            with contextlib.suppress(OSError, RuntimeError):  # a symlink loop: the key as given only
+                keys.append(str(Path(key).expanduser().resolve()))
+        try:
+            found = await self.find(collection, *keys)
+        except CollectionNotFound:
+            raise await self.unknown_collection(collection) from None
+        if found is None:
+            raise DocumentNotFound(
+                f"No document with key '{key}' in collection '{collection}'.",
+                "The key is the path, URL or name it was ingested with; list_documents shows each document's key.",
+                code="DOCUMENT_NOT_FOUND",
+                status=404,
+            )
+        return found.doc_id
 
     async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
         try:

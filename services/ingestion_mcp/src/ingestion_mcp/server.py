@@ -28,7 +28,9 @@ ingestion-mcp indexes documents and finds passages in them.
 - To add content: ingest_document (a file path), ingest_from_url (a link), ingest_text (text you have),
   ingest_batch (many at once).
 - To find content: search (hybrid keyword + semantic); results name the document, page and section.
-- To see what is indexed: get_collections, list_documents; read one with get_document.
+- To see what is indexed: get_collections, list_documents; read one with get_document, or a long one by
+  get_document_outline, get_document_section, get_document_pages. Document tools take doc_id or key (the
+  path, URL or name it was ingested with).
 - Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
 """
 

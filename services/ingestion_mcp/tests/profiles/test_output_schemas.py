@@ -17,6 +17,8 @@ from ingestion_mcp.state import AppState
 from mcp import Client
 from mcp.types import TextContent
 
+from bench.pdf_scale_docs import report_pdf
+
 from .conftest import SECTIONS, profile_state
 
 COLLECTION = "schema_check"
@@ -66,6 +68,15 @@ async def exercise_library(call: Checked, docs_dir: Path, web_port: int) -> None
     await call("get_collections", collection=COLLECTION)
     await call("get_document", doc_id=doc_id, collection=COLLECTION)
     await call("find_similar", doc_id=doc_id, collection=COLLECTION)
+    await call("get_document_outline", doc_id=doc_id, collection=COLLECTION)
+    await call("get_document_section", doc_id=doc_id, collection=COLLECTION, position=0)
+    (docs_dir / "schema_pages.pdf").write_bytes(report_pdf(2, seed=3)[0])
+    paged = await call("ingest_document", file_path=str(docs_dir / "schema_pages.pdf"), collection=COLLECTION)
+    assert paged["status"] == "indexed"
+    pages = await call(
+        "get_document_pages", key=str(docs_dir / "schema_pages.pdf"), collection=COLLECTION, first_page=2
+    )
+    assert pages["pages"][0]["page"] == 2
     await call("delete_document", doc_id=doc_id, collection=COLLECTION)
     assert (await call("get_document", doc_id=doc_id, collection=COLLECTION))["success"] is False
 

@@ -12,6 +12,7 @@ from ingestion_contracts.gateway import (
     DocumentContent,
     DocumentInfo,
     DocumentList,
+    DocumentStructure,
 )
 
 from .errors import document_not_found, invalid
@@ -19,6 +20,7 @@ from .filters import in_collection
 from .fusion import Fused
 from .index import DocumentIndex
 from .orders import OrderSource
+from .outline import document_structure
 from .passages import ChunkSpan, rebuild_text
 from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
 from .search import hit_from_entity
@@ -115,20 +117,34 @@ class DocumentReader:
         rows = self.store.registry_get(list(wanted))
         return [info for k, row in rows.items() if (info := self._info(collection, row)).key == wanted[k]]
 
-    def content(self, collection: str, doc_id: str) -> DocumentContent:
+    def _live_chunks(
+        self, collection: str, doc_id: str, fields: builtins.list[str]
+    ) -> tuple[dict[str, Any], builtins.list[dict[str, Any]]]:
+        """A document's registry row and the chunks of the version it names (read again when a newer version
+        was committed and this one retired between the two reads)."""
         row = self.registry_row(collection, doc_id)
-        chunks = self.store.query_few(collection, _live(row), CONTENT_FIELDS)
+        chunks = self.store.query_few(collection, _live(row), fields)
         for _ in range(READ_RETRIES):
             if len(chunks) == int(row["chunk_count"]):
                 break
-            # A newer version was committed and this one retired between the two reads: read the new one.
             fresh = self.registry_row(collection, doc_id)
             if fresh["version"] == row["version"]:
                 break
             row = fresh
-            chunks = self.store.query_few(collection, _live(row), CONTENT_FIELDS)
+            chunks = self.store.query_few(collection, _live(row), fields)
+        return row, chunks
+
+    def content(self, collection: str, doc_id: str) -> DocumentContent:
+        row, chunks = self._live_chunks(collection, doc_id, CONTENT_FIELDS)
         spans = [ChunkSpan(c["chunk_index"], c["text"], c["start"], c["end"]) for c in chunks]
         return DocumentContent(**self._info(collection, row).model_dump(), content=rebuild_text(spans))
+
+    def structure(self, collection: str, doc_id: str) -> DocumentStructure:
+        """The Markdown (as ``content`` rebuilds it) with its sections and page starts (outline.py)."""
+        row, chunks = self._live_chunks(collection, doc_id, CHUNK_OUTPUT_FIELDS)
+        hits = [hit_from_entity(collection, c, Fused(0.0, 0.0)) for c in chunks]
+        info = DocumentContent(**self._info(collection, row).model_dump(), content="")
+        return document_structure(info, hits, chunks)
 
     def chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
         row = self.registry_row(collection, doc_id)

@@ -73,7 +73,29 @@ def _gap(length: int) -> str:
 
 
 def rebuild_text(chunks: Sequence[ChunkSpan]) -> str:
-    """The document text from its chunks, ordered by index, overlaps removed by offsets.
+    """The document text from its chunks, ordered by index, overlaps removed by offsets (``layout``)."""
+    return layout(chunks).text
+
+
+@dataclass(frozen=True)
+class Layout:
+    text: str
+    # Where each chunk's own text begins in ``text``, by chunk index: for a chunk after a gap, where the gap
+    # ends; for an overlapping chunk, where what it adds begins. A chunk inside text already written is absent.
+    starts: dict[int, int]
+    by_offsets: bool  # laid out at the chunks' offsets (else joined by blank lines)
+    origin: int = 0  # the source offset of the text's first character
+
+    def position(self, chunk: ChunkSpan, offset: int) -> int:
+        """Where an offset in a chunk's text lies in ``text`` (a table chunk's repeated header rows in front
+        of its span lie where the span begins)."""
+        if not self.by_offsets:
+            return self.starts.get(chunk.index, 0) + offset
+        return chunk.start - self.origin + max(0, offset - (len(chunk.text) - (chunk.end - chunk.start)))
+
+
+def layout(chunks: Sequence[ChunkSpan]) -> Layout:
+    """The document text from its chunks, and where each chunk lies in it.
 
     When every chunk's text ends with its ``end - start`` characters of source (a table chunk carries its
     header rows in front), the chunks are laid out at their offsets: equal to the source text where they
@@ -81,17 +103,24 @@ def rebuild_text(chunks: Sequence[ChunkSpan]) -> str:
     texts are joined by blank lines.
     """
     ordered = sorted(chunks, key=lambda c: c.index)
+    starts: dict[int, int] = {}
     if not _offsets_usable(ordered):
-        return "\n\n".join(c.text for c in ordered)
+        position = 0
+        for chunk in ordered:
+            starts[chunk.index] = position
+            position += len(chunk.text) + 2
+        return Layout("\n\n".join(c.text for c in ordered), starts, by_offsets=False)
     pieces: list[str] = []
-    cursor = ordered[0].start
+    origin = cursor = ordered[0].start
     for chunk in ordered:
         if chunk.end <= cursor:
             continue  # entirely inside text already written
         if chunk.start >= cursor:
             pieces.append(_gap(chunk.start - cursor))
+            starts[chunk.index] = chunk.start - origin
             pieces.append(_span(chunk))
         else:
+            starts[chunk.index] = cursor - origin
             pieces.append(_span(chunk)[cursor - chunk.start :])
         cursor = chunk.end
-    return "".join(pieces)
+    return Layout("".join(pieces), starts, by_offsets=True, origin=origin)

@@ -22,6 +22,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStructure,
     EmbedPassagesRequest,
     EmbedRequest,
     EmbedResponse,
@@ -241,6 +242,9 @@ class GatewayService:
 
     async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
         return await self._run(self._with_collection(collection, self.documents.content), collection, doc_id)
+
+    async def get_document_structure(self, collection: str, doc_id: str) -> DocumentStructure:
+        return await self._run(self._with_collection(collection, self.documents.structure), collection, doc_id)
 
     async def get_document_chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
         reader = self._with_collection(collection, self.documents.chunks)

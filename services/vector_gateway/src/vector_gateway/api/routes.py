@@ -16,6 +16,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStructure,
     EmbeddingModelInfo,
     EmbedPassagesRequest,
     EmbedRequest,
@@ -198,6 +199,20 @@ async def relabel_document(
 async def get_document(collection: CollectionPath, doc_id: DocIdPath, service: ServiceDep) -> DocumentContent:
     """A document's Markdown, rebuilt from its chunks with overlaps removed."""
     return await service.get_document(collection, doc_id)
+
+
+@router.get(
+    "/collections/{collection}/documents/{doc_id}/structure",
+    operation_id="get_document_structure",
+    tags=["documents"],
+    responses=_errors(404, 503),
+)
+async def get_document_structure(
+    collection: CollectionPath, doc_id: DocIdPath, service: ServiceDep
+) -> DocumentStructure:
+    """A document's Markdown (as get_document) with its sections (heading path and levels, pages, offsets)
+    and where each page begins: what an outline, a section or a page range is read from."""
+    return await service.get_document_structure(collection, doc_id)
 
 
 @router.get(

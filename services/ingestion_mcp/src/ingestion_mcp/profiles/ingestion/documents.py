@@ -33,7 +33,8 @@ from .documents_models import (
 from .models import CollectionArg, FormatArg, PassageItem, render_error
 from .tools import search_item
 
-DocIdArg = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+DocRefArg = Annotated[str | None, Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+KeyArg = Annotated[str | None, Field(default=None, min_length=1, max_length=4096)]  # said in the instructions
 NameArg = UserName
 INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")
 JobIdArg = Annotated[str, Field(min_length=1, max_length=64)]
@@ -54,6 +55,17 @@ def document_item(doc: DocumentInfo, detailed: bool) -> DocumentItem:
         item.tags, item.metadata, item.token_count = doc.tags, doc.metadata, doc.token_count
         item.last_modified = doc.last_modified
     return item
+
+
+async def resolve_doc_id(state: AppState, collection: str, doc_id: str | None, key: str | None) -> str:
+    """The doc_id a document tool was given, or the one of the document whose key it was given."""
+    if (doc_id is None) == (key is None):
+        raise ToolFailure(
+            "Give either doc_id or key (not both, not neither).",
+            "doc_id comes from search or list_documents; key is the path, URL or name the document was ingested with.",
+            code="INVALID_ARGUMENT",
+        )
+    return doc_id if doc_id is not None else await state.library.doc_id_of(collection, key or "")
 
 
 def job_info(job: Job) -> JobInfo:
@@ -99,13 +111,14 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
 
     @tool(READ)
     async def get_document(
-        doc_id: DocIdArg,
+        doc_id: DocRefArg = None,
+        key: KeyArg = None,
         collection: CollectionArg = None,
         start_char: Annotated[int, Field(default=0, ge=0, description="Where to start reading (paging).")] = 0,
     ) -> Annotated[CallToolResult, DocumentOutput]:
         """Return the full Markdown of an indexed document, rebuilt from its chunks (paged when long)."""
         name = state.collection(collection)
-        doc = await state.library.document(name, doc_id)
+        doc = await state.library.document(name, await resolve_doc_id(state, name, doc_id, key))
         content, truncated = state.library.budget.window(doc.content, start_char)
         message = (
             f"'{doc_name(doc.key or doc.source)}': characters {start_char}-{start_char + len(content)} "
@@ -116,15 +129,17 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
         return result(DocumentOutput(
             success=True, doc_id=doc.doc_id, name=doc_name(doc.key or doc.source), source=doc.source, collection=name,
             title=doc.title, content=content, chunk_count=doc.chunk_count, truncated=truncated or None,
+            next_start_char=start_char + len(content) if truncated else None,
             metadata=doc.metadata or None, message=message,
         ))  # fmt: skip
 
     @tool(REMOVE)
     async def delete_document(
-        doc_id: DocIdArg, collection: CollectionArg = None
+        doc_id: DocRefArg = None, key: KeyArg = None, collection: CollectionArg = None
     ) -> Annotated[CallToolResult, DeleteOutput]:
         """Delete a document and all its chunks from a collection. Permanent."""
         name = state.collection(collection)
+        doc_id = await resolve_doc_id(state, name, doc_id, key)
         deleted = await state.library.delete_document(name, doc_id)
         return result(DeleteOutput(
             success=True, doc_id=doc_id, collection=name, deleted_chunks=deleted.deleted_chunks,
@@ -133,13 +148,15 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
 
     @tool(READ)
     async def find_similar(
-        doc_id: DocIdArg,
+        doc_id: DocRefArg = None,
+        key: KeyArg = None,
         collection: CollectionArg = None,
         top_k: Annotated[int, Field(default=5, ge=1, le=50)] = 5,
     ) -> Annotated[CallToolResult, SimilarOutput]:
         """Find documents similar in meaning to a given document (best passage of each)."""
         name = state.collection(collection)
-        doc = await state.library.document(name, doc_id)
+        doc = await state.library.document(name, await resolve_doc_id(state, name, doc_id, key))
+        doc_id = doc.doc_id
         similar: list[PassageItem] = [search_item(hit, False) for hit in await state.library.similar(name, doc, top_k)]
         return result(SimilarOutput(
             success=True, doc_id=doc_id, name=doc_name(doc.key or doc.source), similar=similar,

@@ -50,6 +50,7 @@ class DocumentOutput(ToolOutput):
     content: str | None = None
     chunk_count: int | None = None
     truncated: bool | None = None
+    next_start_char: int | None = None
     metadata: dict[str, Any] | None = None
 
 

@@ -1,0 +1,256 @@
+"""Reading a long document in parts: its outline, one section, a page range.
+
+Each is a slice of the document's Markdown as get_document returns it (the gateway's structure: the same
+chunks, the same layout), so reading every section in outline order gives back get_document's text.
+Each answer fits the response budget; a cut one says `truncated` and which call reads on.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from ingestion_contracts.gateway import DocumentStructure, OutlineSection
+from mcp.server import MCPServer
+from mcp.types import CallToolResult
+from pydantic import BaseModel, Field
+
+from ...errors import ToolFailure
+from ...library import estimate_tokens
+from ...state import AppState
+from ...tools.annotations import READ
+from ...tools.common import profile_tools, result
+from .documents import DocRefArg, KeyArg, resolve_doc_id
+from .documents import doc_name as short_name
+from .models import CollectionArg, ToolOutput, render_error
+
+StartCharArg = Annotated[int, Field(default=0, ge=0)]  # a cut answer names the call that reads on
+PREAMBLE = "(before the first heading)"
+
+
+class OutlineEntry(BaseModel):
+    position: int
+    title: str
+    level: int | None = None  # absent: not known (said in the answer's message)
+    depth: int
+    page: int | None = None
+    tokens: int
+
+
+class OutlineOutput(ToolOutput):
+    doc_id: str | None = None
+    name: str | None = None
+    levels_known: bool | None = None
+    sections: list[OutlineEntry] | None = None
+    total: int | None = None
+    next_offset: int | None = None
+
+
+class SectionOutput(ToolOutput):
+    doc_id: str | None = None
+    name: str | None = None
+    position: int | None = None
+    heading_path: list[str] | None = None
+    page: int | None = None
+    page_end: int | None = None
+    content: str | None = None
+    truncated: bool | None = None
+    next_start_char: int | None = None
+
+
+class PageText(BaseModel):
+    page: int
+    text: str
+
+
+class PagesOutput(ToolOutput):
+    doc_id: str | None = None
+    name: str | None = None
+    page_count: int | None = None
+    pages: list[PageText] | None = None
+    truncated: bool | None = None
+    next_page: int | None = None
+    next_start_char: int | None = None
+
+
+def doc_name(doc: DocumentStructure) -> str:
+    return short_name(doc.key or doc.source)
+
+
+def _norm(title: str) -> str:
+    return " ".join(title.split()).casefold()
+
+
+def find_section(doc: DocumentStructure, heading: list[str] | None, position: int | None) -> OutlineSection:
+    """The section at an outline position, or the one whose heading path ends with `heading`."""
+    if (heading is None) == (position is None):
+        raise ToolFailure(
+            "Give either heading or position (not both, not neither).",
+            "Both come from get_document_outline: heading is a section's title (or its path from the top).",
+            code="INVALID_ARGUMENT",
+        )
+    if position is not None:
+        if position >= len(doc.sections):
+            raise ToolFailure(
+                f"'{doc_name(doc)}' has {len(doc.sections)} sections (positions 0-{len(doc.sections) - 1}).",
+                "Use get_document_outline to see them.",
+                code="SECTION_NOT_FOUND",
+            )
+        return doc.sections[position]
+    wanted = [_norm(t) for t in heading or []]
+    found = [s for s in doc.sections if wanted and [_norm(t) for t in s.heading_path[-len(wanted) :]] == wanted]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ToolFailure(
+            f"No section of '{doc_name(doc)}' has the heading {' > '.join(heading or [])!r}.",
+            "Use get_document_outline to see the headings (or pass position).",
+            code="SECTION_NOT_FOUND",
+        )
+    raise ToolFailure(
+        f"{len(found)} sections of '{doc_name(doc)}' have the heading {' > '.join(heading or [])!r}: positions "
+        f"{', '.join(str(s.position) for s in found[:20])}.",
+        "Pass position, or a longer heading path (the titles above it first).",
+        code="AMBIGUOUS_SECTION",
+        details={"positions": [s.position for s in found]},
+    )
+
+
+def section_end(doc: DocumentStructure, section: OutlineSection, subsections: bool) -> OutlineSection:
+    """The last section a read of `section` covers: itself, or its last subsection."""
+    last = section
+    if subsections and section.heading_path:
+        depth = len(section.heading_path)
+        for later in doc.sections[section.position + 1 :]:
+            if later.heading_path[:depth] != section.heading_path:
+                break
+            last = later
+    return last
+
+
+def page_texts(doc: DocumentStructure, first: int, last: int) -> list[PageText]:
+    """The text of each page first..last that holds any (a page begins where the previous one ends)."""
+    starts = doc.page_starts
+    texts = []
+    for i, start in enumerate(starts):
+        if first <= start.page <= last:
+            end = starts[i + 1].offset if i + 1 < len(starts) else len(doc.content)
+            texts.append(PageText(page=start.page, text=doc.content[start.offset : end]))
+    return texts
+
+
+def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three tools, one reading each
+    tool = profile_tools(server, render_error)
+
+    @tool(READ)
+    async def get_document_outline(
+        doc_id: DocRefArg = None,
+        key: KeyArg = None,
+        collection: CollectionArg = None,
+        offset: Annotated[int, Field(default=0, ge=0)] = 0,
+    ) -> Annotated[CallToolResult, OutlineOutput]:
+        """A document's sections in order: heading, level, page, size in tokens."""
+        name = state.collection(collection)
+        doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        entries = [
+            OutlineEntry(
+                position=s.position, title=s.heading_path[-1] if s.heading_path else PREAMBLE,
+                level=s.heading_levels[-1] if s.heading_levels else None, depth=len(s.heading_path), page=s.page,
+                tokens=estimate_tokens(doc.content[s.start : s.end]),
+            )
+            for s in doc.sections[offset:]
+        ]  # fmt: skip
+        answer = OutlineOutput(success=True, doc_id=doc.doc_id, name=doc_name(doc), levels_known=doc.levels_known,
+                               sections=entries, total=len(doc.sections))  # fmt: skip
+        state.library.budget.trim(answer, "sections")
+        shown = len(answer.sections or [])
+        more = offset + shown < len(doc.sections)
+        answer.next_offset = offset + shown if more else None
+        answer.message = f"Sections {offset}-{offset + shown - 1} of {len(doc.sections)} of '{doc_name(doc)}'."
+        if more:
+            answer.message += f" Call again with offset={offset + shown} for the rest."
+        if not doc.levels_known:
+            answer.message += (" Heading levels are not known (indexed before they were kept): depth is the nesting;"
+                               " re-ingest the document to fill them in.")  # fmt: skip
+        return result(answer)
+
+    @tool(READ)
+    async def get_document_section(
+        doc_id: DocRefArg = None,
+        key: KeyArg = None,
+        collection: CollectionArg = None,
+        heading: Annotated[
+            list[Annotated[str, Field(max_length=300)]] | None,
+            Field(default=None, min_length=1, max_length=16, description="A title, or titles from the top down."),
+        ] = None,
+        position: Annotated[int | None, Field(default=None, ge=0, description="From the outline.")] = None,
+        subsections: Annotated[bool, Field(default=True)] = True,
+        start_char: StartCharArg = 0,
+    ) -> Annotated[CallToolResult, SectionOutput]:
+        """One section's Markdown (with its subsections unless false), by heading or outline position."""
+        name = state.collection(collection)
+        doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        section = find_section(doc, heading, position)
+        last = section_end(doc, section, subsections)
+        text = doc.content[section.start : last.end]
+        content, truncated = state.library.budget.window(text, start_char)
+        pages = [p for s in doc.sections[section.position : last.position + 1] for p in (s.page, s.page_end) if p]
+        answer = SectionOutput(
+            success=True, doc_id=doc.doc_id, name=doc_name(doc), position=section.position,
+            heading_path=section.heading_path, page=min(pages) if pages else None,
+            page_end=max(pages) if pages else None, content=content, truncated=truncated or None,
+            next_start_char=start_char + len(content) if truncated else None,
+            message=f"'{' > '.join(section.heading_path) or PREAMBLE}' of '{doc_name(doc)}': characters "
+            f"{start_char}-{start_char + len(content)} of {len(text)}.",
+        )  # fmt: skip
+        if truncated:
+            answer.message = f"{answer.message} Call again with start_char={start_char + len(content)} for the rest."
+        return result(answer)
+
+    @tool(READ)
+    async def get_document_pages(
+        first_page: Annotated[int, Field(ge=1)],
+        doc_id: DocRefArg = None,
+        key: KeyArg = None,
+        collection: CollectionArg = None,
+        last_page: Annotated[int | None, Field(default=None, ge=1, description="Default: first_page.")] = None,
+        start_char: StartCharArg = 0,
+    ) -> Annotated[CallToolResult, PagesOutput]:
+        """The text of pages first_page..last_page of a PDF or slides, page by page."""
+        name = state.collection(collection)
+        doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        last = last_page or first_page
+        if last < first_page:
+            raise ToolFailure(f"last_page ({last}) is before first_page ({first_page}).",
+                              "Give first_page <= last_page.", code="INVALID_ARGUMENT")  # fmt: skip
+        if not doc.page_starts:
+            raise ToolFailure(
+                f"'{doc_name(doc)}' has no pages (a {doc.file_type} document).",
+                "Read it by section (get_document_outline, get_document_section) or with get_document.",
+                code="NO_PAGES",
+            )
+        count = doc.page_count or doc.page_starts[-1].page
+        if first_page > count:
+            raise ToolFailure(f"'{doc_name(doc)}' has {count} pages; there is no page {first_page}.",
+                              f"Ask for pages 1-{count}.", code="PAGE_NOT_FOUND")  # fmt: skip
+        pages = page_texts(doc, first_page, last)
+        budget, shown, cut = state.library.budget.chars, list[PageText](), None
+        for i, page in enumerate(pages):
+            skip = start_char if i == 0 else 0
+            text = page.text[skip : skip + budget]
+            shown.append(PageText(page=page.page, text=text))
+            budget -= len(text)
+            if skip + len(text) < len(page.text):
+                cut = (page.page, skip + len(text))
+                break
+            if budget <= 0 and i + 1 < len(pages):
+                cut = (pages[i + 1].page, 0)
+                break
+        answer = PagesOutput(success=True, doc_id=doc.doc_id, name=doc_name(doc), page_count=count, pages=shown,
+                             truncated=True if cut else None, next_page=cut[0] if cut else None,
+                             next_start_char=cut[1] if cut else None)  # fmt: skip
+        held = [p.page for p in shown]
+        answer.message = (f"Pages {held[0]}-{held[-1]} of '{doc_name(doc)}' ({count} pages)." if held
+                          else f"Pages {first_page}-{last} of '{doc_name(doc)}' hold no text.")  # fmt: skip
+        if cut:
+            answer.message += f" Call again with first_page={cut[0]}, start_char={cut[1]} for the rest."
+        return result(answer)
