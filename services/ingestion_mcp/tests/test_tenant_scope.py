@@ -171,6 +171,15 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
                 "get_collections": lambda n: call(client, "get_collections", collection=n),
                 "get_document": lambda n: call(client, "get_document", collection=n, doc_id=bob_doc),
                 "find_similar": lambda n: call(client, "find_similar", collection=n, doc_id=bob_doc),
+                "get_document by key": lambda n: call(client, "get_document", collection=n, key="lathe"),
+                "get_document_outline": lambda n: call(client, "get_document_outline", collection=n, doc_id=bob_doc),
+                "get_document_section": lambda n: call(
+                    client, "get_document_section", collection=n, doc_id=bob_doc, position=0
+                ),
+                "get_document_pages": lambda n: call(
+                    client, "get_document_pages", collection=n, doc_id=bob_doc, first_page=1
+                ),
+                "delete_document by key": lambda n: call(client, "delete_document", collection=n, key="lathe"),
                 "vector_count": lambda n: call(client, "vector_count", store_name=n),
                 "vector_search": lambda n: call(client, "vector_search", store_name=n, query="orchids"),
             }
