@@ -24,7 +24,7 @@ HANDBOOK = (
     f"Foreword before any heading.\n\n# Handbook\n\n{_body('opening', 2)}\n\n"
     f"## Costs\n\n{_body('costs', 20)}\n\n### Travel\n\n{_body('travel', 20)}\n\n"
     f"### Notes\n\n{_body('travel notes', 1)}\n\n## Staff\n\n{_body('staff', 4)}\n\n"
-    f"### Notes\n\n{_body('staff notes', 1)}\n"
+    f"### Notes\n\n{_body('staff notes', 1)}\n\n## Appendix\n\n### Tables\n\n{_body('tables', 2)}\n"
 )
 
 
@@ -48,7 +48,7 @@ async def test_outline_levels_and_sections_rebuild_the_document(connect, call_to
         assert outline["levels_known"] is True and outline["doc_id"] == doc_id
         assert [(s["title"], s.get("level"), s["depth"]) for s in outline["sections"]] == [
             ("(before the first heading)", None, 0), ("Handbook", 1, 1), ("Costs", 2, 2), ("Travel", 3, 3),
-            ("Notes", 3, 3), ("Staff", 2, 2), ("Notes", 3, 3),
+            ("Notes", 3, 3), ("Staff", 2, 2), ("Notes", 3, 3), ("Appendix", 2, 2), ("Tables", 3, 3),
         ]  # fmt: skip
         assert all(s["tokens"] > 0 for s in outline["sections"])
 
@@ -71,6 +71,14 @@ async def test_outline_levels_and_sections_rebuild_the_document(connect, call_to
         notes = await call_tool(client, "get_document_section", doc_id=doc_id, collection="nav",
                                 heading=["Staff", "notes"])  # fmt: skip
         assert "staff notes 0" in notes["content"] and notes["position"] == 6
+        # A heading with no text of its own before its subsection travels in the subsection's first chunk; it is
+        # still a section of the outline, read with its subsections.
+        appendix = await call_tool(client, "get_document_section", key="handbook", collection="nav",
+                                   heading=["Appendix"])  # fmt: skip
+        assert appendix["content"].startswith("## Appendix\n\n### Tables") and "tables 1" in appendix["content"]
+        bare = await call_tool(client, "get_document_section", key="handbook", collection="nav",
+                               heading=["Appendix"], subsections=False)  # fmt: skip
+        assert bare["content"].strip() == "## Appendix"
 
 
 async def test_navigation_misuse_is_answered_with_what_to_do(connect, call_tool) -> None:
@@ -82,7 +90,7 @@ async def test_navigation_misuse_is_answered_with_what_to_do(connect, call_tool)
         missing = await call_tool(client, "get_document_section", doc_id=doc_id, collection="nav2", heading=["Lunch"])
         assert missing["success"] is False and "get_document_outline" in missing["suggestion"]
         far = await call_tool(client, "get_document_section", doc_id=doc_id, collection="nav2", position=99)
-        assert far["success"] is False and "7 sections" in far["error"]
+        assert far["success"] is False and "9 sections" in far["error"]
         both = await call_tool(client, "get_document_outline", doc_id=doc_id, key="handbook-2", collection="nav2")
         assert both["success"] is False and "either doc_id or key" in both["error"]
         neither = await call_tool(client, "get_document", collection="nav2")
