@@ -34,6 +34,7 @@ async def test_chunk_with_the_default_preset(client: httpx.AsyncClient) -> None:
     assert [c.index for c in body.chunks] == list(range(len(body.chunks)))
     assert all(TEXT[c.start : c.end] == c.text and c.token_count <= 200 for c in body.chunks)
     assert body.chunks[0].heading_path == ["Guide"] and body.chunks[-1].heading_path == ["Guide", "Install"]
+    assert body.chunks[0].heading_levels == [1] and body.chunks[-1].heading_levels == [1, 2]
     assert response.headers["x-request-id"]
 
 

@@ -76,3 +76,11 @@ def test_plain_text_mode_is_one_section() -> None:
     text = "# not a section\nbody\n## also not\n"
     (section,) = split_sections(text, markdown=False)
     assert (section.start, section.end, section.heading_path) == (0, len(text), ())
+
+
+def test_each_heading_keeps_its_level_beside_its_title() -> None:
+    """Issue 30, point 2: `#` then `###` is levels 1 and 3, not depths 1 and 2; an empty heading is neither."""
+    text = "# A\n\nx\n\n### C\n\ny\n\n##\n\nz\n\n## D\n\nw"
+    assert [(s.heading_path, s.heading_levels) for s in split_sections(text)] == [
+        (("A",), (1,)), (("A", "C"), (1, 3)), (("A",), (1,)), (("A", "D"), (1, 2))
+    ]  # fmt: skip

@@ -185,6 +185,13 @@ async def test_structure_maps_sections_levels_and_pages_onto_the_markdown(client
     two = mapped["page_starts"][1]
     assert mapped["page_starts"][0] == {"offset": 0, "page": 1} and two["page"] == 2
     assert content[two["offset"] :].startswith("page two.")
+    # A relabel rewrites each chunk's metadata without re-chunking: the levels and pages stay.
+    relabel = {"content_hash": body["content_hash"], "source": "renamed.md", "tags": ["moved"], "metadata": {"k": 1}}
+    relabelled = await client.post(f"/v1/collections/{name}/documents/{doc_id}/labels", json=relabel)
+    assert relabelled.status_code == 200 and relabelled.json()["status"] == "updated", relabelled.text
+    after = (await client.get(f"/v1/collections/{name}/documents/{doc_id}/structure")).json()
+    assert (after["sections"], after["page_starts"], after["levels_known"]) == (sections, mapped["page_starts"], True)
+    assert after["source"] == "renamed.md" and after["metadata"] == {"k": 1}
 
 
 async def test_structure_of_a_document_stored_without_levels_says_so(client, unique, upsert, make_doc) -> None:
@@ -194,7 +201,7 @@ async def test_structure_of_a_document_stored_without_levels_says_so(client, uni
     doc_id = (await upsert(client, name, body))["doc_id"]
     mapped = (await client.get(f"/v1/collections/{name}/documents/{doc_id}/structure")).json()
     assert mapped["levels_known"] is False
-    assert [s["heading_levels"] for s in mapped["sections"]] == [None, None, None, None]
+    assert [s["heading_levels"] for s in mapped["sections"]] == [[], None, None, None]  # no heading: none to know
     assert [s["heading_path"] for s in mapped["sections"]][2] == ["Report", "Costs"]
     missing = await client.get(f"/v1/collections/{name}/documents/nope/structure")
     assert missing.status_code == 404 and missing.json()["code"] == "DOCUMENT_NOT_FOUND"

@@ -58,6 +58,9 @@ class Chunk(WireModel):
     end: int = Field(ge=0, description="Offset one past the chunk's last character.")
     token_count: int = Field(ge=0)
     heading_path: list[str] = Field(default_factory=list)
+    heading_levels: list[int] = Field(
+        default_factory=list, description="Level (1-6) of each heading in heading_path (the count of its #)."
+    )
     page: int | None = Field(default=None, ge=1, description="Page where the chunk starts.")
     page_end: int | None = Field(default=None, ge=1, description="Page where the chunk ends.")
     page_starts: list[PageStart] = Field(

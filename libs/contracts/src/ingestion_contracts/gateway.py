@@ -87,11 +87,25 @@ class ChunkIn(WireModel):
     end: int = Field(default=0, ge=0)
     token_count: int = Field(default=0, ge=0)
     heading_path: list[str] = Field(default_factory=list, max_length=16)
+    heading_levels: list[Annotated[int, Field(ge=1, le=6)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Level (1-6) of each heading in heading_path (the chunker's); empty: not known.",
+    )
     page: int | None = Field(default=None, ge=1)
     page_end: int | None = Field(default=None, ge=1)
     page_starts: list[PageStart] = Field(
         default_factory=list, max_length=1000, description="Where each page begins in `text` (the chunker's)."
     )
+
+    @model_validator(mode="after")
+    def _levels_match_the_path(self) -> ChunkIn:
+        if self.heading_levels and len(self.heading_levels) != len(self.heading_path):
+            raise ValueError(
+                f"Chunk {self.index}: {len(self.heading_levels)} heading_levels for {len(self.heading_path)} headings "
+                "in heading_path; send one level per heading (the chunker's heading_levels), or none."
+            )
+        return self
 
     @model_validator(mode="after")
     def _page_starts_in_text(self) -> ChunkIn:

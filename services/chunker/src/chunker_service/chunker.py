@@ -48,6 +48,7 @@ class ChunkSpan:
     token_count: int
     heading_path: tuple[str, ...]
     prefix: str = ""  # text put before text[start:end]: the header of a table the chunk continues (tables.py)
+    heading_levels: tuple[int, ...] = ()  # parallel to heading_path (markdown.Section)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +192,13 @@ class TextChunker:
         for i, count in zip(dropped, recounted, strict=True):
             counts[i] = count
         return [
-            ChunkSpan(start, base.end, count, sections[base.section].heading_path)
+            ChunkSpan(
+                start,
+                base.end,
+                count,
+                sections[base.section].heading_path,
+                heading_levels=sections[base.section].heading_levels,
+            )
             for start, base, count in zip(starts, bases, counts, strict=True)
         ]
 

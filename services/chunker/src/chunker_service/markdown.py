@@ -18,6 +18,7 @@ class Section:
     start: int
     end: int
     heading_path: tuple[str, ...]
+    heading_levels: tuple[int, ...] = ()  # the level (1-6: count of #) of each heading in heading_path
 
 
 @dataclass(slots=True)
@@ -67,13 +68,14 @@ def split_sections(text: str, *, markdown: bool = True) -> list[Section]:
         return [Section(0, len(text), ())]
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
-    start, path = 0, tuple[str, ...]()
+    start, path, levels = 0, tuple[str, ...](), tuple[int, ...]()
     for offset, level, title in heading_starts(text):
         if offset > start:
-            sections.append(Section(start, offset, path))
+            sections.append(Section(start, offset, path, levels))
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
-        start, path = offset, tuple(t for _, t in stack if t)
-    sections.append(Section(start, len(text), path))
+        titled = [(lvl, t) for lvl, t in stack if t]
+        start, path, levels = offset, tuple(t for _, t in titled), tuple(lvl for lvl, _ in titled)
+    sections.append(Section(start, len(text), path, levels))
     return sections

@@ -131,6 +131,7 @@ def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
             end=span.end,
             token_count=span.token_count,
             heading_path=list(span.heading_path),
+            heading_levels=list(span.heading_levels),
             page=pages.page_at(span.start) if pages else None,
             page_end=pages.page_at(span.end - 1) if pages else None,
             page_starts=_page_starts(span, pages),

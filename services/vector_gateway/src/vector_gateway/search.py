@@ -21,6 +21,7 @@ from ingestion_contracts.gateway import SearchHit
 from . import lexical
 from .citations import cited_page, stored_page_starts
 from .fusion import Fused, Fusion
+from .heading_levels import stored_heading_levels
 from .index import MAX_TOPK, DocumentIndex
 from .records import REGISTRY
 from .upsert import registry_key, split_metadata
@@ -63,6 +64,7 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query
         page_end=entity["page_end"] or None,
         cited_page=cited_page(entity["text"], starts, query, entity["page"] or None),
         heading_path=list(entity.get("heading_path") or []),
+        heading_levels=stored_heading_levels(entity.get("metadata"), entity.get("heading_path") or []),
         chunk_index=entity["chunk_index"],
         text=entity["text"],
         start=entity["start"],

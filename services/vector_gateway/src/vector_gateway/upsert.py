@@ -29,6 +29,7 @@ from . import names
 from .citations import stored_page_starts, with_page_starts
 from .embedder import Embedder
 from .errors import commit_deadline_passed, invalid
+from .heading_levels import stored_heading_levels, with_heading_levels
 from .index import DocumentIndex
 from .lexical import Analysis
 from .orders import LocalOrders, OrderSource
@@ -182,8 +183,12 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
                 "end": chunk.end,
                 "token_count": chunk.token_count,
                 "tags": list(dict.fromkeys(req.tags)),
-                "metadata": with_page_starts(
-                    stored_metadata(req.metadata, key=req.identity), [(s.offset, s.page) for s in chunk.page_starts]
+                "metadata": with_heading_levels(
+                    with_page_starts(
+                        stored_metadata(req.metadata, key=req.identity),
+                        [(s.offset, s.page) for s in chunk.page_starts],
+                    ),
+                    chunk.heading_levels,
                 ),
                 "last_modified": req.last_modified,
             }
@@ -430,8 +435,11 @@ def _relabelled_row(
     row: dict[str, Any], doc: PlannedDocument, changes: dict[str, Any], key: str, analysis: Analysis
 ) -> dict[str, Any]:
     new = {**row, **changes, "version": doc.version, "chunk_id": chunk_id(doc.doc_id, doc.version, row["chunk_index"])}
-    pages = stored_page_starts(row.get("metadata"))  # the text is the same: so are its pages
-    new["metadata"] = with_page_starts(stored_metadata(changes["metadata"], key=key), pages)
+    pages = stored_page_starts(row.get("metadata"))  # the text is the same: so are its pages and headings
+    levels = stored_heading_levels(row.get("metadata"), row.get("heading_path") or []) or []
+    new["metadata"] = with_heading_levels(
+        with_page_starts(stored_metadata(changes["metadata"], key=key), pages), levels
+    )
     new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis)
     return new
 

@@ -170,7 +170,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
             answer.message += f" Call again with offset={offset + shown} for the rest."
         if not doc.levels_known:
             answer.message += (" Heading levels are not known (indexed before they were kept): depth is the nesting;"
-                               " re-ingest the document to fill them in.")  # fmt: skip
+                               " re-ingest it with force=true to fill them in.")  # fmt: skip
         return result(answer)
 
     @tool(READ)
