@@ -98,7 +98,9 @@ async def test_chunks_are_counted_when_asked_or_when_nothing_matched(client, cor
     ],
 )
 async def test_filters_select_exactly_the_matching_chunks(client, corpus, search, filters, tags, expected) -> None:
-    result = await search(client, query="anything at all", collections=[CORPUS], filters=filters, tags=tags, top_k=50)
+    # A query each chunk shares a word with: a filter selects among hits, and a hit scores above 0.
+    query = "lions xylophonist tire spare safety maintenance warranty quarterly document"
+    result = await search(client, query=query, collections=[CORPUS], filters=filters, tags=tags, top_k=50)
     assert sorted(_chunks(result)) == sorted((corpus[key], index) for key, index in expected)
 
 
@@ -158,3 +160,17 @@ async def test_each_hit_explains_its_score(client, corpus, search, mode: str) ->
             assert hit["dense_score"] == 0 and hit["dense_rank"] is None and hit["keyword_rank"] >= 1
     ranks = [h["dense_rank"] for h in result["hits"] if h["dense_rank"] is not None]
     assert len(ranks) == len(set(ranks)), "one dense ranking over both collections"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+async def test_a_hit_that_scores_0_in_every_part_is_no_result(client, unique, upsert, make_doc, search, mode) -> None:
+    """Issue 30, point 4: of a small collection only one chunk is about the query; the others score 0 in
+    both parts (far in meaning, no shared word) and are not returned, whatever top_k asks for."""
+    name = unique("zero")
+    texts = ["Okapis are shy forest giraffes of the Ituri rainforest.", "SELECT count(*) FROM ledger WHERE id = 7;",
+             "0x7f3a 0x19bc 0xffee 0x0001", "Tschüss, bis morgen um acht Uhr."]  # fmt: skip
+    for i, text in enumerate(texts):
+        await upsert(client, name, make_doc(f"z{i}.md", [text]))
+    found = await search(client, query="okapi giraffe rainforest", collections=[name], mode=mode, top_k=10)
+    assert [h["text"] for h in found["hits"]] == texts[:1], [(h["text"], h["score"]) for h in found["hits"]]
+    assert all(h["dense_score"] > 0 or h["keyword_score"] > 0 for h in found["hits"])

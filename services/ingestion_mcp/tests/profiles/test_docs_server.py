@@ -132,9 +132,12 @@ async def test_min_score_default_drops_weak_matches_and_metadata_is_optional(doc
     async with docs_mcp() as docs_client:
         weak = (await docs_client.call_tool("search_documents", {"query": "zxqv plomb"})).structured_content
         assert weak == {"result": []}
-        loose = {"query": "zxqv plomb", "options": {"minScore": 0, "limit": 2, "includeMetadata": False}}
+        loose = {"query": "how do bees find flowers", "options": {"minScore": 0, "limit": 2, "includeMetadata": False}}
         out = (await docs_client.call_tool("search_documents", loose)).structured_content
         assert len(out["result"]) == 2 and all("metadata" not in r for r in out["result"])
+        # minScore 0 asks for weak matches, not for chunks that match in no way (score 0 in every part).
+        nothing = {"query": "zxqv plomb", "options": {"minScore": 0, "limit": 2}}
+        assert (await docs_client.call_tool("search_documents", nothing)).structured_content == {"result": []}
 
 
 async def test_search_and_active_jobs_answer_arrays(docs_mcp: Any, guide: dict) -> None:

@@ -38,6 +38,9 @@ class ScoredHit:
     entity: dict[str, Any]
 
 
+SCORE_DIGITS = 6  # a hit's score and its parts are rounded to this many decimals
+
+
 @dataclass(frozen=True)
 class Query:
     mode: str
@@ -46,6 +49,11 @@ class Query:
     top_k: int
     where: Where | None
     min_score: float | None = None
+
+
+def relevant(fused: Fused) -> bool:
+    """Whether a hit scores above 0 in some part, as its answer shows the parts (SCORE_DIGITS)."""
+    return round(fused.dense, SCORE_DIGITS) > 0 or round(fused.keyword, SCORE_DIGITS) > 0
 
 
 def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query: str = "") -> SearchHit:
@@ -70,9 +78,9 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query
         start=entity["start"],
         end=entity["end"],
         token_count=entity["token_count"],
-        score=round(min(max(fused.score, 0.0), 1.0), 6),
-        dense_score=round(fused.dense, 6),
-        keyword_score=round(fused.keyword, 6),
+        score=round(min(max(fused.score, 0.0), 1.0), SCORE_DIGITS),
+        dense_score=round(fused.dense, SCORE_DIGITS),
+        keyword_score=round(fused.keyword, SCORE_DIGITS),
         dense_rank=fused.dense_rank,
         keyword_rank=fused.keyword_rank,
         tags=list(entity.get("tags") or []),
@@ -123,14 +131,16 @@ def _ranked(
         fused = fusion.fuse(keyed["semantic"], keyed["keyword"])
     else:
         fused = fusion.single(keyed[query.mode], "dense" if query.mode == "semantic" else "keyword")
-    ranked = [ScoredHit(f, *entities[key]) for key, f in fused]
+    # A hit scored 0 in every part (a dense candidate below the calibration's floor, in no keyword list) is no
+    # result: it says nothing and costs the caller tokens. Nothing deeper can score more than `deeper`.
+    ranked = [ScoredHit(f, *entities[key]) for key, f in fused if relevant(f)]
     complete = all(done for _, done in lists.values())
+    lowest = {kind: (c[-1][0] if c else None) for kind, (c, _) in lists.items()}
+    deeper = fusion.ceiling(lowest.get("semantic"), lowest.get("keyword"))
     if query.min_score is not None:
         ranked = [h for h in ranked if h.fused.score >= query.min_score]
-        lowest = {kind: (c[-1][0] if c else None) for kind, (c, _) in lists.items()}
-        deeper = fusion.ceiling(lowest.get("semantic"), lowest.get("keyword"))
         complete = complete or deeper < query.min_score
-    return ranked, complete
+    return ranked, complete or round(deeper, SCORE_DIGITS) <= 0
 
 
 def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:
