@@ -145,7 +145,7 @@ def run(runs: int, mcp: bool) -> dict[str, Any]:
         results["mcp"] = {m: [] for m in MODES}
     with tempfile.TemporaryDirectory(prefix="embedder-start-") as tmp:
         verified_cache = Path(tmp) / "verified"
-        bake = [sys.executable, "-m", "vector_gateway.onnx_export", "--cache-dir", str(verified_cache)]
+        bake = [sys.executable, "-m", "vector_gateway.onnx_bake", "--cache-dir", str(verified_cache)]
         onnx = Path(subprocess.run(bake, capture_output=True, text=True, check=True).stdout.splitlines()[0])
         caches = iter(range(4 * runs))  # a fresh cache per full load: each finds model.onnx alone
 

@@ -25,5 +25,5 @@ python -m pip install -q -c constraints.txt \
   -e "services/ingestion_mcp[embedded,queue]" \
   -r requirements-dev.txt
 # The embedding model's ONNX export, made offline from the bundled model (the gateway would make it on first start).
-python -m vector_gateway.onnx_export >/dev/null
+python -m vector_gateway.onnx_bake >/dev/null
 echo "$digest" > "$stamp"

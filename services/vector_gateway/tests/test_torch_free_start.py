@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from vector_gateway import embedder as embedder_module
-from vector_gateway import onnx_export
+from vector_gateway import onnx_bake, onnx_export
 from vector_gateway.embedder import create_embedder, surely_onnx_on_cpu
 from vector_gateway.light_embedder import MANIFEST_NAME
 from vector_gateway.settings import GatewaySettings
@@ -105,7 +105,7 @@ def test_a_damaged_or_stale_manifest_falls_back_and_is_rewritten(manifest, cache
 def test_the_bake_command_leaves_the_manifest(manifest, cache, capsys) -> None:
     good = manifest.read_text()
     manifest.unlink()
-    onnx_export.main(["--cache-dir", str(cache)])
+    onnx_bake.main(["--cache-dir", str(cache)])
     assert capsys.readouterr().out.strip() == str(manifest.with_name("model.onnx"))
     assert manifest.read_text() == good
 

@@ -26,6 +26,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from .headings import attach_headings
 from .markdown import Section, split_sections
+from .spans import BaseSpan, ChunkSpan
 from .tables import header_reserve, with_table_headers
 from .tokens import MAX_CHARS_PER_TOKEN, TokenCounter
 
@@ -42,30 +43,9 @@ SEPARATORS = [
 
 
 @dataclass(frozen=True, slots=True)
-class ChunkSpan:
-    start: int
-    end: int
-    token_count: int
-    heading_path: tuple[str, ...]
-    prefix: str = ""  # text put before text[start:end]: the header of a table the chunk continues (tables.py)
-    heading_levels: tuple[int, ...] = ()  # parallel to heading_path (markdown.Section)
-
-
-@dataclass(frozen=True, slots=True)
 class ChunkedText:
     chunks: list[ChunkSpan]
     total_tokens: int
-
-
-@dataclass(slots=True)
-class _Base:
-    """A span of at most ``window - overlap`` tokens, before overlap is added."""
-
-    start: int
-    end: int
-    section: int
-    tokens: int
-    token_starts: list[int]
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -101,7 +81,7 @@ class TextChunker:
         # Room for a table's header in front of the rows that continue it (tables.py), if wider than the overlap.
         budget = window - max(overlap, header_reserve(text, self.counter, window) if markdown else 0)
         pieces = self._split_sections(text, sections, budget)
-        bases: list[_Base] = []
+        bases: list[BaseSpan] = []
         total_tokens = 0
         for i in range(0, len(pieces), ENCODE_BATCH):  # bounded memory: Encodings are large
             group = pieces[i : i + ENCODE_BATCH]
@@ -144,10 +124,10 @@ class TextChunker:
     # -- 3. exact token counts; cut what is still too big --------------------------------------
     def _fit(
         self, text: str, pieces: list[tuple[int, int, int]], encodings: list, budget: int, keep: int
-    ) -> list[_Base]:
+    ) -> list[BaseSpan]:
         """Bases of at most ``budget`` tokens; each keeps the starts of its last ``keep`` tokens."""
         char_cap = budget * MAX_CHARS_PER_TOKEN
-        fitted: list[_Base] = []
+        fitted: list[BaseSpan] = []
         while pieces:
             too_big: list[tuple[int, int, int]] = []
             for (start, end, section), encoding in zip(pieces, encodings, strict=True):
@@ -156,7 +136,7 @@ class TextChunker:
                     cuts = _cut_points(text, start, end, encoding, budget, char_cap)
                 if not cuts:
                     starts = [start + a for a, _ in encoding.offsets[-keep:]]
-                    fitted.append(_Base(start, end, section, len(encoding.ids), starts))
+                    fitted.append(BaseSpan(start, end, section, len(encoding.ids), starts))
                     continue
                 for a, b in cuts:
                     a, b = _trim(text, a, b)
@@ -168,7 +148,7 @@ class TextChunker:
 
     # -- 4/5. overlap, then exact counts of every chunk ----------------------------------------
     def _add_overlap(
-        self, text: str, sections: list[Section], bases: list[_Base], window: int, overlap: int
+        self, text: str, sections: list[Section], bases: list[BaseSpan], window: int, overlap: int
     ) -> list[ChunkSpan]:
         starts = _overlap_starts(text, sections, bases, overlap)
         chunk_texts = [text[s : b.end] for s, b in zip(starts, bases, strict=True)]
@@ -206,7 +186,7 @@ class TextChunker:
         self,
         text: str,
         sections: list[Section],
-        bases: list[_Base],
+        bases: list[BaseSpan],
         i: int,
         starts: list[int],
         window: int,
@@ -237,11 +217,11 @@ def _splits_words(gap: str) -> bool:
     return any(c in " \t\n\r" or unicodedata.category(c) == "Zs" for c in gap)
 
 
-def _merge_neighbours(text: str, bases: list[_Base], budget: int, keep: int) -> list[_Base]:
+def _merge_neighbours(text: str, bases: list[BaseSpan], budget: int, keep: int) -> list[BaseSpan]:
     """Join neighbours that fit together (langchain leaves a heading or a short line alone
     before a paragraph it had to split further)."""
     char_cap = budget * MAX_CHARS_PER_TOKEN
-    merged: list[_Base] = []
+    merged: list[BaseSpan] = []
     for base in bases:
         last = merged[-1] if merged else None
         if (
@@ -252,13 +232,13 @@ def _merge_neighbours(text: str, bases: list[_Base], budget: int, keep: int) -> 
             and _splits_words(text[last.end : base.start])
         ):
             starts = (last.token_starts + base.token_starts)[-keep:]
-            merged[-1] = _Base(last.start, base.end, base.section, last.tokens + base.tokens, starts)
+            merged[-1] = BaseSpan(last.start, base.end, base.section, last.tokens + base.tokens, starts)
         else:
             merged.append(base)
     return merged
 
 
-def _overlap_starts(text: str, sections: list[Section], bases: list[_Base], overlap: int) -> list[int]:
+def _overlap_starts(text: str, sections: list[Section], bases: list[BaseSpan], overlap: int) -> list[int]:
     """Where each chunk starts: its base, or up to ``overlap`` tokens earlier at a word start."""
     result: list[int] = []
     for i, base in enumerate(bases):
@@ -275,7 +255,7 @@ def _overlap_starts(text: str, sections: list[Section], bases: list[_Base], over
     return result
 
 
-def _previous_tokens(bases: list[_Base], index: int, count: int) -> list[int]:
+def _previous_tokens(bases: list[BaseSpan], index: int, count: int) -> list[int]:
     """Start offsets of the ``count`` tokens before ``bases[index]`` in its section, in text order."""
     collected: list[int] = []
     j = index - 1

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
 
 from .markdown import heading_starts
+from .spans import BaseSpan
 from .tokens import MAX_CHARS_PER_TOKEN
-
-if TYPE_CHECKING:
-    from .chunker import _Base
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -40,21 +37,21 @@ def _lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _fits(first: _Base, second: _Base, window: int) -> bool:
+def _fits(first: BaseSpan, second: BaseSpan, window: int) -> bool:
     return first.tokens + second.tokens <= window and second.end - first.start <= window * MAX_CHARS_PER_TOKEN
 
 
-def _join(first: _Base, second: _Base, *, section: int) -> _Base:
+def _join(first: BaseSpan, second: BaseSpan, *, section: int) -> BaseSpan:
     return dataclasses.replace(
         second, start=first.start, section=section, tokens=first.tokens + second.tokens,
         token_starts=list(second.token_starts),
     )  # fmt: skip
 
 
-def attach_headings(text: str, bases: list[_Base], window: int) -> list[_Base]:
+def attach_headings(text: str, bases: list[BaseSpan], window: int) -> list[BaseSpan]:
     """``bases`` (in text order) with every bare one joined to a neighbour that has text, or dropped."""
-    out: list[_Base] = []
-    pending: _Base | None = None
+    out: list[BaseSpan] = []
+    pending: BaseSpan | None = None
     for base in bases:
         if is_bare(text[base.start : base.end]):
             pending = base if pending is None else _attach_pending(out, pending, base, window)
@@ -71,7 +68,7 @@ def attach_headings(text: str, bases: list[_Base], window: int) -> list[_Base]:
     return out
 
 
-def _settle(out: list[_Base], pending: _Base, window: int) -> None:
+def _settle(out: list[BaseSpan], pending: BaseSpan, window: int) -> None:
     """A bare span the text after it cannot take: the text before it takes it, or it stays (no text lost)."""
     if out and _fits(out[-1], pending, window):
         out[-1] = _join(out[-1], pending, section=out[-1].section)
@@ -79,7 +76,7 @@ def _settle(out: list[_Base], pending: _Base, window: int) -> None:
         out.append(pending)
 
 
-def _attach_pending(out: list[_Base], pending: _Base, base: _Base, window: int) -> _Base:
+def _attach_pending(out: list[BaseSpan], pending: BaseSpan, base: BaseSpan, window: int) -> BaseSpan:
     """Two bare spans in a row: one pending span if they fit together; otherwise settle the first."""
     if _fits(pending, base, window):
         return _join(pending, base, section=base.section)

@@ -17,8 +17,9 @@ from ingestion_contracts.chunker import (
 )
 from servicekit import PayloadTooLarge, Unprocessable
 
-from .chunker import ChunkedText, ChunkSpan, TextChunker
+from .chunker import ChunkedText, TextChunker
 from .pages import InvalidPageSpans, PageIndex
+from .spans import ChunkSpan
 
 USE_CASES = {
     "default": "General documents.",

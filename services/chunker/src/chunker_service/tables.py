@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .chunker import ChunkSpan
+    from .spans import ChunkSpan
     from .tokens import TokenCounter
 
 _ROW = re.compile(r"^[ \t]{0,3}\|.*\|[ \t]*$")

@@ -13,33 +13,33 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from .errors import ToolFailure
 from .jobs import ProgressFn
 
-if TYPE_CHECKING:
-    from .state import AppState
+# The app state a job runs with (state.AppState): a type parameter, so that this module, which the state
+# holds, does not import the state back.
+S = TypeVar("S")
+KindFn = Callable[[S, dict[str, Any], ProgressFn], Awaitable[Any]]
 
-KindFn = Callable[["AppState", dict[str, Any], ProgressFn], Awaitable[Any]]
 
-
-class JobKinds:
+class JobKinds(Generic[S]):
     """The job kinds one process can run, by name."""
 
     def __init__(self) -> None:
-        self._kinds: dict[str, KindFn] = {}
+        self._kinds: dict[str, KindFn[S]] = {}
 
-    def add(self, name: str, fn: KindFn) -> None:
+    def add(self, name: str, fn: KindFn[S]) -> None:
         known = self._kinds.get(name)
         if known is not None and known is not fn:
             raise ValueError(f"Two job kinds are named {name!r}.")
         self._kinds[name] = fn
 
-    def kind(self, name: str) -> Callable[[KindFn], KindFn]:
+    def kind(self, name: str) -> Callable[[KindFn[S]], KindFn[S]]:
         """Decorator form of ``add``."""
 
-        def register(fn: KindFn) -> KindFn:
+        def register(fn: KindFn[S]) -> KindFn[S]:
             self.add(name, fn)
             return fn
 
@@ -52,7 +52,7 @@ class JobKinds:
     def names(self) -> list[str]:
         return sorted(self._kinds)
 
-    async def run(self, state: AppState, kind: str, params: dict[str, Any], progress: ProgressFn) -> Any:
+    async def run(self, state: S, kind: str, params: dict[str, Any], progress: ProgressFn) -> Any:
         """Run one job of ``kind``; its parameters are copied, so a retry sees them as they were submitted."""
         fn = self._kinds.get(kind)
         if fn is None:

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from . import __version__
 from .errors import failure_from
-from .profiles import NAMES, load
-from .profiles.record import Profile
+from .profiles import NAMES
+from .profiles.record import Profile, load
 from .state import AppState
 from .tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
 from .tools.strict_schema import strict

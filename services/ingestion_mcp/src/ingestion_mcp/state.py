@@ -33,7 +33,7 @@ class AppState:
     policy: SourcePolicy
     # The job kinds this process runs: the served profiles register theirs (server.build_server); a worker
     # registers every profile's.
-    kinds: JobKinds = field(default_factory=JobKinds)
+    kinds: JobKinds[AppState] = field(default_factory=JobKinds)
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:

@@ -33,7 +33,8 @@ from .errors import ToolFailure, failure_from
 from .jobqueue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
 from .jobs import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
 from .lease import Lease, claim, new_token
-from .profiles import NAMES, load
+from .profiles import NAMES
+from .profiles.record import load
 from .queue_worker import QueueWorker, alive, lost
 from .settings import McpSettings
 from .state import AppState

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from ingestion_mcp.profiles import NAMES, load
+from ingestion_mcp.profiles import NAMES
+from ingestion_mcp.profiles.record import load
 from ingestion_mcp.settings import McpSettings
 from pydantic import ValidationError
 

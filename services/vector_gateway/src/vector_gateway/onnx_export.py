@@ -7,20 +7,16 @@ the model's own (see onnx_embedder.py). Before it is kept, the graph must reprod
 (cosine >= 0.9999); a model that does not is refused, and the gateway embeds with torch. The file is kept
 under a key made of the model files' content and the torch, ONNX Runtime and exporter versions, and written
 atomically, so a changed model or exporter never reuses a stale graph and concurrent starts never read a
-half-written one. Nothing is downloaded. The bake command below also leaves the manifest of the torch-free
-start beside the file (light_check.py), so that a baked image starts without importing torch.
-
-    python -m vector_gateway.onnx_export [--model FOLDER] [--cache-dir DIR]   # bake it (image build, install)
+half-written one. Nothing is downloaded. Baking it ahead of a start (an image build, an install):
+``python -m vector_gateway.onnx_bake`` (onnx_bake.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import os
-import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -226,27 +222,3 @@ def ensure_onnx(model: SentenceTransformer, model_dir: Path, cache_dir: Path | N
         return target
     log.info("exporting the embedding model to ONNX (%s; cached under %s)", reason, target.parent.name)
     return export(model, target)
-
-
-def main(argv: list[str] | None = None) -> None:
-    from .embedder import load_sentence_transformer, resolve_model
-    from .light_check import record_light_path
-    from .onnx_embedder import OnnxEmbedder
-
-    parser = argparse.ArgumentParser(prog="vector_gateway.onnx_export", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--model", default="", help="a model folder; default: the bundled all-MiniLM-L6-v2")
-    parser.add_argument("--cache-dir", type=Path, default=None, help=f"default: {default_cache_dir()}")
-    args = parser.parse_args(argv)
-    name, model_dir = resolve_model(args.model)
-    model = load_sentence_transformer(model_dir, "cpu")
-    path = ensure_onnx(model, model_dir, args.cache_dir)
-    print(path)
-    # The manifest of the torch-free start, so that a baked image or a fresh install starts without torch.
-    manifest = record_light_path(OnnxEmbedder(name, model, path), model, model_dir, path)
-    if manifest is None:
-        print("no torch-free start for this model (see the log); the gateway loads it with torch", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    main()

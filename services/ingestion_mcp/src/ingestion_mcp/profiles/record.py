@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ from mcp.types import CallToolResult
 from ..errors import ToolFailure
 from ..jobkinds import JobKinds
 from ..state import AppState
+from . import NAMES
 
 
 @dataclass(frozen=True)
@@ -27,4 +29,12 @@ class Profile:
     # follows a spec keeps its defaults and $refs as written there.
     own_contract: bool = False
     # Registers the profile's job kinds (jobkinds.py): the long work its tools submit to the job store.
-    jobs: Callable[[JobKinds], None] | None = None
+    jobs: Callable[[JobKinds[AppState]], None] | None = None
+
+
+def load(name: str) -> Profile:
+    """The record of a profile named in NAMES."""
+    if name not in NAMES:
+        raise KeyError(name)
+    profile: Profile = importlib.import_module(f"{__package__}.{name}").PROFILE
+    return profile

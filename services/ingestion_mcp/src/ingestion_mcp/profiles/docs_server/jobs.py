@@ -180,6 +180,6 @@ async def fetch_repo_kind(state: AppState, params: dict[str, Any], progress: Pro
     return await fetch_repo_job(docs, params["url"], params["branch"], options, progress)
 
 
-def register_jobs(kinds: JobKinds) -> None:
+def register_jobs(kinds: JobKinds[AppState]) -> None:
     kinds.add("fetch_file", fetch_file_kind)
     kinds.add("fetch_repo", fetch_repo_kind)

@@ -44,7 +44,7 @@ async def ingest_batch(state: AppState, params: dict[str, Any], progress: Progre
     return summarize(batch, outcomes)
 
 
-def register_jobs(kinds: JobKinds) -> None:
+def register_jobs(kinds: JobKinds[AppState]) -> None:
     for name, fn in (("ingest_document", ingest_document), ("ingest_text", ingest_text),
                      ("ingest_from_url", ingest_from_url), ("ingest_batch", ingest_batch),
                      ("ingest_upload", ingest_upload)):  # fmt: skip

@@ -1,0 +1,54 @@
+"""Zero-relevance hits dropped (issue 30, point 4): nDCG@10 / Recall@100 / MRR@10 on both benchmarks, offline.
+
+    python -m bench.rankings --dataset scifact && python -m bench.rankings --dataset dbpedia-5k
+    python -m bench.zero_hits
+
+On the dense and BM25 lists bench.rankings keeps (100 deep, the real pipeline's chunks), each mode ranks as
+the gateway does (Fusion().for_query, Fusion.single), once keeping every hit and once dropping the hits that
+score 0 in every part (vector_gateway.search.relevant, what the gateway does now). Identical inputs, so any
+difference is the drop's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from vector_gateway.fusion import Fusion, Fused
+from vector_gateway.search import relevant
+
+from .data import DATASETS
+from .metrics import fold_to_documents
+from .sweep import Lists, QueryRanker, table
+
+
+def ranker(mode: str, drop: bool) -> QueryRanker:
+    def rank(lists: Lists, query: str) -> list[str]:
+        fusion = Fusion().for_query(query)
+        doc_of = {chunk: doc for name in ("dense", "bm25") for doc, chunk, _ in lists[name]}
+        dense = [(chunk, score) for _, chunk, score in lists["dense"]]
+        bm25 = [(chunk, score) for _, chunk, score in lists["bm25"]]
+        fused: list[tuple[str, Fused]]
+        if mode == "hybrid":
+            fused = fusion.fuse(dense, bm25)
+        else:
+            fused = fusion.single(dense, "dense") if mode == "semantic" else fusion.single(bm25, "keyword")
+        return fold_to_documents(doc_of[chunk] for chunk, f in fused if not drop or relevant(f))
+
+    return rank
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench.zero_hits", description=__doc__)
+    parser.add_argument("--dataset", action="append", choices=sorted(DATASETS), help="default: both")
+    args = parser.parse_args(argv)
+    datasets = args.dataset or sorted(DATASETS, reverse=True)
+    chosen = {
+        f"{mode}, {'zero-score hits dropped' if drop else 'every hit (before)'}": ranker(mode, drop)
+        for mode in ("hybrid", "semantic", "keyword")
+        for drop in (False, True)
+    }
+    print(table(chosen, datasets))
+
+
+if __name__ == "__main__":
+    main()
