@@ -205,3 +205,23 @@ async def test_structure_of_a_document_stored_without_levels_says_so(client, uni
     assert [s["heading_path"] for s in mapped["sections"]][2] == ["Report", "Costs"]
     missing = await client.get(f"/v1/collections/{name}/documents/nope/structure")
     assert missing.status_code == 404 and missing.json()["code"] == "DOCUMENT_NOT_FOUND"
+
+
+async def test_search_hits_carry_heading_levels_or_null_when_not_known(client, unique, upsert, make_doc) -> None:
+    """Issue 30, point 2: a hit answers its chunk's heading levels; one stored without them answers null (re-ingest
+    fills them in); levels that do not match the path are refused with what to send."""
+    levels = {}
+    for kept in (True, False):
+        name = unique("hitlevels")
+        body = make_doc("report.md", ["x"], title="Report")
+        body["chunks"] = _section_chunks(REPORT, levels=kept)
+        await upsert(client, name, body)
+        found = await client.post("/v1/search", json={"query": "Costs", "collections": [name], "mode": "keyword"})
+        assert found.status_code == 200, found.text
+        levels[kept] = {tuple(h["heading_path"]): h["heading_levels"] for h in found.json()["hits"]}
+    assert levels[True][("Report", "Costs")] == [1, 3]
+    assert levels[False][("Report", "Costs")] is None
+    bad = make_doc("bad.md", ["x"], title="Bad")
+    bad["chunks"] = [{"index": 0, "text": "x", "heading_path": ["A", "B"], "heading_levels": [1]}]
+    refused = await client.post(f"/v1/collections/{unique('badlevels')}/documents", json=bad)
+    assert refused.status_code == 422 and "one level per heading" in refused.text
