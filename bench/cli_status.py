@@ -2,7 +2,7 @@
 
 `python -m bench.cli_status [--runs N]` times whole commands (a fresh process each, as a user runs it):
 
-- ``import floor``: `python -c "import ingestion_mcp.cli"`, what any CLI call pays before work;
+- ``import floor``: `python -c "import ingestion_mcp.cli.main"`, what any CLI call pays before work;
 - ``status, no server (empty)`` and ``status, no server (indexed)``: the command opens the index alone;
 - ``status beside a server``: a stdio MCP server hosts the folder, the command attaches to it;
 - ``update, no server`` (unchanged notes): the full services start (model, converter): the old cost
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ingestion_mcp.embedded_socket import SOCKET_NAME, socket_dir
+from ingestion_mcp.embedded.socket import SOCKET_NAME, socket_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -87,7 +87,9 @@ def run(runs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="cli-status-") as tmp:
         vault, empty, indexed = Path(tmp) / "vault", Path(tmp) / "empty", Path(tmp) / "indexed"
         make_vault(vault)
-        cases = {"import floor": timed([sys.executable, "-c", "import ingestion_mcp.cli"], os.environ.copy(), runs)}
+        cases = {
+            "import floor": timed([sys.executable, "-c", "import ingestion_mcp.cli.main"], os.environ.copy(), runs)
+        }
         cases["status, no server (empty)"] = timed(status, environment(vault, empty), runs)
         env = environment(vault, indexed)
         subprocess.run([str(BIN / "ingestion-index"), "full"], env=env, check=True, capture_output=True)

@@ -14,9 +14,9 @@ from typing import Any
 
 from ingestion_contracts.gateway import SearchMode, SearchRequest
 from ingestion_mcp.backend import Backend
-from ingestion_mcp.embedded import embedded_backend
+from ingestion_mcp.embedded.services import embedded_backend
 from ingestion_mcp.errors import ToolFailure, UpstreamError
-from ingestion_mcp.pipeline import BatchItem, Ingestor
+from ingestion_mcp.ingest.pipeline import BatchItem, Ingestor
 from ingestion_mcp.settings import McpSettings
 from servicekit import configure_logging
 from servicekit.logging import QUIET_LIBRARIES

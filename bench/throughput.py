@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ingestion_mcp.errors import ToolFailure, UpstreamError
-from ingestion_mcp.pipeline import BatchItem, Ingestor
+from ingestion_mcp.ingest.pipeline import BatchItem, Ingestor
 from vector_gateway.embedder import Embedder, create_embedder
 from vector_gateway.passages import passage_text
 from vector_gateway.settings import GatewaySettings

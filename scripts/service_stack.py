@@ -178,7 +178,7 @@ async def mcp_client(stack: ServiceStack, *, attempts: int | None = None, **over
     ``attempts`` lowers the clients' retry count (a test that wants an ingest to give up quickly).
     Enter and leave it in the same task (the client's task group requires it).
     """
-    from ingestion_mcp.embedded import remote_backend
+    from ingestion_mcp.embedded.services import remote_backend
     from ingestion_mcp.server import build_server
     from ingestion_mcp.state import AppState
     from mcp import Client

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from ingestion_mcp.embedded import embedded_backend
+from ingestion_mcp.embedded.services import embedded_backend
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from pydantic import SecretStr

@@ -322,7 +322,7 @@ def test_the_oauth_overlay_is_prod_plus_the_policy(rendered, rendered_oauth):
 
 def test_the_example_policy_loads_with_the_servers_own_reader():
     """The shipped example through access.load_policy, where the server's package is installed."""
-    access = pytest.importorskip("ingestion_mcp.access", reason="ingestion_mcp not installed from this checkout")
+    access = pytest.importorskip("ingestion_mcp.access.policy", reason="ingestion_mcp not installed from this checkout")
     example = REPO / "openshift/components/oauth/access-policy.toml"
     policy = access.load_policy(example)
     assert policy.scopes == ["ingestion:read", "ingestion:write"]

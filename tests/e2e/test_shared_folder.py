@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 def index_command() -> list[str]:
     script = shutil.which("ingestion-index", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "ingestion_mcp.cli"]
+    return [script] if script else [sys.executable, "-m", "ingestion_mcp.cli.main"]
 
 
 async def index(params_env: dict[str, str], *args: str) -> tuple[int, str, float]:
@@ -105,7 +105,7 @@ async def test_a_process_waiting_for_the_folder_takes_it_over_when_its_holder_le
     """A short command that held the folder without serving it (status) leaves: the next process hosts it."""
     import fcntl
 
-    from ingestion_mcp.embedded import HOST_LOCK
+    from ingestion_mcp.embedded.services import HOST_LOCK
 
     vault, data = tmp_path / "vault", tmp_path / "data"
     vault.mkdir()

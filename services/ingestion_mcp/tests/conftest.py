@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from ingestion_mcp.embedded import embedded_backend
+from ingestion_mcp.embedded.services import embedded_backend
 from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState

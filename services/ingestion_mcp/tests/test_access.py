@@ -9,9 +9,9 @@ from pathlib import Path
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from ingestion_mcp.access import Caller, PolicyError, acting_as, current_caller, load_policy
-from ingestion_mcp.embedded import remote_backend
-from ingestion_mcp.oauth import JwksCache, JwtVerifier
+from ingestion_mcp.access.oauth import JwksCache, JwtVerifier
+from ingestion_mcp.access.policy import Caller, PolicyError, acting_as, current_caller, load_policy
+from ingestion_mcp.embedded.services import remote_backend
 from ingestion_mcp.settings import McpSettings
 from pydantic import ValidationError
 
@@ -138,9 +138,9 @@ async def test_the_callers_token_never_reaches_the_internal_services() -> None:
 async def test_a_write_is_refused_before_any_fetch_or_conversion(tmp_path: Path) -> None:
     """A caller who may only read is refused at once: nothing is downloaded, read or converted first (the URL
     points at a closed port, the file does not exist: either would fail differently if it were tried)."""
-    from ingestion_mcp.access import Grant
+    from ingestion_mcp.access.policy import Grant
     from ingestion_mcp.errors import ToolFailure
-    from ingestion_mcp.pipeline import Ingestor
+    from ingestion_mcp.ingest.pipeline import Ingestor
     from ingestion_mcp.sources import SourcePolicy
 
     settings = McpSettings(data_dir=tmp_path)

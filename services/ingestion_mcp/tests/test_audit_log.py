@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ingestion_mcp import audit
+from ingestion_mcp.access import audit
 from ingestion_mcp.settings import McpSettings
 from pydantic import ValidationError
 

@@ -3,7 +3,7 @@ made to produce on cue (a 503 then a 200, a dropped connection)."""
 
 import httpx
 import pytest
-from ingestion_mcp.clients import ServiceClient
+from ingestion_mcp.backend.clients import ServiceClient
 from ingestion_mcp.errors import UpstreamError
 
 

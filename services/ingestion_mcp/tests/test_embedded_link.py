@@ -1,4 +1,4 @@
-"""Two links on one data folder in this process (embedded_link.py): real flock, real Unix socket, real uvicorn,
+"""Two links on one data folder in this process (embedded/link.py): real flock, real Unix socket, real uvicorn,
 small service apps in place of the three heavy ones. A second open of host.lock conflicts with the first even
 in one process, so the second link attaches to the first exactly as a second process would."""
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import anyio
 import pytest
-from ingestion_mcp import embedded_link
 from ingestion_mcp.backend import Backend
-from ingestion_mcp.embedded_link import SERVICES, FolderLink
+from ingestion_mcp.embedded import link as embedded_link
+from ingestion_mcp.embedded.link import SERVICES, FolderLink
 from ingestion_mcp.errors import UpstreamError
 from ingestion_mcp.settings import McpSettings
 from servicekit.app import create_service_app

@@ -1,4 +1,4 @@
-"""The shared data folder's socket (embedded_socket.py) on the real filesystem: who may reach it, where it lives."""
+"""The shared data folder's socket (embedded/socket.py) on the real filesystem: who may reach it, where it lives."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from ingestion_mcp.embedded_socket import (
+from ingestion_mcp.embedded.socket import (
     NotPrivate,
     PrivateDir,
     bind_private,

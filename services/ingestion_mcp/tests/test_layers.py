@@ -1,5 +1,5 @@
 """The package's layers: the core (jobs, the queue, the pipeline, the state) knows no tool profile. Profiles
-register their tools and job kinds with the core; only the composition roots (server.py, worker.py, main.py,
+register their tools and job kinds with the core; only the composition roots (server.py, jobs/worker.py, main.py,
 the CLIs) name profiles."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import grimp
 GRAPH = grimp.build_graph("ingestion_mcp", exclude_type_checking_imports=True, cache_dir=None)
 MODULES = GRAPH.modules
 # Where profiles are put together with the core: they may import profile modules.
-COMPOSITION_ROOTS = {"ingestion_mcp.server", "ingestion_mcp.worker", "ingestion_mcp.main"}
+COMPOSITION_ROOTS = {"ingestion_mcp.server", "ingestion_mcp.jobs.worker", "ingestion_mcp.main"}
 
 
 def test_the_core_knows_no_profile() -> None:
     """jobs, jobkinds, jobqueue, the pipeline and the state work without any profile; profiles register with them."""
     core = [name for name in MODULES if not name.startswith("ingestion_mcp.profiles")
-            and name not in COMPOSITION_ROOTS and not name.startswith("ingestion_mcp.cli")]  # fmt: skip
+            and name not in COMPOSITION_ROOTS and not name.startswith("ingestion_mcp.cli.")]  # fmt: skip
     leaks = {
         name: sorted(
             t for t in GRAPH.find_modules_directly_imported_by(name) if t.startswith("ingestion_mcp.profiles.")
@@ -28,7 +28,7 @@ def test_the_core_knows_no_profile() -> None:
 
 
 def test_each_profile_registers_the_job_kinds_its_tools_submit() -> None:
-    from ingestion_mcp.jobkinds import JobKinds
+    from ingestion_mcp.jobs.kinds import JobKinds
     from ingestion_mcp.profiles import NAMES
     from ingestion_mcp.profiles.record import load
 

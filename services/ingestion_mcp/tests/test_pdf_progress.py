@@ -15,7 +15,7 @@ import uvicorn
 from docling_service.main import create_app
 from docling_service.settings import DoclingSettings
 from ingestion_mcp.backend import Backend
-from ingestion_mcp.clients import ServiceClient, make_http_client
+from ingestion_mcp.backend.clients import ServiceClient, make_http_client
 from ingestion_mcp.state import AppState
 
 from bench.pdf_scale_docs import report_pdf

@@ -17,20 +17,20 @@ import anyio
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
-from . import audit
-from .access import Caller, PolicyError, acting_as
-from .auth import OAuthGate, Refusal
+from .access import audit
+from .access.auth import OAuthGate, Refusal
+from .access.policy import Caller, PolicyError, acting_as
 from .backend import Backend
-from .cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
 from .console import build_console
 from .console import serves as console_serves
-from .embedded import data_folder, open_backend
+from .embedded.services import data_folder, open_backend
 from .errors import ToolFailure
-from .jsonrpc_guard import ParseGuard, run_stdio
+from .jobs.cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
 from .observability import REGISTRY
 from .server import ProfileClash, build_server
 from .settings import McpSettings
 from .state import AppState
+from .tools.jsonrpc_guard import ParseGuard, run_stdio
 
 log = logging.getLogger("ingestion_mcp")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -9,15 +9,15 @@ from typing import Any
 
 import anyio
 
-from .access import current_caller
-from .audit import record, require
+from .access.audit import record, require
+from .access.guard import GuardedBackend
+from .access.policy import current_caller
 from .backend import Backend
 from .errors import ToolFailure
-from .guard import GuardedBackend
-from .jobkinds import JobKinds
+from .ingest.pipeline import Ingestor, Progress
 from .jobs import RECENT_KEPT, Job, JobManager, JobStore, ProgressFn
+from .jobs.kinds import JobKinds
 from .library import Library
-from .pipeline import Ingestor, Progress
 from .settings import McpSettings
 from .sources import SourcePolicy
 
@@ -123,7 +123,7 @@ class AppState:
 def job_store(settings: McpSettings, state: AppState) -> JobStore:
     """Jobs in Redis, run by workers, when a broker is configured; otherwise in this process."""
     if settings.broker_url:
-        from .jobqueue import RedisJobStore
+        from .jobs.queue import RedisJobStore
 
         return RedisJobStore.from_settings(settings)
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from arq.constants import in_progress_key_prefix, retry_key_prefix
-from ingestion_mcp.jobqueue import RedisJobStore
 from ingestion_mcp.jobs import Job, ProgressFn, uninterrupted
-from ingestion_mcp.lease import claim
+from ingestion_mcp.jobs.lease import claim
+from ingestion_mcp.jobs.queue import RedisJobStore
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 

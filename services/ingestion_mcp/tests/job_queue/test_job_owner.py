@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ingestion_mcp.access import Caller, Grant, acting_as
-from ingestion_mcp.jobqueue import RedisJobStore, record_key
+from ingestion_mcp.access.policy import Caller, Grant, acting_as
+from ingestion_mcp.jobs.queue import RedisJobStore, record_key
 
 from .conftest import claim_as_worker
 

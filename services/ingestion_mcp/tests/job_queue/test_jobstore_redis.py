@@ -8,8 +8,8 @@ import time
 import pytest
 from arq.constants import job_key_prefix
 from ingestion_mcp.errors import ToolFailure
-from ingestion_mcp.jobqueue import ACTIVE, QUEUE, RECENT, RedisJobStore, record_key
 from ingestion_mcp.jobs import Job
+from ingestion_mcp.jobs.queue import ACTIVE, QUEUE, RECENT, RedisJobStore, record_key
 
 from .conftest import claim_as_worker
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ingestion_mcp.cli_index import VaultIndexer
-from ingestion_mcp.pipeline import Ingestor
+from ingestion_mcp.cli.index import VaultIndexer
+from ingestion_mcp.ingest.pipeline import Ingestor
 from ingestion_mcp.server import build_server
 from ingestion_mcp.sources import SourcePolicy
 from ingestion_mcp.state import AppState, job_store

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from ingestion_mcp.notes import folder_tag, folder_tags
+from ingestion_mcp.ingest.notes import folder_tag, folder_tags
 from ingestion_mcp.server import build_server
 from mcp import Client
 

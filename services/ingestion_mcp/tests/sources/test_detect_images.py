@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from ingestion_mcp.acquire import from_fetched
+from ingestion_mcp.ingest.acquire import from_fetched
 from ingestion_mcp.sources import FetchedResource, SourceError, detect_kind
 from PIL import Image
 

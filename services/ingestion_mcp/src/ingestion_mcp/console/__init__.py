@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..auth import OAuthGate
+from ..access.auth import OAuthGate
 from ..state import AppState
 from .activity import ActivityPages
 from .pages import LibraryPages

@@ -15,8 +15,8 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..acquire import file_type_of
 from ..errors import ToolFailure
+from ..ingest.acquire import file_type_of
 from ..state import AppState
 from .render import Refused, handled, page, see_other, write_form
 

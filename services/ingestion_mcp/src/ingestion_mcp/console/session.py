@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 import jwt
 
-from ..access import Caller, acting_as
-from ..auth import OAuthGate, Refusal
+from ..access.auth import OAuthGate, Refusal
+from ..access.policy import Caller, acting_as
 from ..settings import McpSettings
 
 COOKIE = "ingestion_console"

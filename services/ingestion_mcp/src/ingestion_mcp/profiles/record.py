@@ -10,7 +10,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 
 from ..errors import ToolFailure
-from ..jobkinds import JobKinds
+from ..jobs.kinds import JobKinds
 from ..state import AppState
 from . import NAMES
 
@@ -28,7 +28,7 @@ class Profile:
     # fields in their non-null form only, and a definition used once is written in place. A profile that
     # follows a spec keeps its defaults and $refs as written there.
     own_contract: bool = False
-    # Registers the profile's job kinds (jobkinds.py): the long work its tools submit to the job store.
+    # Registers the profile's job kinds (jobs/kinds.py): the long work its tools submit to the job store.
     jobs: Callable[[JobKinds[AppState]], None] | None = None
 
 

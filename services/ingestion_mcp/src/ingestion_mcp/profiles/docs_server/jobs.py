@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 from ingestion_contracts.docling import EXTENSIONS
 
-from ...jobkinds import JobKinds
+from ...ingest.pipeline import IngestOutcome, Progress
 from ...jobs import ProgressFn
-from ...pipeline import IngestOutcome, Progress
+from ...jobs.kinds import JobKinds
 from ...sources import SourceError, SourcePolicy, clone_repo, download_target, fetch_url, save_download
 from ...sources.detect import KIND_EXTENSIONS
 from ...sources.policy import MiB

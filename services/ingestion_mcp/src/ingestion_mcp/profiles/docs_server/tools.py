@@ -131,7 +131,7 @@ def array_result(wrapped: SearchDocumentsOutput | ActiveJobsOutput) -> CallToolR
 def job_view(job: Job) -> dict[str, Any]:
     error = None if job.error is None else " ".join(p for p in (job.error, job.suggestion) if p)
     view = JobView(
-        id=job.id, type=job.type, status=job.status, progress=job.progress, currentStep=job.current_step,  # type: ignore[arg-type]  # jobs.py types them as str
+        id=job.id, type=job.type, status=job.status, progress=job.progress, currentStep=job.current_step,  # type: ignore[arg-type]  # jobs/ types them as str
         startTime=job.start_time, endTime=job.end_time, result=job.result if isinstance(job.result, dict) else None,
         error=error, errorCode=spec_code(job.failure.code) if job.failure else None,
     )  # fmt: skip

@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, model_validator
 
 from ...errors import ToolFailure
-from ...pipeline import BatchItem, IngestOutcome
+from ...ingest.pipeline import BatchItem, IngestOutcome
 from ...state import AppState
 from ...tools.annotations import WRITE
 from ...tools.common import profile_tools, result

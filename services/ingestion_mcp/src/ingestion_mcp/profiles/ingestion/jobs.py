@@ -7,9 +7,9 @@ import base64
 from dataclasses import asdict
 from typing import Any
 
-from ...jobkinds import JobKinds
+from ...ingest.pipeline import BatchItem
 from ...jobs import ProgressFn
-from ...pipeline import BatchItem
+from ...jobs.kinds import JobKinds
 from ...state import AppState
 from .batch import summarize
 

@@ -13,8 +13,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ...ingest.pipeline import IngestOutcome
 from ...library import ResponseBudget
-from ...pipeline import IngestOutcome
 from ...state import AppState
 from ...tools.annotations import READ, WRITE
 from ...tools.common import ToolDecorator, profile_tools, result

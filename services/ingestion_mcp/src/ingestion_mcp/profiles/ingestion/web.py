@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ...pipeline import IngestOutcome
+from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
 from ...tools.annotations import FETCH
 from ...tools.common import profile_tools

@@ -15,7 +15,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from ...errors import ToolFailure
-from ...pipeline import IngestOutcome
+from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
 from ...tools.annotations import FETCH, READ, REMOVE, WRITE
 from ...tools.common import ToolDecorator, profile_tools, result

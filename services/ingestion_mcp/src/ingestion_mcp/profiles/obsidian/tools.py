@@ -22,7 +22,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from ...errors import ToolFailure
-from ...notes import (
+from ...ingest.notes import (
     NoteIndex,
     ObsidianError,
     as_obsidian_error,

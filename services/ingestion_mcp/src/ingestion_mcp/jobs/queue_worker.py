@@ -2,7 +2,7 @@
 
 - A broker error (Redis restarted, frozen, unreachable, full) never ends the worker: each poll that fails
   is logged and retried with a bounded backoff; start-up waits for the broker the same way.
-- arq's clean-up after a job is fenced by the worker's lease (lease.py): a worker that lost a job touches
+- arq's clean-up after a job is fenced by the worker's lease (jobs/lease.py): a worker that lost a job touches
   nothing of it. A job arq gives up (its payload expired on the queue, its tries used up, a payload that is
   not JSON) ends `failed` in its record with the reason, never `running` for days.
 - A periodic sweep ends the records of jobs that are no longer on the queue at all (a broker that lost them).
@@ -29,10 +29,10 @@ from arq.utils import poll
 from arq.worker import Worker
 from redis.exceptions import RedisError
 
-from .errors import ToolFailure
-from .jobqueue import QUEUE, RedisJobStore
-from .jobs import Job
+from ..errors import ToolFailure
+from . import Job
 from .lease import finish_fenced
+from .queue import QUEUE, RedisJobStore
 
 log = logging.getLogger("ingestion_mcp.worker")
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.2, 5.0

@@ -20,7 +20,7 @@ import httpx
 import jwt
 from mcp.server.auth.provider import AccessToken
 
-from .access import token_scopes
+from .policy import token_scopes
 
 log = logging.getLogger("ingestion_mcp.oauth")
 # The only algorithms a token may name, and the key type each needs.

@@ -26,7 +26,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError
 from pydantic import ValidationError
 
-from .cancel_relay import _body, _replaying
+from ..jobs.cancel_relay import _body, _replaying
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

@@ -42,8 +42,8 @@ from ingestion_contracts.vectors import (
     VectorStoreInfo,
 )
 
+from ..errors import ToolFailure, UpstreamError, upstream_error
 from .clients import ServiceClient
-from .errors import ToolFailure, UpstreamError, upstream_error
 
 # (pages done, pages in all) of a document being converted.
 PageProgress = Callable[[int, int], Awaitable[None]]

@@ -25,8 +25,8 @@ from typing import Any
 
 from arq.constants import in_progress_key_prefix
 
-from .jobqueue import RUNNING_TTL_S, record_key
-from .jobs import Job
+from . import Job
+from .queue import RUNNING_TTL_S, record_key
 
 # How long before its deadline a lease counts as lost: a commit has this much time to travel and land
 # (a third of the lease when that is shorter, for the short leases of tests).
@@ -137,7 +137,7 @@ async def finish_fenced(redis: Any, job_id: str, token: str | None, *, finish: b
     (``token``) or nobody holds the job. False when another worker holds it: then nothing is touched."""
     from arq.constants import abort_jobs_ss, job_key_prefix, retry_key_prefix
 
-    from .jobqueue import QUEUE
+    from .queue import QUEUE
 
     script = redis.register_script(_FINISH)
     keys = [in_progress_key_prefix + job_id, retry_key_prefix + job_id, job_key_prefix + job_id, abort_jobs_ss, QUEUE]

@@ -15,8 +15,8 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-from .errors import ToolFailure
-from .jobs import ProgressFn
+from ..errors import ToolFailure
+from . import ProgressFn
 
 # The app state a job runs with (state.AppState): a type parameter, so that this module, which the state
 # holds, does not import the state back.

@@ -3,7 +3,7 @@
 It reads the same settings as the server (INGESTION_MCP_BROKER_URL is required), opens the same
 backend (the services by their URLs in a deployment), registers the job kinds of every tool profile,
 and runs each queued job, writing its progress, step timings and result into the job's record in Redis
-(jobqueue.py). A job runs under a lease (lease.py): it never runs on two workers at once, and a worker
+(jobs/queue.py). A job runs under a lease (jobs/lease.py): it never runs on two workers at once, and a worker
 that loses its lease (a frozen or restarted broker) stops the job before another can start it.
 `ingestion-mcp-worker --check` exits 0 when the worker loop on this host (pod) ran in the last 30 s: polling
 the queue, or waiting for a broker that is away (a liveness probe must not restart workers for that).
@@ -26,18 +26,18 @@ from arq.worker import Retry, async_check_health, func
 from pydantic import ValidationError
 from servicekit import give_back_free_memory
 
-from . import audit
-from .access import on_behalf_of
-from .embedded import open_backend
-from .errors import ToolFailure, failure_from
-from .jobqueue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
-from .jobs import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
+from ..access import audit
+from ..access.policy import on_behalf_of
+from ..embedded.services import open_backend
+from ..errors import ToolFailure, failure_from
+from ..profiles import NAMES
+from ..profiles.record import load
+from ..settings import McpSettings
+from ..state import AppState
+from . import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
 from .lease import Lease, claim, new_token
-from .profiles import NAMES
-from .profiles.record import load
+from .queue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
 from .queue_worker import QueueWorker, alive, lost
-from .settings import McpSettings
-from .state import AppState
 
 log = logging.getLogger("ingestion_mcp.worker")
 WATCH_S = 0.5
@@ -317,7 +317,7 @@ def build_worker(settings: McpSettings, **options: Any) -> QueueWorker:
         on_startup=startup,
         on_shutdown=shutdown,
         max_jobs=settings.max_concurrent_jobs,
-        allow_abort_jobs=False,  # cancels travel in the job's record (jobqueue.py), not through arq
+        allow_abort_jobs=False,  # cancels travel in the job's record (jobs/queue.py), not through arq
         keep_result=0,  # results live in the job's record; arq keeps no copy of a job's input
         poll_delay=0.1,  # how soon an idle worker sees a new job (one cheap Redis call per poll)
         health_check_interval=10,

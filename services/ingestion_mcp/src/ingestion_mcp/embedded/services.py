@@ -6,14 +6,14 @@ ASGI transport: one code path, no ports, no Docker.
 One data folder, many processes: Milvus Lite lets one process open a folder, so the first process on it
 (an MCP server, or `ingestion-index`) becomes its *host*: it holds `host.lock` (its pid written in it) and
 also serves the three services on a Unix socket in the folder's `run/` directory, both owner-only
-(embedded_socket.py). Every other process on the folder (a second agent app, `ingestion-index update` while
+(embedded/socket.py). Every other process on the folder (a second agent app, `ingestion-index update` while
 the agent runs, a worker) *attaches* to that socket: no model to load, no Milvus to open, the same index.
 
 When the host exits (cleanly, or killed), the next call of an attached process finds no one at the socket
 and takes the folder over: it takes `host.lock` and starts the services itself, or, if another process
 was first, attaches to that one. Concurrent calls wait for the one takeover. A request the dead host was
 serving fails with an error that says so (the gateway's writes are atomic: nothing half-written stays).
-The Backend the tools hold stays the same object throughout (embedded_link.py).
+The Backend the tools hold stays the same object throughout (embedded/link.py).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import IO, Any
 
 import anyio
 
-from .backend import Backend
-from .clients import ServiceClient, make_http_client
-from .embedded_link import HOST_LOCK, FolderLink
-from .settings import McpSettings
+from ..backend import Backend
+from ..backend.clients import ServiceClient, make_http_client
+from ..settings import McpSettings
+from .link import HOST_LOCK, FolderLink
 
 
 def data_folder(settings: McpSettings) -> Path:

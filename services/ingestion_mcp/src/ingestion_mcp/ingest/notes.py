@@ -15,10 +15,10 @@ from typing import Any
 from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, SearchHit, SearchRequest
 
-from .backend import Backend
-from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
-from .library import Library
-from .settings import McpSettings
+from ..backend import Backend
+from ..errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
+from ..library import Library
+from ..settings import McpSettings
 
 INDEX_COMMAND = "ingestion-index"
 PREVIEW_CHARS = 200

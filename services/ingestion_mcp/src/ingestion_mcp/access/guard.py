@@ -5,7 +5,7 @@ the app state's backend, so checking here checks all five profiles at once. A co
 read answers as a missing one (its name does not leak), however it is named (an argument, search's
 ``filters.collection``); every "available collections" list holds readable ones only, the gateway's too; a write
 without the right is refused with FORBIDDEN before anything is sent; every write, delete and collection change
-leaves one audit record (audit.py).
+leaves one audit record (access/audit.py).
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from ingestion_contracts.vectors import (
     VectorStoreInfo,
 )
 
-from .access import Right, current_caller
+from ..backend import Backend
+from ..errors import CollectionNotFound, ToolFailure
 from .audit import audited
-from .backend import Backend
-from .errors import CollectionNotFound, ToolFailure
+from .policy import Right, current_caller
 
 T = TypeVar("T")
 COLLECTION_FILTER = "collection"  # a search filter that selects the collection searched, not a chunk field

@@ -1,7 +1,7 @@
 """Source adapters: each way in acquires a document (bytes or text, a name, its key) and nothing more.
 
 What happens next (dedup, conversion, chunking, embedding, storing) is the one pipeline's job
-(pipeline.py), whatever the document came from: a file, a text, a URL, a download, a repository.
+(ingest/pipeline.py), whatever the document came from: a file, a text, a URL, a download, a repository.
 
 A document's identity in its collection is its key: the resolved absolute path of a file, the normalised
 URL of a web resource, the name of a text (its content hash when it has none). Labels such as `source`
@@ -20,11 +20,11 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 from ingestion_contracts.docling import EXTENSIONS, SUPPORTED_FILE_TYPES
 
-from .errors import ToolFailure
-from .settings import McpSettings
-from .sources import FetchedResource, SourcePolicy, fetch_url, html_to_markdown
-from .sources.detect import KIND_EXTENSIONS, image_extension
-from .sources.paths import resolve_allowed
+from ..errors import ToolFailure
+from ..settings import McpSettings
+from ..sources import FetchedResource, SourcePolicy, fetch_url, html_to_markdown
+from ..sources.detect import KIND_EXTENSIONS, image_extension
+from ..sources.paths import resolve_allowed
 
 # Types read as text here: docling's Markdown -> Markdown round trip adds nothing to them.
 TEXT_TYPES = ("md", "txt")

@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 from servicekit import request_id_var
 from servicekit.logging import JsonFormatter
 
-from .access import Right, current_caller
-from .errors import ToolFailure
-from .observability import AUDIT_EVENTS, tool_var
+from ..errors import ToolFailure
+from ..observability import AUDIT_EVENTS, tool_var
+from .policy import Right, current_caller
 
 log = logging.getLogger("ingestion_mcp.audit")
 T = TypeVar("T")

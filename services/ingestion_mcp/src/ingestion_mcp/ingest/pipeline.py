@@ -1,7 +1,7 @@
 """The one ingest pipeline: acquired documents -> dedup -> docling -> chunker -> embeddings -> gateway.
 
 Every way in (files, texts, URLs, downloads, repositories, batches, the index CLI, every profile) hands
-this pipeline a list of items, each with a source adapter (acquire.py) and its labels; a single document
+this pipeline a list of items, each with a source adapter (ingest/acquire.py) and its labels; a single document
 is a batch of one. Stages run batch-wide, so progress and cancellation behave the same everywhere:
 - dedup: same key + content + chunking + labels -> skipped (nothing written); same key + content +
   chunking, new labels -> updated (stored chunks relabelled, no re-embedding); otherwise indexed/replaced;
@@ -28,14 +28,14 @@ from ingestion_contracts.gateway import (
     UpsertDocumentRequest,
 )
 
+from ..access.audit import require
+from ..backend import Backend, PageProgress
+from ..errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
+from ..jobs import current_job, uninterrupted
+from ..settings import McpSettings
+from ..sources import SourcePolicy
 from . import acquire
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
-from .audit import require
-from .backend import Backend, PageProgress
-from .errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
-from .jobs import current_job, uninterrupted
-from .settings import McpSettings
-from .sources import SourcePolicy
 
 Progress = Callable[[float, str], Awaitable[None]]
 Status = Literal["indexed", "replaced", "updated", "skipped"]

@@ -16,9 +16,9 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 
-from .access import AccessPolicy, Caller, load_policy
+from ..settings import McpSettings
 from .oauth import JwksCache, JwtVerifier
-from .settings import McpSettings
+from .policy import AccessPolicy, Caller, load_policy
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 

@@ -1,8 +1,8 @@
 """Who is calling and what they may do: rights per collection, read from a small policy file.
 
-The HTTP auth layer (auth.py) sets the caller for each request; stdio, the CLI, a queue worker and the
+The HTTP auth layer (access/auth.py) sets the caller for each request; stdio, the CLI, a queue worker and the
 no-auth and static-token modes act as ``Caller.everything()`` (one token, every right). The guarded
-backend (guard.py) asks ``current_caller()`` before every call that names a collection.
+backend (access/guard.py) asks ``current_caller()`` before every call that names a collection.
 
 A policy maps a token's claims (its scopes in ``scope``/``scp``, or the groups in a claim the policy names)
 to rights on collection-name glob patterns. ``admin`` implies ``write`` implies ``read``.
@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ToolFailure
+from ..errors import ToolFailure
 
 Right = Literal["read", "write", "admin"]
 RANK: dict[str, int] = {"read": 1, "write": 2, "admin": 3}

@@ -11,8 +11,8 @@ import httpx
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_after_delay
 
-from .errors import UpstreamError, upstream_error
-from .observability import EVENT_HOOKS
+from ..errors import UpstreamError, upstream_error
+from ..observability import EVENT_HOOKS
 
 log = logging.getLogger("ingestion_mcp.clients")
 Model = TypeVar("Model", bound=BaseModel)

@@ -22,12 +22,12 @@ from typing import Any
 import anyio
 import httpx
 
+from ..backend import Backend
+from ..backend.clients import ServiceClient, make_http_client
+from ..errors import UpstreamError
+from ..settings import McpSettings
 from .asgi_stream import StreamingASGITransport
-from .backend import Backend
-from .clients import ServiceClient, make_http_client
-from .embedded_socket import NotPrivate, PrivateDir, prefix, serve_privately, socket_dir
-from .errors import UpstreamError
-from .settings import McpSettings
+from .socket import NotPrivate, PrivateDir, prefix, serve_privately, socket_dir
 
 log = logging.getLogger("ingestion_mcp.embedded")
 

@@ -1,8 +1,8 @@
 """Background jobs for long work: progress that only rises, the current step, timings, result or error.
 
-A job is a named kind with JSON parameters (jobkinds.py; each profile registers its own kinds), submitted
+A job is a named kind with JSON parameters (jobs/kinds.py; each profile registers its own kinds), submitted
 to a job store. JobManager is the store of the embedded default: jobs run in this process; finished jobs
-stay queryable for a retention time. With a broker configured, jobqueue.RedisJobStore keeps the same
+stay queryable for a retention time. With a broker configured, jobs.queue.RedisJobStore keeps the same
 records in Redis and a worker process runs them (docs/jobs.md).
 
 Every job runs with a JobContext (a context variable the pipeline reads): the write order taken when it
@@ -24,9 +24,9 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from servicekit import give_back_free_memory
 
-from .access import current_caller
-from .errors import ToolFailure, failure_from
-from .observability import JOBS, JOBS_STARTED, STAGE_SECONDS
+from ..access.policy import current_caller
+from ..errors import ToolFailure, failure_from
+from ..observability import JOBS, JOBS_STARTED, STAGE_SECONDS
 
 log = logging.getLogger("ingestion_mcp.jobs")
 JobStatus = Literal["running", "completed", "failed", "cancelled"]
@@ -36,7 +36,7 @@ UNINTERRUPTIBLE_STEPS = frozenset({"storing", "done"})
 # A job body receives a progress callback (fraction 0..1, step name) and returns its result.
 ProgressFn = Callable[[float, str], Awaitable[None]]
 JobBody = Callable[[ProgressFn], Awaitable[Any]]
-# Runs one job of a kind: (kind, params, progress) -> result. The app state provides it (jobkinds.JobKinds).
+# Runs one job of a kind: (kind, params, progress) -> result. The app state provides it (jobs.kinds.JobKinds).
 KindRunner = Callable[[str, dict[str, Any], ProgressFn], Awaitable[Any]]
 # Fields of a job record that travel (to Redis, between processes); the rest is this process's own.
 # attempt: how many times a worker started it; released: how many of those starts a worker gave back on

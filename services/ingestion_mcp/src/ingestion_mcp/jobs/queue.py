@@ -1,7 +1,7 @@
 """Jobs on the broker: records in Redis that any replica reads, work on an arq queue that workers run.
 
 A replica that accepts a job takes its write order, then writes its record and enqueues (job id, kind,
-params, order) in one Redis transaction; it does not run the job. A worker (worker.py) claims it, writes
+params, order) in one Redis transaction; it does not run the job. A worker (jobs/worker.py) claims it, writes
 its progress, step timings and result into the record, and any replica answers get_job_status,
 list_active_jobs and cancel_job from there. See docs/jobs.md for the flow, cancel semantics and retries.
 
@@ -29,10 +29,10 @@ from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from servicekit.write_order import take_async
 
-from .access import current_caller
-from .errors import ToolFailure
-from .jobs import RECENT_KEPT, Job, ProgressFn, new_job_id
-from .settings import McpSettings
+from ..access.policy import current_caller
+from ..errors import ToolFailure
+from ..settings import McpSettings
+from . import RECENT_KEPT, Job, ProgressFn, new_job_id
 
 log = logging.getLogger("ingestion_mcp.jobqueue")
 QUEUE = "ingestion-mcp:queue"

@@ -15,11 +15,11 @@ from pathlib import Path, PurePosixPath
 
 from ingestion_contracts.docling import EXTENSIONS
 
-from .backend import Backend
-from .errors import CollectionNotFound, ToolFailure, UpstreamError
-from .notes import folder_tags
-from .pipeline import BatchItem, Ingestor, IngestOutcome
-from .settings import McpSettings
+from ..backend import Backend
+from ..errors import CollectionNotFound, ToolFailure, UpstreamError
+from ..ingest.notes import folder_tags
+from ..ingest.pipeline import BatchItem, Ingestor, IngestOutcome
+from ..settings import McpSettings
 
 # Failures that mean "this file has nothing to index", not "something went wrong".
 NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})

@@ -27,12 +27,12 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from .backend import Backend
-from .cli_index import VaultIndexer
-from .cli_output import Reporter, status_table
-from .errors import ToolFailure, UpstreamError
-from .notes import NoteIndex
-from .settings import McpSettings
+from ..backend import Backend
+from ..errors import ToolFailure, UpstreamError
+from ..ingest.notes import NoteIndex
+from ..settings import McpSettings
+from .index import VaultIndexer
+from .output import Reporter, status_table
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_API = 0, 1, 2, 3
 READY_TIMEOUT_S = 300.0
@@ -161,7 +161,7 @@ async def _wait_ready(backend: Backend, *, index_only: bool = False) -> None:
 
 @contextlib.asynccontextmanager
 async def services(settings: McpSettings, *, index_only: bool = False) -> AsyncIterator[Backend]:
-    from .embedded import hosted_elsewhere, open_backend
+    from ..embedded.services import hosted_elsewhere, open_backend
 
     # A running ingestion-mcp hosts the folder: attach to it. Only a process that holds Milvus Lite without
     # hosting (an ingestion-mcp before 0.3) makes the folder unusable.
