@@ -68,6 +68,12 @@ async def test_outline_levels_and_sections_rebuild_the_document(connect, call_to
         own = await call_tool(client, "get_document_section", doc_id=doc_id, collection="nav",
                               heading=["Handbook", "Costs"], subsections=False)  # fmt: skip
         assert "### Travel" not in own["content"]
+        detailed = await call_tool(client, "get_document_outline", doc_id=doc_id, collection="nav",
+                                   response_format="detailed")  # fmt: skip
+        assert detailed["sections"][3]["heading_path"] == ["Handbook", "Costs", "Travel"]
+        levels = await call_tool(client, "get_document_section", doc_id=doc_id, collection="nav", position=3,
+                                 response_format="detailed")  # fmt: skip
+        assert levels["heading_levels"] == [1, 2, 3] and levels["chunks"][0] <= levels["chunks"][1]
         notes = await call_tool(client, "get_document_section", doc_id=doc_id, collection="nav",
                                 heading=["Staff", "notes"])  # fmt: skip
         assert "staff notes 0" in notes["content"] and notes["position"] == 6

@@ -68,15 +68,17 @@ async def exercise_library(call: Checked, docs_dir: Path, web_port: int) -> None
     await call("get_collections", collection=COLLECTION)
     await call("get_document", doc_id=doc_id, collection=COLLECTION)
     await call("find_similar", doc_id=doc_id, collection=COLLECTION)
-    await call("get_document_outline", doc_id=doc_id, collection=COLLECTION)
-    await call("get_document_section", doc_id=doc_id, collection=COLLECTION, position=0)
+    for fmt in ("concise", "detailed"):
+        await call("get_document_outline", doc_id=doc_id, collection=COLLECTION, response_format=fmt)
+        await call("get_document_section", doc_id=doc_id, collection=COLLECTION, position=0, response_format=fmt)
     (docs_dir / "schema_pages.pdf").write_bytes(report_pdf(2, seed=3)[0])
     paged = await call("ingest_document", file_path=str(docs_dir / "schema_pages.pdf"), collection=COLLECTION)
     assert paged["status"] == "indexed"
-    pages = await call(
-        "get_document_pages", key=str(docs_dir / "schema_pages.pdf"), collection=COLLECTION, first_page=2
-    )
-    assert pages["pages"][0]["page"] == 2
+    for fmt in ("concise", "detailed"):
+        pages = await call("get_document_pages", key=str(docs_dir / "schema_pages.pdf"), collection=COLLECTION,
+                           first_page=1, last_page=2, response_format=fmt)  # fmt: skip
+        assert [page["page"] for page in pages["pages"]] == [1, 2]
+        assert fmt == "concise" or pages["pages"][0]["headings"], pages
     await call("delete_document", doc_id=doc_id, collection=COLLECTION)
     assert (await call("get_document", doc_id=doc_id, collection=COLLECTION))["success"] is False
 

@@ -12,7 +12,8 @@ from typing import Annotated
 from ingestion_contracts.gateway import DocumentStructure, OutlineSection
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ...errors import ToolFailure
 from ...library import estimate_tokens
@@ -21,7 +22,7 @@ from ...tools.annotations import READ
 from ...tools.common import profile_tools, result
 from .documents import DocRefArg, KeyArg, resolve_doc_id
 from .documents import doc_name as short_name
-from .models import CollectionArg, ToolOutput, render_error
+from .models import CollectionArg, FormatArg, ToolOutput, render_error
 
 StartCharArg = Annotated[int, Field(default=0, ge=0)]  # a cut answer names the call that reads on
 PREAMBLE = "(before the first heading)"
@@ -34,9 +35,13 @@ class OutlineEntry(BaseModel):
     depth: int
     page: int | None = None
     tokens: int
+    # detailed only (named in OutlineOutput's description)
+    heading_path: SkipJsonSchema[list[str] | None] = None
+    page_end: SkipJsonSchema[int | None] = None
 
 
 class OutlineOutput(ToolOutput):
+    model_config = ConfigDict(json_schema_extra={"description": "'detailed' adds heading_path and page_end."})
     doc_id: str | None = None
     name: str | None = None
     levels_known: bool | None = None
@@ -46,6 +51,7 @@ class OutlineOutput(ToolOutput):
 
 
 class SectionOutput(ToolOutput):
+    model_config = ConfigDict(json_schema_extra={"description": "'detailed' adds heading_levels and chunks."})
     doc_id: str | None = None
     name: str | None = None
     position: int | None = None
@@ -55,14 +61,18 @@ class SectionOutput(ToolOutput):
     content: str | None = None
     truncated: bool | None = None
     next_start_char: int | None = None
+    heading_levels: SkipJsonSchema[list[int] | None] = None
+    chunks: SkipJsonSchema[list[int] | None] = None  # first and last chunk index
 
 
 class PageText(BaseModel):
     page: int
     text: str
+    headings: SkipJsonSchema[list[str] | None] = None  # detailed: the sections that begin on the page
 
 
 class PagesOutput(ToolOutput):
+    model_config = ConfigDict(json_schema_extra={"description": "'detailed' adds each page's headings."})
     doc_id: str | None = None
     name: str | None = None
     page_count: int | None = None
@@ -147,15 +157,18 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         key: KeyArg = None,
         collection: CollectionArg = None,
         offset: Annotated[int, Field(default=0, ge=0)] = 0,
+        response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, OutlineOutput]:
         """A document's sections in order: heading, level, page, size in tokens."""
         name = state.collection(collection)
         doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        detailed = response_format == "detailed"
         entries = [
             OutlineEntry(
                 position=s.position, title=s.heading_path[-1] if s.heading_path else PREAMBLE,
                 level=s.heading_levels[-1] if s.heading_levels else None, depth=len(s.heading_path), page=s.page,
                 tokens=estimate_tokens(doc.content[s.start : s.end]),
+                heading_path=s.heading_path if detailed else None, page_end=s.page_end if detailed else None,
             )
             for s in doc.sections[offset:]
         ]  # fmt: skip
@@ -185,6 +198,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         position: Annotated[int | None, Field(default=None, ge=0, description="From the outline.")] = None,
         subsections: Annotated[bool, Field(default=True)] = True,
         start_char: StartCharArg = 0,
+        response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SectionOutput]:
         """One section's Markdown (with its subsections unless false), by heading or outline position."""
         name = state.collection(collection)
@@ -199,6 +213,8 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
             heading_path=section.heading_path, page=min(pages) if pages else None,
             page_end=max(pages) if pages else None, content=content, truncated=truncated or None,
             next_start_char=start_char + len(content) if truncated else None,
+            heading_levels=section.heading_levels if response_format == "detailed" else None,
+            chunks=[section.chunk_start, last.chunk_end] if response_format == "detailed" else None,
             message=f"'{' > '.join(section.heading_path) or PREAMBLE}' of '{doc_name(doc)}': characters "
             f"{start_char}-{start_char + len(content)} of {len(text)}.",
         )  # fmt: skip
@@ -214,6 +230,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         collection: CollectionArg = None,
         last_page: Annotated[int | None, Field(default=None, ge=1, description="Default: first_page.")] = None,
         start_char: StartCharArg = 0,
+        response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, PagesOutput]:
         """The text of pages first_page..last_page of a PDF or slides, page by page."""
         name = state.collection(collection)
@@ -233,11 +250,15 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
             raise ToolFailure(f"'{doc_name(doc)}' has {count} pages; there is no page {first_page}.",
                               f"Ask for pages 1-{count}.", code="PAGE_NOT_FOUND")  # fmt: skip
         pages = page_texts(doc, first_page, last)
+        if response_format == "detailed":
+            for page in pages:
+                page.headings = [" > ".join(s.heading_path) for s in doc.sections if s.page == page.page and
+                                 s.heading_path and doc.content[s.start : s.end].lstrip().startswith("#")]  # fmt: skip
         budget, shown, cut = state.library.budget.chars, list[PageText](), None
         for i, page in enumerate(pages):
             skip = start_char if i == 0 else 0
             text = page.text[skip : skip + budget]
-            shown.append(PageText(page=page.page, text=text))
+            shown.append(PageText(page=page.page, text=text, headings=page.headings))
             budget -= len(text)
             if skip + len(text) < len(page.text):
                 cut = (page.page, skip + len(text))
