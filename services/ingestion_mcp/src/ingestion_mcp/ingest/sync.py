@@ -1,0 +1,303 @@
+"""Keep a collection in step with a folder: walk, compare, ingest what changed, prune what is gone.
+
+One engine for the `sync_folder` tool and `ingestion-index update` (issue 29).
+
+Where the per-file state lives: in the collection itself. The gateway registry already keeps, per
+document, its key, content_hash and metadata, durably and shared by every replica and worker; each
+synced document also carries `sync_size` and `sync_mtime_ns` in its metadata. So a restart or another
+replica sees the same state, and there is no second store to drift from the index. An unchanged file
+(same size and mtime as recorded) is skipped without reading its body; otherwise its sha256 (read in
+blocks) decides, the same hash the ingest pipeline stores.
+
+Memory: the walk is a generator over os.scandir and files are sent in batches of
+`settings.index_batch_size`; what is held for the whole run is one small tuple per indexed document
+(key, doc_id, hash, size, mtime), never file bodies.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import stat
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ingestion_contracts.docling import EXTENSIONS
+
+from ..backend import Backend
+from ..errors import CollectionNotFound, ToolFailure
+from ..settings import McpSettings
+from ..sources.paths import ensure_inside
+from .pipeline import BatchItem, Ingestor, IngestOutcome
+
+SIZE_KEY = "sync_size"
+MTIME_KEY = "sync_mtime_ns"
+HASH_BLOCK = 1 << 20
+Progress = Callable[[int, int, str], Awaitable[None]]  # files done, files seen so far, message
+TagsFor = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    folder: str
+    collection: str
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    recursive: bool = True
+    prune: bool = True
+    dry_run: bool = False
+    key_prefix: str | None = None  # None: the folder's real path; "": folder-relative keys (the notes vault)
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str  # folder-relative, forward slashes
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Refusal:
+    rel: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Known:
+    doc_id: str
+    content_hash: str
+    size: int | None
+    mtime_ns: int | None
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+    cancelled: bool = False
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "added": len(self.added), "replaced": len(self.replaced), "unchanged": self.unchanged,
+            "removed": len(self.removed), "failed": len(self.failed),
+        }  # fmt: skip
+
+
+def _matches(rel: str, patterns: tuple[str, ...]) -> bool:
+    name = PurePosixPath(rel).name
+    return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _wanted(rel: str, options: SyncOptions) -> bool:
+    if options.include and not _matches(rel, options.include):
+        return False
+    return not _matches(rel, options.exclude)
+
+
+def walk(root: Path, roots: list[Path], options: SyncOptions) -> Iterator[Entry | Refusal]:
+    """Every candidate file under `root`, streamed; links out of the roots and special files refused."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Refusal(_rel(root, Path(folder)) or ".", f"cannot list folder: {exc.strerror or exc}")
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            rel = _rel(root, path)
+            yield from _one(path, rel, root, roots, options, stack)
+
+
+def _one(
+    path: Path, rel: str, root: Path, roots: list[Path], options: SyncOptions, stack: list[Path]
+) -> Iterator[Entry | Refusal]:
+    if path.is_symlink():
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            yield Refusal(rel, "broken or looping symbolic link")
+            return
+        if not any(real == r or r in real.parents for r in roots):
+            yield Refusal(rel, "symbolic link that leads outside the allowed folders")
+            return
+        if real.is_dir():
+            return  # linked folders are not followed: no loops, no double counting
+    try:
+        st = path.stat()
+    except OSError as exc:
+        yield Refusal(rel, f"cannot stat: {exc.strerror or exc}")
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if options.recursive and not path.is_symlink():
+            stack.append(path)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        if _wanted(rel, options):
+            yield Refusal(rel, "not a regular file (fifo, socket or device)")
+        return
+    if path.suffix.lower() not in EXTENSIONS or not _wanted(rel, options):
+        return
+    if not os.access(path, os.R_OK):
+        yield Refusal(rel, "file is not readable (permission denied)")
+        return
+    yield Entry(rel, path, st.st_size, st.st_mtime_ns)
+
+
+def _rel(root: Path, path: Path) -> str:
+    return PurePosixPath(*path.relative_to(root).parts).as_posix() if path != root else ""
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(HASH_BLOCK):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+async def known_documents(backend: Backend, collection: str, prefix: str) -> dict[str, Known]:
+    """key -> what the registry holds, for every document whose key lies under `prefix`."""
+    known: dict[str, Known] = {}
+    offset = 0
+    while True:
+        try:
+            page = await backend.list_documents(collection, offset=offset, limit=1000)
+        except CollectionNotFound:
+            return known
+        for doc in page.documents:
+            key = doc.key or doc.source
+            if key.startswith(prefix):
+                meta = doc.metadata or {}
+                known[key] = Known(doc.doc_id, doc.content_hash, _int(meta.get(SIZE_KEY)), _int(meta.get(MTIME_KEY)))
+        offset += len(page.documents)
+        if not page.documents or offset >= page.total:
+            return known
+
+
+async def _no_progress(done: int, seen: int, message: str) -> None:
+    return None
+
+
+class FolderSync:
+    """The one sync engine: `run` walks, ingests new and changed files, and prunes what is gone."""
+
+    def __init__(self, backend: Backend, settings: McpSettings, ingestor: Ingestor | None = None) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.ingestor = ingestor or Ingestor(backend, settings)
+
+    async def run(
+        self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> SyncReport:  # fmt: skip
+        roots = [Path(r) for r in self.settings.allowed_roots]
+        root = ensure_inside(options.folder, roots)
+        if not root.is_dir():
+            raise ToolFailure(f"Not a folder: {options.folder}.", "Pass a folder under the allowed roots.")
+        prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
+        known = await known_documents(self.backend, options.collection, prefix)
+        report = SyncReport(dry_run=options.dry_run)
+        seen: set[str] = set()
+        pending: list[tuple[Entry, str]] = []
+        done = total = 0
+        for item in walk(root, roots, options):
+            if cancelled():
+                report.cancelled = True
+                break
+            total += 1
+            if isinstance(item, Refusal):
+                seen.add(prefix + item.rel)  # a refused file keeps what it had: no prune on a passing error
+                report.failed.append((item.rel, item.reason))
+                done += 1
+                continue
+            key = prefix + item.rel
+            seen.add(key)
+            was = known.get(key)
+            if was and was.size == item.size and was.mtime_ns == item.mtime_ns:
+                report.unchanged += 1
+                done += 1
+                continue
+            try:
+                fresh = digest(item.path)
+            except OSError as exc:
+                report.failed.append((item.rel, f"cannot read: {exc.strerror or exc}"))
+                done += 1
+                continue
+            if was and was.content_hash == fresh:
+                report.unchanged += 1  # touched, not changed; its size/mtime are refreshed at the next change
+                done += 1
+                continue
+            pending.append((item, key))
+            if len(pending) >= self.settings.index_batch_size:
+                done += await self._send(pending, options, known, report, tags_for)
+                pending = []
+                await progress(done, total, f"file {done:,}/{total:,}")
+        if pending and not report.cancelled:
+            done += await self._send(pending, options, known, report, tags_for)
+        await progress(done, total, f"file {done:,}/{total:,}")
+        if options.prune and not report.cancelled:
+            await self._prune(known, seen, options, report)
+        return report
+
+    async def _send(
+        self, pending: list[tuple[Entry, str]], options: SyncOptions, known: dict[str, Known], report: SyncReport,
+        tags_for: TagsFor,
+    ) -> int:  # fmt: skip
+        if options.dry_run:
+            for entry, key in pending:
+                (report.replaced if key in known else report.added).append(entry.rel)
+            return len(pending)
+        groups: dict[tuple[str, ...], list[tuple[Entry, str]]] = {}
+        for entry, key in pending:
+            groups.setdefault(tuple(tags_for(entry.rel)), []).append((entry, key))
+        for tags, group in groups.items():
+            items = [
+                BatchItem(file_path=str(e.path), source=e.rel, key=key,
+                          metadata={SIZE_KEY: e.size, MTIME_KEY: e.mtime_ns})
+                for e, key in group
+            ]  # fmt: skip
+            outcomes = await self.ingestor.ingest_many(items, collection=options.collection, tags=list(tags))
+            for (entry, key), outcome in zip(group, outcomes, strict=True):
+                _record(report, entry.rel, key in known, outcome)
+        return len(pending)
+
+    async def _prune(self, known: dict[str, Known], seen: set[str], options: SyncOptions, report: SyncReport) -> None:
+        prefix_len = len(options.key_prefix) if options.key_prefix is not None else 0
+        for key, was in known.items():
+            if key in seen:
+                continue
+            label = key[prefix_len:] if options.key_prefix is not None else key
+            if not options.dry_run:
+                try:
+                    await self.backend.delete_document(options.collection, was.doc_id)
+                except (ToolFailure, OSError) as exc:  # one failed delete never stops the rest
+                    report.failed.append((label, f"could not remove: {exc}"))
+                    continue
+            report.removed.append(label)
+
+
+def _record(report: SyncReport, rel: str, existed: bool, outcome: IngestOutcome | ToolFailure) -> None:
+    if isinstance(outcome, ToolFailure):
+        report.failed.append((rel, outcome.message))
+    elif outcome.status == "skipped":
+        report.unchanged += 1
+    elif existed or outcome.status in ("replaced", "updated"):
+        report.replaced.append(rel)
+    else:
+        report.added.append(rel)

@@ -1,0 +1,68 @@
+"""The folder sync engine (issue 29) on the real embedded backend: add, edit, delete, re-sync, dry run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from ingestion_contracts.gateway import SearchRequest
+from ingestion_mcp.ingest.sync import FolderSync, SyncOptions, walk
+from ingestion_mcp.library import Library
+from ingestion_mcp.state import AppState
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_walk_refuses_links_out_and_special_files(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write(root, {"a.md": "# A\n", "sub/b.txt": "b", "skip.log": "x", ".hidden/c.md": "c"})
+    outside = tmp_path / "secret.md"
+    outside.write_text("secret")
+    (root / "link.md").symlink_to(outside)
+    os.mkfifo(root / "pipe.md")
+    found = list(walk(root, [root], SyncOptions(str(root), "c")))
+    entries = sorted(e.rel for e in found if hasattr(e, "size"))
+    refused = {e.rel: e.reason for e in found if hasattr(e, "reason")}
+    assert entries == ["a.md", "sub/b.txt"]
+    assert "outside the allowed folders" in refused["link.md"]
+    assert "not a regular file" in refused["pipe.md"]
+    assert str(tmp_path) not in " ".join(refused.values())
+    flat = list(walk(root, [root], SyncOptions(str(root), "c", recursive=False, exclude=("*.txt",))))
+    assert sorted(e.rel for e in flat if hasattr(e, "size")) == ["a.md"]
+
+
+async def test_sync_follows_the_folder(app_state: AppState, docs_dir: Path) -> None:
+    folder = docs_dir / "synced"
+    write(folder, {
+        "garden.md": "# Garden\n\nDrip irrigation with soil moisture sensors for the vegetable beds.\n",
+        "bread.md": "# Bread\n\nFeed the sourdough starter with flour and water every morning.\n",
+        "notes/bees.txt": "Beekeeping: inspect the hive frames for queen cells every week in spring.\n",
+    })  # fmt: skip
+    engine = FolderSync(app_state.backend, app_state.settings)
+    opts = SyncOptions(str(folder), "sync_engine")
+    dry = await engine.run(SyncOptions(str(folder), "sync_engine", dry_run=True))
+    assert dry.counts()["added"] == 3
+    first = await engine.run(opts)
+    assert first.counts() == {"added": 3, "replaced": 0, "unchanged": 0, "removed": 0, "failed": 0}, first.failed
+    again = await engine.run(opts)
+    assert again.counts() == {"added": 0, "replaced": 0, "unchanged": 3, "removed": 0, "failed": 0}
+    (folder / "bread.md").write_text("# Bread\n\nRye bread needs a long cold proof in the fridge overnight.\n")
+    (folder / "garden.md").unlink()
+    write(folder, {"tea.md": "# Tea\n\nGreen tea is steeped at eighty degrees for two minutes.\n"})
+    plan = await engine.run(SyncOptions(str(folder), "sync_engine", dry_run=True))
+    assert plan.counts() == {"added": 1, "replaced": 1, "unchanged": 1, "removed": 1, "failed": 0}
+    second = await engine.run(opts)
+    assert second.counts() == {"added": 1, "replaced": 1, "unchanged": 1, "removed": 1, "failed": 0}
+    assert second.removed == [(folder.resolve() / "garden.md").as_posix()]
+    library = Library(app_state.backend, app_state.settings)
+    listed = await library.documents("sync_engine", limit=50)
+    assert sorted(Path(d.key).name for d in listed.documents) == ["bees.txt", "bread.md", "tea.md"]
+    found = await library.search(SearchRequest(query="drip irrigation soil moisture", collections=["sync_engine"]))
+    assert all("garden" not in hit.key for hit in found.hits)
