@@ -66,3 +66,37 @@ async def test_sync_follows_the_folder(app_state: AppState, docs_dir: Path) -> N
     assert sorted(Path(d.key).name for d in listed.documents) == ["bees.txt", "bread.md", "tea.md"]
     found = await library.search(SearchRequest(query="drip irrigation soil moisture", collections=["sync_engine"]))
     assert all("garden" not in hit.key for hit in found.hits)
+
+
+async def test_sync_folder_tool_through_a_client(connect, call_tool, docs_dir: Path) -> None:
+    folder = docs_dir / "tool_synced"
+    write(folder, {
+        "owls.md": "# Owls\n\nBarn owls hunt voles at night over rough grassland.\n",
+        "kites.md": "# Kites\n\nRed kites circle above the motorway verges looking for carrion.\n",
+    })  # fmt: skip
+    async with connect() as client:
+        dry = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_tool", dry_run=True)
+        assert dry["counts"]["added"] == 2
+        first = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_tool")
+        assert first["counts"] == {"added": 2, "replaced": 0, "unchanged": 0, "removed": 0, "failed": 0}
+        (folder / "owls.md").unlink()
+        (folder / "kites.md").write_text("# Kites\n\nKites nest in tall beech trees in early spring.\n")
+        os.mkfifo(folder / "pipe.md")
+        again = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_tool")
+        assert again["counts"] == {"added": 0, "replaced": 1, "unchanged": 0, "removed": 1, "failed": 1}
+        assert again["failed"] == ["pipe.md: not a regular file (fifo, socket or device)"]
+        found = await call_tool(client, "search", query="barn owls hunting voles", collections=["sync_tool"])
+        assert all("owls" not in str(hit) for hit in found.get("results", []))
+
+
+async def test_sync_folder_refuses_a_caller_without_the_write_right(connect, docs_dir: Path) -> None:
+    from ingestion_mcp.access.policy import Caller, Grant, acting_as
+
+    folder = docs_dir / "refused"
+    write(folder, {"a.md": "# A\n\nSomething worth indexing about lighthouses.\n"})
+    with acting_as(Caller("reader", (Grant("*", "read"),))):
+        async with connect() as client:
+            response = await client.call_tool("sync_folder", {"folder": str(folder), "collection": "sync_refused"})
+            listed = await client.call_tool("get_collections", {})
+    assert response.is_error and "write" in str(response.content)
+    assert not listed.is_error and "sync_refused" not in str(listed.structured_content)

@@ -38,4 +38,4 @@ def test_each_profile_registers_the_job_kinds_its_tools_submit() -> None:
         if register is not None:
             register(kinds)
     assert set(kinds.names) == {"ingest_document", "ingest_text", "ingest_from_url", "ingest_batch", "ingest_upload",
-                                "fetch_file", "fetch_repo"}  # fmt: skip
+                                "fetch_file", "fetch_repo", "sync_folder"}  # fmt: skip

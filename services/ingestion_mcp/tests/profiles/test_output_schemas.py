@@ -59,6 +59,11 @@ async def exercise_library(call: Checked, docs_dir: Path, web_port: int) -> None
     items = [{"text": SECTIONS["Volcanoes"], "name": "volcanoes"}, {"file_path": "/nope.md"}]
     batch = await call("ingest_batch", collection=COLLECTION, items=items)
     assert batch["failed"] == 1
+    (docs_dir / "schema_sync").mkdir(exist_ok=True)
+    (docs_dir / "schema_sync" / "a.md").write_text("# Owls\n\n" + " ".join([SECTIONS["Tides"]] * 3) + "\n")
+    synced = await call("sync_folder", folder=str(docs_dir / "schema_sync"), collection=COLLECTION)
+    assert synced["counts"]["added"] == 1
+    assert (await call("sync_folder", folder="/etc", collection=COLLECTION))["success"] is False
     for fmt in ("concise", "detailed"):
         found = await call("search", query="moon tides", collection=COLLECTION, response_format=fmt)
         await call("list_documents", collection=COLLECTION, limit=1, response_format=fmt)

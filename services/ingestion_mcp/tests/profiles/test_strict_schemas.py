@@ -40,6 +40,7 @@ FAILING_CALLS: dict[str, dict[str, dict[str, Any]]] = {
         "ingest_text": {"text": "too short"},
         "list_documents": {"collection": MISSING},
         "search": {"query": "tides", "collection": MISSING},
+        "sync_folder": {"folder": "/etc"},
     },
     "mcpvectordb": {
         "delete_document": {"doc_id": "nope"},

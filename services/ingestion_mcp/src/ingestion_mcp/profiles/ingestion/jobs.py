@@ -12,6 +12,7 @@ from ...jobs import ProgressFn
 from ...jobs.kinds import JobKinds
 from ...state import AppState
 from .batch import summarize
+from .sync import sync_folder_job
 
 
 async def ingest_document(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:
@@ -47,5 +48,5 @@ async def ingest_batch(state: AppState, params: dict[str, Any], progress: Progre
 def register_jobs(kinds: JobKinds[AppState]) -> None:
     for name, fn in (("ingest_document", ingest_document), ("ingest_text", ingest_text),
                      ("ingest_from_url", ingest_from_url), ("ingest_batch", ingest_batch),
-                     ("ingest_upload", ingest_upload)):  # fmt: skip
+                     ("ingest_upload", ingest_upload), ("sync_folder", sync_folder_job)):  # fmt: skip
         kinds.add(name, fn)
