@@ -100,3 +100,19 @@ async def test_sync_folder_refuses_a_caller_without_the_write_right(connect, doc
             listed = await client.call_tool("get_collections", {})
     assert response.is_error and "write" in str(response.content)
     assert not listed.is_error and "sync_refused" not in str(listed.structured_content)
+
+
+async def test_a_cancelled_sync_prunes_nothing_and_a_rerun_completes(app_state: AppState, docs_dir: Path) -> None:
+    folder = docs_dir / "cancelled"
+    write(folder, {f"n{i}.md": f"# Note {i}\n\nPlain note number {i} about walking in the hills.\n" for i in range(4)})
+    engine = FolderSync(app_state.backend, app_state.settings)
+    opts = SyncOptions(str(folder), "sync_cancel")
+    assert (await engine.run(opts)).counts()["added"] == 4
+    (folder / "n0.md").unlink()
+    asked = iter([False, True])
+    stopped = await engine.run(opts, cancelled=lambda: next(asked, True))
+    assert stopped.cancelled and stopped.removed == []
+    listed = await Library(app_state.backend, app_state.settings).documents("sync_cancel", limit=50)
+    assert len(listed.documents) == 4  # nothing half-done: the pruning waits for a complete walk
+    again = await engine.run(opts)
+    assert again.counts() == {"added": 0, "replaced": 0, "unchanged": 3, "removed": 1, "failed": 0}
