@@ -10,6 +10,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 # Collection, library and vector-store names, as users write them. The gateway maps each to a Milvus name
 # (vector_gateway/names.py); names that start with '_' stay reserved for the gateway's own collections.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$"
+# A document id as the gateway derives it (upsert.derive_doc_id) or a caller chose it.
+DOC_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_NAME_LENGTH = 255
 NAME_RULE = "1-255 letters, digits, '-', '_' or '.', starting with a letter or digit"
 _NAME_RE = re.compile(NAME_PATTERN)

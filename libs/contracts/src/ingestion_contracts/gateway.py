@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from .chunker import PageStart
-from .common import MAX_TAGS, CollectionName, Tag, WireModel
+from .common import DOC_ID_PATTERN, MAX_TAGS, CollectionName, Tag, WireModel
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 # indexed: new; replaced: content or chunking changed (re-embedded); updated: same content and chunking, new
@@ -132,7 +132,7 @@ class UpsertDocumentRequest(WireModel):
     )
     doc_id: str | None = Field(
         default=None,
-        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        pattern=DOC_ID_PATTERN,
         description="Omit to derive a stable id from (collection, key).",
     )
     chunking: str = Field(

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ingestion_contracts.common import DOC_ID_PATTERN, NAME_PATTERN
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import Tool as MCPTool
@@ -25,6 +26,7 @@ INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
 - Every answer carries success and message; a failed one error and suggestion (what to do instead).
 - Tools take an optional collection; without one they use the default collection (search: every collection).
+  A collection name is 1-255 letters, digits, '-', '_' or '.', starting with a letter or digit.
 - To add content: ingest_document (a file path), ingest_from_url (a link), ingest_text (text you have),
   ingest_batch (many at once).
 - To find content: search (hybrid keyword + semantic); results name the document, page and section.
@@ -33,6 +35,10 @@ ingestion-mcp indexes documents and finds passages in them.
   path, URL or name it was ingested with).
 - Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
 """
+
+# Rules the instructions state once (collection names; a doc_id is one search or list_documents gave), not
+# listed in every tool's schema; each tool's model still enforces them and its error names the rule.
+SAID_ONCE = (NAME_PATTERN, DOC_ID_PATTERN)
 
 # The value MCP gives a hint that is left out (ToolAnnotations: readOnlyHint false, destructiveHint true, ...).
 HINT_DEFAULTS = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False, "open_world_hint": True}
@@ -97,7 +103,7 @@ class ProfileServer(MCPServer):
         output = inline_single_use(lean(tool.output_schema, output=True, absent_is_null=own))
         output = without_required(output) if own else output
         arguments = lean(tool.input_schema, absent_is_null=own)
-        arguments = without_unreached_limits(inline_single_use(arguments)) if own else arguments
+        arguments = without_unreached_limits(inline_single_use(arguments), SAID_ONCE) if own else arguments
         hints = tool.annotations and lean_annotations(tool.annotations, omit_defaults=own)
         update = {"input_schema": strict(arguments), "output_schema": strict(output), "annotations": hints}
         return tool.model_copy(update=update)

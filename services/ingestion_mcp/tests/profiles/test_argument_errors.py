@@ -63,3 +63,23 @@ async def test_limits_left_out_of_the_listing_are_still_enforced_and_named(
     assert answer.is_error and answer.structured_content is not None
     error = answer.structured_content["error"]
     assert error.startswith(f"Invalid input: {field}") and limit in error, error
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [("list_documents", {"collection": "bad name!"}, "letters, digits"),
+     ("get_document", {"doc_id": "../etc"}, "[A-Za-z0-9_-]{1,64}")],
+)  # fmt: skip
+async def test_rules_said_once_in_the_instructions_are_still_enforced_and_named(
+    app_state, tool: str, arguments: dict[str, Any], named: str
+) -> None:
+    """A collection name's and a doc_id's rule are said once (the server's instructions), not in every schema;
+    the tool still refuses a value that breaks it, and says the rule."""
+    async with Client(build_server(profile_state(app_state, profiles=["ingestion"]))) as client:
+        listed = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        field = next(iter(arguments))
+        assert "pattern" not in listed[tool]["properties"][field]
+        assert "1-255 letters, digits" in (client.instructions or "")
+        answer = await client.call_tool(tool, arguments)
+    assert answer.is_error and answer.structured_content is not None
+    assert named in answer.structured_content["error"], answer.structured_content

@@ -15,7 +15,7 @@ takes null; results of profiles that leave absent fields out (never null) valida
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 # Keys whose value is a map of names to schemas: the names there are data, never schema keywords.
@@ -144,11 +144,12 @@ def without_required(schema: Any) -> Any:
 UNLISTED_MAX_LENGTH = 256
 
 
-def without_unreached_limits(schema: Any) -> Any:
-    """Argument schemas without `minLength: 1` and without string ceilings of UNLISTED_MAX_LENGTH or more.
+def without_unreached_limits(schema: Any, said_once: Collection[str] = ()) -> Any:
+    """Argument schemas without `minLength: 1`, without string ceilings of UNLISTED_MAX_LENGTH or more, and
+    without the patterns in `said_once` (a rule the server's instructions state once for every tool).
 
-    The tool's own model still enforces both; the listed schema then accepts a superset of what the tool
-    takes, and a value outside it gets the model's error, which names the limit."""
+    The tool's own model still enforces each; the listed schema then accepts a superset of what the tool
+    takes, and a value outside it gets the model's error, which names the limit or the rule."""
 
     def drop(node: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -156,6 +157,7 @@ def without_unreached_limits(schema: Any) -> Any:
             for key, value in node.items()
             if not (key == "minLength" and value == 1)
             and not (key == "maxLength" and isinstance(value, int) and value >= UNLISTED_MAX_LENGTH)
+            and not (key == "pattern" and value in said_once)
         }
 
     return _each_schema(schema, drop)

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
 from ingestion_contracts import NAME_PATTERN, ErrorBody
+from ingestion_contracts.common import DOC_ID_PATTERN
 from ingestion_contracts.gateway import (
     CollectionInfo,
     CollectionList,
@@ -57,7 +58,7 @@ CollectionPath = Annotated[
     str,
     Path(min_length=1, max_length=255, pattern=NAME_PATTERN, description="Collection name, e.g. legal-docs.2026"),
 ]
-DocIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="Document id")]
+DocIdPath = Annotated[str, Path(pattern=DOC_ID_PATTERN, description="Document id")]
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, object]]:

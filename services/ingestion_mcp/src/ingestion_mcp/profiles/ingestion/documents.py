@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Annotated
 
-from ingestion_contracts.common import UserName
+from ingestion_contracts.common import DOC_ID_PATTERN, UserName
 from ingestion_contracts.gateway import DocumentInfo
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
@@ -33,7 +33,7 @@ from .documents_models import (
 from .models import CollectionArg, FormatArg, PassageItem, render_error
 from .tools import search_item
 
-DocRefArg = Annotated[str | None, Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+DocRefArg = Annotated[str | None, Field(default=None, pattern=DOC_ID_PATTERN)]
 KeyArg = Annotated[str | None, Field(default=None, min_length=1, max_length=4096)]  # said in the instructions
 NameArg = UserName
 INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from ingestion_contracts.common import NAME_PATTERN, UserName
+from ingestion_contracts.common import DOC_ID_PATTERN, NAME_PATTERN, UserName
 from ingestion_contracts.gateway import DocumentInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
@@ -251,7 +251,7 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
 
     @tool(READ)
     async def get_document(
-        doc_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+        doc_id: Annotated[str, Field(pattern=DOC_ID_PATTERN)],
     ) -> Annotated[CallToolResult, DocumentResult]:
         """Return the full Markdown text of an indexed document."""
         name = await find_library(state, doc_id)
@@ -274,7 +274,7 @@ def _register_manage(tool: ToolDecorator, state: AppState) -> None:
 
     @tool(REMOVE)
     async def delete_document(
-        doc_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+        doc_id: Annotated[str, Field(pattern=DOC_ID_PATTERN)],
     ) -> Annotated[CallToolResult, DeleteResult]:
         """Remove a document and all its chunks from the index."""
         name = await find_library(state, doc_id)
