@@ -75,6 +75,11 @@ async def test_sync_folder_tool_through_a_client(connect, call_tool, docs_dir: P
         "kites.md": "# Kites\n\nRed kites circle above the motorway verges looking for carrion.\n",
     })  # fmt: skip
     async with connect() as client:
+        outside = await call_tool(client, "sync_folder", folder="/etc", collection="sync_tool")
+        assert outside["success"] is False and "not inside the allowed folders" in outside["error"]
+        assert "job_id" not in outside and (await call_tool(client, "list_active_jobs"))["jobs"] == []
+        notafolder = await call_tool(client, "sync_folder", folder=str(folder / "owls.md"), collection="sync_tool")
+        assert notafolder["success"] is False and notafolder["error"].startswith("Not a folder")
         dry = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_tool", dry_run=True)
         assert dry["counts"]["added"] == 2
         first = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_tool")

@@ -194,6 +194,14 @@ async def _no_progress(done: int, seen: int, message: str) -> None:
     return None
 
 
+def folder_root(folder: str, settings: McpSettings) -> Path:
+    """The real path of a folder under the allowed roots; anything else is refused (before a job is queued)."""
+    root = ensure_inside(folder, [Path(r) for r in settings.allowed_roots])
+    if not root.is_dir():
+        raise ToolFailure(f"Not a folder: {folder}.", "Pass a folder under the allowed roots.")
+    return root
+
+
 class FolderSync:
     """The one sync engine: `run` walks, ingests new and changed files, and prunes what is gone."""
 
@@ -207,9 +215,7 @@ class FolderSync:
         cancelled: Callable[[], bool] = lambda: False,
     ) -> SyncReport:  # fmt: skip
         roots = [Path(r) for r in self.settings.allowed_roots]
-        root = ensure_inside(options.folder, roots)
-        if not root.is_dir():
-            raise ToolFailure(f"Not a folder: {options.folder}.", "Pass a folder under the allowed roots.")
+        root = folder_root(options.folder, self.settings)
         prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
         known = await known_documents(self.backend, options.collection, prefix)
         report = SyncReport(dry_run=options.dry_run)

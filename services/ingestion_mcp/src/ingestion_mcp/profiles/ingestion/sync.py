@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ...access.audit import require
-from ...ingest.sync import FolderSync, SyncOptions
+from ...ingest.sync import FolderSync, SyncOptions, folder_root
 from ...jobs import ProgressFn
 from ...state import AppState
 from ...tools.annotations import REMOVE
@@ -65,6 +65,7 @@ def register(server: MCPServer, state: AppState) -> None:
         ones; dry_run only reports. Answers counts or a job_id."""
         target = state.collection(collection)
         require("sync_folder", target, None, "write")  # dry runs too: what may not be written is not planned
+        folder_root(folder, state.settings)  # a folder outside the roots is refused here, nothing queued
         params = {"folder": folder, "collection": target, "include": include, "exclude": exclude,
                   "recursive": recursive, "prune": prune, "dry_run": dry_run}  # fmt: skip
         job, finished = await state.run_job(ctx, "sync_folder", params, f"sync {folder}")
