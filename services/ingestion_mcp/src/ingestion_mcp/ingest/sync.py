@@ -29,7 +29,7 @@ from ingestion_contracts.docling import EXTENSIONS
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure
 from ..settings import McpSettings
-from ..sources.paths import ensure_inside
+from ..sources.paths import allowed_real_roots, ensure_inside, inside_any
 from .pipeline import BatchItem, Ingestor, IngestOutcome
 
 SIZE_KEY = "sync_size"
@@ -102,7 +102,7 @@ def _wanted(rel: str, options: SyncOptions) -> bool:
 
 
 def walk(root: Path, roots: list[Path], options: SyncOptions) -> Iterator[Entry | Refusal]:
-    """Every candidate file under `root`, streamed; links out of the roots and special files refused."""
+    """Every candidate file under `root`, streamed; links out of `roots` (real paths) and special files refused."""
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -129,7 +129,7 @@ def _one(
         except (OSError, RuntimeError):
             yield Refusal(rel, "broken or looping symbolic link")
             return
-        if not any(real == r or r in real.parents for r in roots):
+        if not inside_any(real, roots):
             yield Refusal(rel, "symbolic link that leads outside the allowed folders")
             return
         if real.is_dir():
@@ -196,7 +196,7 @@ async def _no_progress(done: int, seen: int, message: str) -> None:
 
 def folder_root(folder: str, settings: McpSettings) -> Path:
     """The real path of a folder under the allowed roots; anything else is refused (before a job is queued)."""
-    root = ensure_inside(folder, [Path(r) for r in settings.allowed_roots])
+    root = ensure_inside(folder, settings.allowed_roots)
     if not root.is_dir():
         raise ToolFailure(f"Not a folder: {folder}.", "Pass a folder under the allowed roots.")
     return root
@@ -214,7 +214,7 @@ class FolderSync:
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
         cancelled: Callable[[], bool] = lambda: False,
     ) -> SyncReport:  # fmt: skip
-        roots = [Path(r) for r in self.settings.allowed_roots]
+        roots = allowed_real_roots(self.settings.allowed_roots)
         root = folder_root(options.folder, self.settings)
         prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
         known = await known_documents(self.backend, options.collection, prefix)
@@ -239,16 +239,17 @@ class FolderSync:
                 report.unchanged += 1
                 done += 1
                 continue
-            try:
-                fresh = digest(item.path)
-            except OSError as exc:
-                report.failed.append((item.rel, f"cannot read: {exc.strerror or exc}"))
-                done += 1
-                continue
-            if was and was.content_hash == fresh:
-                report.unchanged += 1  # touched, not changed; its size/mtime are refreshed at the next change
-                done += 1
-                continue
+            if was:  # a new file has no hash to compare with: the pipeline reads and hashes it once
+                try:
+                    fresh = digest(item.path)
+                except OSError as exc:
+                    report.failed.append((item.rel, f"cannot read: {exc.strerror or exc}"))
+                    done += 1
+                    continue
+                if was.content_hash == fresh:
+                    report.unchanged += 1  # touched, not changed; its size/mtime are refreshed at the next change
+                    done += 1
+                    continue
             pending.append((item, key))
             if len(pending) >= self.settings.index_batch_size:
                 done += await self._send(pending, options, known, report, tags_for)
@@ -284,11 +285,11 @@ class FolderSync:
         return len(pending)
 
     async def _prune(self, known: dict[str, Known], seen: set[str], options: SyncOptions, report: SyncReport) -> None:
-        prefix_len = len(options.key_prefix) if options.key_prefix is not None else 0
+        prefix_len = len(options.key_prefix or "")  # a label is the key without a folder-relative prefix
         for key, was in known.items():
             if key in seen:
                 continue
-            label = key[prefix_len:] if options.key_prefix is not None else key
+            label = key[prefix_len:]
             if not options.dry_run:
                 try:
                     await self.backend.delete_document(options.collection, was.doc_id)

@@ -11,7 +11,7 @@ from .errors import INVALID_PATH, SourceError
 
 def resolve_allowed(path: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> Path:
     """The real path of an existing file under one of `roots`; relative paths start at the first root."""
-    real_roots = _real_roots(roots)
+    real_roots = allowed_real_roots(roots)
     candidate = _lexical(path, real_roots, [Path(os.path.abspath(Path(r).expanduser())) for r in roots])
     try:
         resolved = candidate.resolve(strict=True)
@@ -25,7 +25,7 @@ def resolve_allowed(path: str | os.PathLike[str], roots: Sequence[str | os.PathL
         raise SourceError(
             INVALID_PATH, f"Cannot read {candidate}: {exc}.", "Check the path and its permissions."
         ) from exc
-    if not _inside_any(resolved, real_roots):
+    if not inside_any(resolved, real_roots):
         raise _outside(str(path), real_roots, "it is a link that leads outside them")
     if not resolved.is_file():
         raise SourceError(
@@ -38,18 +38,19 @@ def resolve_allowed(path: str | os.PathLike[str], roots: Sequence[str | os.PathL
 
 def ensure_inside(path: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> Path:
     """A path (that may not exist yet, e.g. a download folder) whose existing part lies under a root."""
-    real_roots = _real_roots(roots)
+    real_roots = allowed_real_roots(roots)
     candidate = _lexical(path, real_roots, [Path(os.path.abspath(Path(r).expanduser())) for r in roots])
     existing = candidate
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     resolved = existing.resolve(strict=True) / candidate.relative_to(existing)
-    if not _inside_any(resolved, real_roots):
+    if not inside_any(resolved, real_roots):
         raise _outside(str(path), real_roots, "it resolves outside them")
     return resolved
 
 
-def _real_roots(roots: Sequence[str | os.PathLike[str]]) -> list[Path]:
+def allowed_real_roots(roots: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The allowed folders as real paths (links resolved); none configured is refused."""
     if not roots:
         raise SourceError(
             INVALID_PATH,
@@ -72,7 +73,7 @@ def _lexical(path: str | os.PathLike[str], roots: list[Path], lexical_roots: lis
         raise _outside(text, roots, "it contains '..'")
     candidate = raw if raw.is_absolute() else roots[0] / raw
     # Judge the literal path before touching the disk, so paths outside the roots reveal nothing.
-    if not _inside_any(candidate, roots + lexical_roots):
+    if not inside_any(candidate, roots + lexical_roots):
         raise _outside(text, roots, "it is outside them")
     return candidate
 
@@ -81,7 +82,8 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def _inside_any(path: Path, roots: list[Path]) -> bool:
+def inside_any(path: Path, roots: list[Path]) -> bool:
+    """Whether `path` lies in one of `roots` (compare real paths with real roots)."""
     return any(_inside(path, root) for root in roots)
 
 
