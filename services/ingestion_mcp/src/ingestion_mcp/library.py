@@ -147,6 +147,15 @@ class Library:
                 return listing.documents[0]
         return None
 
+    async def find_key(self, collection: str, key: str) -> DocumentInfo | None:
+        """The document whose identity is `key`; a file path is also tried resolved (a link, `~`), the form
+        ingest_document stores. Raises CollectionNotFound as the gateway words it."""
+        keys = [key]
+        if key.startswith(("/", "~")) and "://" not in key:
+            with contextlib.suppress(OSError, RuntimeError):  # a symlink loop: the key as given only
+                keys.append(str(Path(key).expanduser().resolve()))
+        return await self.find(collection, *keys)
+
     async def chunk_counts(self, collection: str, keys: list[str]) -> dict[str, int]:
         """How many chunks each document (by key) has; 0 for one not stored."""
         unique = list(dict.fromkeys(keys))
@@ -181,12 +190,8 @@ class Library:
     async def doc_id_of(self, collection: str, key: str) -> str:
         """The doc_id of the document whose identity is `key` (a path, URL or name, as it was ingested; a
         path is also tried resolved)."""
-        keys = [key]
-        if key.startswith(("/", "~")) and "://" not in key:
-            with contextlib.suppress(OSError, RuntimeError):  # a symlink loop: the key as given only
-                keys.append(str(Path(key).expanduser().resolve()))
         try:
-            found = await self.find(collection, *keys)
+            found = await self.find_key(collection, key)
         except CollectionNotFound:
             raise await self.unknown_collection(collection) from None
         if found is None:

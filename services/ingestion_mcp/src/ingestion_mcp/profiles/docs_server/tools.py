@@ -93,7 +93,7 @@ class DocsServer:
                 code="INVALID_PATH",
             )
         try:
-            doc = await self.state.library.find(self.collection, file_path, str(Path(file_path).resolve()))
+            doc = await self.state.library.find_key(self.collection, file_path)
         except CollectionNotFound:
             raise index_empty() from None
         if doc is None:

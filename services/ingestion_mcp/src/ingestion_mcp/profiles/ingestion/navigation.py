@@ -86,6 +86,14 @@ def doc_name(doc: DocumentStructure) -> str:
     return short_name(doc.key or doc.source)
 
 
+async def read_structure(
+    state: AppState, collection: str | None, doc_id: str | None, key: str | None
+) -> DocumentStructure:
+    """The document a navigation tool names (by doc_id or key), with its map: one gateway read."""
+    name = state.collection(collection)
+    return await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+
+
 def _norm(title: str) -> str:
     return " ".join(title.split()).casefold()
 
@@ -160,8 +168,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, OutlineOutput]:
         """A document's sections in order: heading, level, page, size in tokens."""
-        name = state.collection(collection)
-        doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        doc = await read_structure(state, collection, doc_id, key)
         detailed = response_format == "detailed"
         entries = [
             OutlineEntry(
@@ -201,8 +208,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SectionOutput]:
         """One section's Markdown (with its subsections unless false), by heading or outline position."""
-        name = state.collection(collection)
-        doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        doc = await read_structure(state, collection, doc_id, key)
         section = find_section(doc, heading, position)
         last = section_end(doc, section, subsections)
         text = doc.content[section.start : last.end]
@@ -233,8 +239,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, PagesOutput]:
         """The text of pages first_page..last_page of a PDF or slides, page by page."""
-        name = state.collection(collection)
-        doc = await state.library.structure(name, await resolve_doc_id(state, name, doc_id, key))
+        doc = await read_structure(state, collection, doc_id, key)
         last = last_page or first_page
         if last < first_page:
             raise ToolFailure(f"last_page ({last}) is before first_page ({first_page}).",
