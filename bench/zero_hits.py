@@ -20,19 +20,24 @@ from .data import DATASETS, load
 from .metrics import fold_to_documents
 from .sweep import Lists, QueryRanker, load_lists, table
 
+MODES = ("hybrid", "semantic", "keyword")
+
+
+def fused_hits(lists: Lists, query: str, mode: str) -> list[tuple[str, Fused]]:
+    """One query's chunk hits in `mode`, scored as the gateway scores them (before any drop)."""
+    fusion = Fusion().for_query(query)
+    dense = [(chunk, score) for _, chunk, score in lists["dense"]]
+    bm25 = [(chunk, score) for _, chunk, score in lists["bm25"]]
+    if mode == "hybrid":
+        return fusion.fuse(dense, bm25)
+    return fusion.single(dense, "dense") if mode == "semantic" else fusion.single(bm25, "keyword")
+
 
 def ranker(mode: str, drop: bool) -> QueryRanker:
     def rank(lists: Lists, query: str) -> list[str]:
-        fusion = Fusion().for_query(query)
         doc_of = {chunk: doc for name in ("dense", "bm25") for doc, chunk, _ in lists[name]}
-        dense = [(chunk, score) for _, chunk, score in lists["dense"]]
-        bm25 = [(chunk, score) for _, chunk, score in lists["bm25"]]
-        fused: list[tuple[str, Fused]]
-        if mode == "hybrid":
-            fused = fusion.fuse(dense, bm25)
-        else:
-            fused = fusion.single(dense, "dense") if mode == "semantic" else fusion.single(bm25, "keyword")
-        return fold_to_documents(doc_of[chunk] for chunk, f in fused if not drop or relevant(f))
+        hits = fused_hits(lists, query, mode)
+        return fold_to_documents(doc_of[chunk] for chunk, f in hits if not drop or relevant(f))
 
     return rank
 
@@ -45,17 +50,9 @@ def dropped(datasets: list[str]) -> str:
     ]
     for dataset in datasets:
         lists, queries = load_lists(dataset), load(DATASETS[dataset]).queries
-        for mode in ("hybrid", "semantic", "keyword"):
-            counts = []
-            for qid, per_query in lists.items():
-                fusion = Fusion().for_query(queries[qid])
-                dense = [(c, v) for _, c, v in per_query["dense"]]
-                bm25 = [(c, v) for _, c, v in per_query["bm25"]]
-                if mode == "hybrid":
-                    fused = fusion.fuse(dense, bm25)
-                else:
-                    fused = fusion.single(dense, "dense") if mode == "semantic" else fusion.single(bm25, "keyword")
-                counts.append(sum(not relevant(f) for _, f in fused))
+        for mode in MODES:
+            counts = [sum(not relevant(f) for _, f in fused_hits(per_query, queries[qid], mode))
+                      for qid, per_query in lists.items()]  # fmt: skip
             share = sum(1 for n in counts if n) / len(counts)
             lines.append(f"| {dataset} | {mode} | {share:.1%} | {sum(counts) / len(counts):.1f} |")
     return "\n".join(lines)
@@ -68,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     datasets = args.dataset or sorted(DATASETS, reverse=True)
     chosen = {
         f"{mode}, {'zero-score hits dropped' if drop else 'every hit (before)'}": ranker(mode, drop)
-        for mode in ("hybrid", "semantic", "keyword")
+        for mode in MODES
         for drop in (False, True)
     }
     print(table(chosen, datasets))

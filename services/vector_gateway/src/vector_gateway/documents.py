@@ -143,8 +143,7 @@ class DocumentReader:
         """The Markdown (as ``content`` rebuilds it) with its sections and page starts (outline.py)."""
         row, chunks = self._live_chunks(collection, doc_id, CHUNK_OUTPUT_FIELDS)
         hits = [hit_from_entity(collection, c, Fused(0.0, 0.0)) for c in chunks]
-        info = DocumentContent(**self._info(collection, row).model_dump(), content="")
-        return document_structure(info, hits, chunks)
+        return document_structure(self._info(collection, row), hits, chunks)
 
     def chunks(self, collection: str, doc_id: str, start: int, end: int | None) -> DocumentChunks:
         row = self.registry_row(collection, doc_id)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingestion_contracts.chunker import PageStart
-from ingestion_contracts.gateway import DocumentContent, DocumentStructure, OutlineSection, SearchHit
+from ingestion_contracts.gateway import DocumentInfo, DocumentStructure, OutlineSection, SearchHit
 
 from .citations import stored_page_starts
 from .passages import ChunkSpan, Layout, layout
@@ -74,21 +74,21 @@ def _heads(runs: list[list[SearchHit]], laid: Layout) -> list[_Head]:
     return heads
 
 
-def _page_at(starts: list[PageStart], offset: int) -> int | None:
-    where = bisect_right([s.offset for s in starts], offset) - 1
-    return starts[max(where, 0)].page if starts else None
-
-
 def _sections(runs: list[list[SearchHit]], laid: Layout, pages: list[PageStart]) -> list[OutlineSection]:
     heads = _heads(runs, laid)
     ends = [*(h.start for h in heads[1:]), len(laid.text)]
+    offsets = [p.offset for p in pages]
+
+    def _page_at(offset: int) -> int | None:
+        return pages[max(bisect_right(offsets, offset) - 1, 0)].page if pages else None
+
     sections: list[OutlineSection] = []
     for position, (head, end) in enumerate(zip(heads, ends, strict=True)):
         chunks = head.run or next(h.run for h in heads[position:] if h.run)[:1]
         sections.append(OutlineSection(
             position=position, heading_path=head.path, heading_levels=head.levels, start=head.start,
-            end=max(head.start, end), page=_page_at(pages, head.start), page_end=_page_at(pages, max(head.start,
-            end - 1)), chunk_start=chunks[0].chunk_index, chunk_end=chunks[-1].chunk_index,
+            end=max(head.start, end), page=_page_at(head.start), page_end=_page_at(max(head.start, end - 1)),
+            chunk_start=chunks[0].chunk_index, chunk_end=chunks[-1].chunk_index,
         ))  # fmt: skip
     return sections
 
@@ -114,7 +114,7 @@ def _page_starts(hits: Sequence[SearchHit], rows: dict[int, dict[str, Any]], lai
 
 
 def document_structure(
-    content: DocumentContent, hits: Sequence[SearchHit], rows: Sequence[dict[str, Any]]
+    info: DocumentInfo, hits: Sequence[SearchHit], rows: Sequence[dict[str, Any]]
 ) -> DocumentStructure:
     """The map of a document read as ``hits`` (its chunks, as a chunk listing shows them) and ``rows`` (the
     same chunks as stored: the page starts are kept apart from the metadata a hit shows)."""
@@ -124,7 +124,8 @@ def document_structure(
     pages = _page_starts(ordered, by_index, laid)
     sections = _sections(_runs(ordered), laid, pages)
     return DocumentStructure(
-        **{**content.model_dump(), "content": laid.text},
+        **info.model_dump(),
+        content=laid.text,
         sections=sections,
         page_starts=pages,
         levels_known=all(s.heading_levels is not None or not s.heading_path for s in sections),
