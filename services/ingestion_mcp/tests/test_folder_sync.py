@@ -121,3 +121,23 @@ async def test_a_cancelled_sync_prunes_nothing_and_a_rerun_completes(app_state: 
     assert len(listed.documents) == 4  # nothing half-done: the pruning waits for a complete walk
     again = await engine.run(opts)
     assert again.counts() == {"added": 0, "replaced": 0, "unchanged": 3, "removed": 1, "failed": 0}
+
+
+async def test_a_touched_file_is_recorded_anew_not_reembedded(app_state: AppState, docs_dir: Path) -> None:
+    """Same content, new mtime (a checkout, a save without edits): unchanged, and its new mtime is recorded, so
+    the next sync skips it by size and mtime instead of reading it again."""
+    folder = docs_dir / "touched"
+    write(folder, {"t.md": "# Tide\n\nSpring tides follow the new and the full moon by a day or two.\n"})
+    engine = FolderSync(app_state.backend, app_state.settings)
+    opts = SyncOptions(str(folder), "sync_touched")
+    assert (await engine.run(opts)).counts()["added"] == 1
+    os.utime(folder / "t.md", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    lines: list[tuple[str, str, str]] = []
+    touched = await engine.run(opts, on_file=lambda *line: lines.append(line))
+    assert touched.counts() == {"added": 0, "replaced": 0, "unchanged": 1, "removed": 0, "failed": 0}
+    assert lines and lines[0][:2] == ("unchanged", "t.md") and lines[0][2]  # went through the pipeline once
+    (doc,) = (await Library(app_state.backend, app_state.settings).documents("sync_touched", limit=5)).documents
+    assert doc.metadata["sync_mtime_ns"] == 1_700_000_000_000_000_000
+    lines.clear()
+    assert (await engine.run(opts, on_file=lambda *line: lines.append(line))).unchanged == 1
+    assert lines == [("unchanged", "t.md", "")]  # skipped by size and mtime: not read, not sent

@@ -191,6 +191,8 @@ async def serve(settings: McpSettings) -> None:
                 async with anyio.create_task_group() as tasks:
                     # stdout is the protocol: the one line goes to stderr, where clients keep a server's log.
                     tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: stdio_ready_line(settings))
+                    if settings.watch_enabled:  # watched folders (ingest/watch.py): beside the server, never around it
+                        tasks.start_soon(state.start_watching().run)
                     await run_stdio(server)  # the SDK's stdio, with malformed lines answered
                     tasks.cancel_scope.cancel()
                 return
@@ -275,6 +277,8 @@ async def _serve_http(server: Any, state: AppState) -> None:
         if settings.broker_url:  # beside the server, never around it: a broker fault never stops the server
             tasks.start_soon(relay_forever, relay, settings.broker_url, settings.broker_timeout_s)
         tasks.start_soon(announce_when_ready, backend, lambda: http.started, lambda: ready_message(settings))
+        if settings.watch_enabled:
+            tasks.start_soon(state.start_watching().run)
         await http.serve()
         tasks.cancel_scope.cancel()
 

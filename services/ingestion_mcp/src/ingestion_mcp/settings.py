@@ -73,6 +73,18 @@ class McpSettings(BaseSettings):
     sync_wait_s: float = Field(default=40.0, ge=0, le=55)
     job_retention_s: float = Field(default=3600.0, ge=60)
     max_concurrent_jobs: int = Field(default=2, ge=1, le=16)
+    # Watched folders (sync_folder watch=true, docs/sync.md). Off: watches are stored but nothing follows them.
+    watch_enabled: bool = True
+    # A batch of changes is synced after this much quiet (an editor's save storm is one batch) ...
+    watch_step_ms: int = Field(default=300, ge=10, le=10_000)
+    # ... and at the latest this long after its first change, even if changes keep coming.
+    watch_debounce_ms: int = Field(default=1600, ge=50, le=60_000)
+    # How often the watching process re-reads the watched folders (a watch set on another replica).
+    watch_refresh_s: float = Field(default=5.0, gt=0, le=300)
+    # With a broker, the watching process's lease: another replica takes over this long after it dies.
+    watch_lease_s: float = Field(default=15.0, ge=3, le=600)
+    # Poll instead of inotify (network file systems, some container mounts); None: watchfiles decides.
+    watch_force_polling: bool | None = None
     # An answer larger than this many (estimated) tokens is truncated with a hint to narrow it.
     response_token_budget: int = Field(default=8000, ge=500)
 

@@ -14,7 +14,9 @@ from .access.guard import GuardedBackend
 from .access.policy import current_caller
 from .backend import Backend
 from .errors import ToolFailure
+from .ingest.folders import FolderStore, folder_store
 from .ingest.pipeline import Ingestor, Progress
+from .ingest.watch import Watcher
 from .jobs import RECENT_KEPT, Job, JobManager, JobStore, ProgressFn
 from .jobs.kinds import JobKinds
 from .library import Library
@@ -34,6 +36,8 @@ class AppState:
     # The job kinds this process runs: the served profiles register theirs (server.build_server); a worker
     # registers every profile's.
     kinds: JobKinds[AppState] = field(default_factory=JobKinds)
+    # Follows the watched folders while this process leads (main.serve starts it; None elsewhere).
+    watcher: Watcher | None = None
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
@@ -113,6 +117,23 @@ class AppState:
                 return
 
         return report
+
+    @cached_property
+    def folders(self) -> FolderStore:
+        """The synced folders' records: what the last sync did, which are watched (ingest/folders.py)."""
+        return folder_store(self.settings)
+
+    async def collection_deleted(self, name: str) -> None:
+        """Its synced folders are forgotten and no longer watched (a watch must not bring the collection back)."""
+        try:
+            if await self.folders.forget(name) and self.watcher is not None:
+                self.watcher.poke()
+        except (ToolFailure, OSError) as exc:
+            log.warning("synced folders of deleted collection %s not forgotten: %s", name, exc)
+
+    def start_watching(self) -> Watcher:
+        self.watcher = Watcher(self.settings, self.folders, self.jobs)
+        return self.watcher
 
     @cached_property
     def library(self) -> Library:

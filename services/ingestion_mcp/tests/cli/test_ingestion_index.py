@@ -75,8 +75,8 @@ def test_full_status_update_clear(env: dict[str, str], vault: Path) -> None:
     (vault / "Hike.md").write_text("# Hike\n\nThe trail to the mountain lake climbs through pine forest.\n")
     update = run(env, "update", "--verbose")
     assert update.returncode == 0, update.stderr
-    assert "1 indexed, 1 updated, 0 unchanged, 1 removed" in update.stdout
-    assert "Sensors.md" not in update.stdout  # unchanged notes are not even sent
+    assert "1 indexed, 1 updated, 1 unchanged, 1 removed" in update.stdout  # the folder-sync engine counts all
+    assert "Sensors.md" not in update.stdout  # unchanged notes are not even read (same size and mtime)
     assert status_json(env)["total_notes"] == 3
 
     table = run(env, "status")

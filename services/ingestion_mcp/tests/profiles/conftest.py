@@ -153,8 +153,7 @@ async def notes_state(app_state: AppState, vault: Path) -> AppState:
         vault_path=vault,
     )  # fmt: skip
     indexer = VaultIndexer(state.backend, state.settings)
-    files, stale = await indexer.plan(vault, only_changed=False)
-    report = await indexer.sync(files, stale, lambda done, lines: None)
+    report = await indexer.sync(vault, only_changed=False, on_progress=lambda done, lines: None)
     assert report.indexed == len(NOTES) and not report.failed, report
     return state
 

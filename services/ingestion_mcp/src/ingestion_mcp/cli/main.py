@@ -202,9 +202,9 @@ async def _index(args: argparse.Namespace, settings: McpSettings, indexer: Vault
     assert settings.vault_path is not None  # load_settings checked it
     if args.command == "full" and args.force:
         await indexer.clear()
-    files, stale = await indexer.plan(settings.vault_path, only_changed=args.command == "update")
-    with Reporter(total=len(files) + len(stale), verbose=args.verbose) as reporter:
-        report = await indexer.sync(files, stale, reporter.advance)
+    with Reporter(total=None, verbose=args.verbose) as reporter:  # files are counted as the walk finds them
+        report = await indexer.sync(settings.vault_path, only_changed=args.command == "update",
+                                    on_progress=reporter.advance)  # fmt: skip
     print(f"{settings.vault_path} -> {settings.obsidian_collection}: {report.summary()}.")
     for rel, message in [*report.failed, *report.api_failed]:
         print(f"  failed: {rel}: {message}", file=sys.stderr)

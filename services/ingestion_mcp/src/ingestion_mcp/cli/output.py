@@ -13,14 +13,14 @@ STATUS_TITLE = "Vector Search Index Status"
 class Reporter:
     """Counts files done; a rich progress bar on a terminal, file lines with --verbose."""
 
-    def __init__(self, *, total: int, verbose: bool) -> None:
+    def __init__(self, *, total: int | None, verbose: bool) -> None:
         self.total = total
         self.verbose = verbose
         self._progress: Any = None
         self._task: Any = None
 
     def __enter__(self) -> Reporter:
-        if sys.stderr.isatty() and self.total:
+        if sys.stderr.isatty() and self.total != 0:  # None: not known ahead (a streamed walk), a running count
             try:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
             except ImportError:  # rich is optional: plain lines without it

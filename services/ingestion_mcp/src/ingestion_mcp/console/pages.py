@@ -12,6 +12,7 @@ from ingestion_contracts.gateway import MAX_CHUNK_RANGE, CollectionInfo, Documen
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..ingest.folders import synced_folders
 from ..state import AppState
 from .render import Refused, handled, page, see_other, write_form
 
@@ -88,7 +89,9 @@ class LibraryPages:
         """A collection's documents, paged and filtered."""
         info = await self.state.library.collection_info(request.path_params["name"])
         context = await self._documents(request)
-        return page(request, "collection.html", info=info, notice=request.query_params.get("notice"), **context)
+        folders = (await synced_folders(self.state.folders)).get(info.name, [])
+        return page(request, "collection.html", info=info, notice=request.query_params.get("notice"), folders=folders,
+                    **context)  # fmt: skip
 
     @handled
     async def documents(self, request: Request) -> Response:
@@ -132,5 +135,6 @@ class LibraryPages:
                           "Type the collection's name exactly to confirm that it goes with all its documents.",
                           code="CONFIRMATION_REQUIRED", status=400)  # fmt: skip
         gone = await self.state.library.delete_collection(name)
+        await self.state.collection_deleted(name)
         notice = f"Deleted collection {name} ({gone.deleted_documents} documents, {gone.deleted_chunks} chunks)."
         return see_other(f"/?{urlencode({'notice': notice})}", request)

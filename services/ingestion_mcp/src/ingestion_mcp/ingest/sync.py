@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from ingestion_contracts.docling import EXTENSIONS
 
 from ..backend import Backend
-from ..errors import CollectionNotFound, ToolFailure
+from ..errors import CollectionNotFound, ToolFailure, UpstreamError
 from ..settings import McpSettings
 from ..sources.paths import allowed_real_roots, ensure_inside, inside_any
 from .pipeline import BatchItem, Ingestor, IngestOutcome
@@ -35,8 +35,13 @@ from .pipeline import BatchItem, Ingestor, IngestOutcome
 SIZE_KEY = "sync_size"
 MTIME_KEY = "sync_mtime_ns"
 HASH_BLOCK = 1 << 20
+# Failures that mean "this file has nothing to index", not "something went wrong".
+NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})
 Progress = Callable[[int, int, str], Awaitable[None]]  # files done, files seen so far, message
 TagsFor = Callable[[str], list[str]]
+# Told of each file's verdict as it is reached: (verdict, folder-relative path, detail). Verdicts: added,
+# replaced, unchanged, removed, refused, empty, failed, service (a service failed, not the file).
+OnFile = Callable[[str, str, str], None]
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class SyncOptions:
     prune: bool = True
     dry_run: bool = False
     key_prefix: str | None = None  # None: the folder's real path; "": folder-relative keys (the notes vault)
+    recheck: bool = False  # every file goes to the pipeline, which still skips an unchanged hash (`full`)
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,16 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class Failure:
+    rel: str
+    reason: str
+    kind: str = "failed"  # refused (by the walk), empty (nothing to index), service (a service failed), failed
+
+    def __str__(self) -> str:
+        return f"{self.rel}: {self.reason}"
+
+
+@dataclass(frozen=True)
 class Known:
     doc_id: str
     content_hash: str
@@ -79,9 +95,12 @@ class SyncReport:
     replaced: list[str] = field(default_factory=list)
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
     dry_run: bool = False
     cancelled: bool = False
+
+    def of_kind(self, *kinds: str) -> list[Failure]:
+        return [f for f in self.failed if f.kind in kinds]
 
     def counts(self) -> dict[str, int]:
         return {
@@ -95,7 +114,8 @@ def _matches(rel: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def _wanted(rel: str, options: SyncOptions) -> bool:
+def matches_filters(rel: str, options: SyncOptions) -> bool:
+    """Whether the include/exclude globs take this folder-relative path."""
     if options.include and not _matches(rel, options.include):
         return False
     return not _matches(rel, options.exclude)
@@ -144,10 +164,10 @@ def _one(
             stack.append(path)
         return
     if not stat.S_ISREG(st.st_mode):
-        if _wanted(rel, options):
+        if matches_filters(rel, options):
             yield Refusal(rel, "not a regular file (fifo, socket or device)")
         return
-    if path.suffix.lower() not in EXTENSIONS or not _wanted(rel, options):
+    if path.suffix.lower() not in EXTENSIONS or not matches_filters(rel, options):
         return
     if not os.access(path, os.R_OK):
         yield Refusal(rel, "file is not readable (permission denied)")
@@ -194,6 +214,10 @@ async def _no_progress(done: int, seen: int, message: str) -> None:
     return None
 
 
+def _no_lines(verdict: str, rel: str, detail: str) -> None:
+    return None
+
+
 def folder_root(folder: str, settings: McpSettings) -> Path:
     """The real path of a folder under the allowed roots; anything else is refused (before a job is queued)."""
     root = ensure_inside(folder, settings.allowed_roots)
@@ -212,7 +236,7 @@ class FolderSync:
 
     async def run(
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
-        cancelled: Callable[[], bool] = lambda: False,
+        cancelled: Callable[[], bool] = lambda: False, on_file: OnFile = _no_lines,
     ) -> SyncReport:  # fmt: skip
         roots = allowed_real_roots(self.settings.allowed_roots)
         root = folder_root(options.folder, self.settings)
@@ -220,7 +244,7 @@ class FolderSync:
         known = await known_documents(self.backend, options.collection, prefix)
         report = SyncReport(dry_run=options.dry_run)
         seen: set[str] = set()
-        pending: list[tuple[Entry, str]] = []
+        pending: list[Pending] = []
         done = total = 0
         for item in walk(root, roots, options):
             if cancelled():
@@ -229,62 +253,77 @@ class FolderSync:
             total += 1
             if isinstance(item, Refusal):
                 seen.add(prefix + item.rel)  # a refused file keeps what it had: no prune on a passing error
-                report.failed.append((item.rel, item.reason))
+                _fail(report, on_file, Failure(item.rel, item.reason, "refused"))
                 done += 1
                 continue
             key = prefix + item.rel
             seen.add(key)
-            was = known.get(key)
-            if was and was.size == item.size and was.mtime_ns == item.mtime_ns:
-                report.unchanged += 1
+            verdict = self._compare(item, known.get(key), options)
+            if isinstance(verdict, Failure) or verdict == "unchanged":
+                if isinstance(verdict, Failure):
+                    _fail(report, on_file, verdict)
+                else:
+                    report.unchanged += 1
+                    on_file("unchanged", item.rel, "")
                 done += 1
                 continue
-            if was:  # a new file has no hash to compare with: the pipeline reads and hashes it once
-                try:
-                    fresh = digest(item.path)
-                except OSError as exc:
-                    report.failed.append((item.rel, f"cannot read: {exc.strerror or exc}"))
-                    done += 1
-                    continue
-                if was.content_hash == fresh:
-                    report.unchanged += 1  # touched, not changed; its size/mtime are refreshed at the next change
-                    done += 1
-                    continue
-            pending.append((item, key))
+            pending.append(Pending(item, key, touched=verdict == "touched"))
             if len(pending) >= self.settings.index_batch_size:
-                done += await self._send(pending, options, known, report, tags_for)
+                done += await self._send(pending, options, known, report, tags_for, on_file)
                 pending = []
                 await progress(done, total, f"file {done:,}/{total:,}")
         if pending and not report.cancelled:
-            done += await self._send(pending, options, known, report, tags_for)
+            done += await self._send(pending, options, known, report, tags_for, on_file)
         await progress(done, total, f"file {done:,}/{total:,}")
         if options.prune and not report.cancelled:
-            await self._prune(known, seen, options, report)
+            await self._prune(known, seen, options, report, on_file)
         return report
 
+    @staticmethod
+    def _compare(item: Entry, was: Known | None, options: SyncOptions) -> str | Failure:
+        """new, changed, touched (same content, new size/mtime: refreshed, not re-embedded) or unchanged."""
+        if was is None:
+            return "new"  # nothing stored to compare with: the pipeline reads and hashes it once
+        if options.recheck:
+            return "changed"  # the pipeline compares the hash itself
+        if was.size == item.size and was.mtime_ns == item.mtime_ns:
+            return "unchanged"  # no file body read
+        try:
+            fresh = digest(item.path)
+        except OSError as exc:
+            return Failure(item.rel, f"cannot read: {exc.strerror or exc}")
+        return "touched" if was.content_hash == fresh else "changed"
+
     async def _send(
-        self, pending: list[tuple[Entry, str]], options: SyncOptions, known: dict[str, Known], report: SyncReport,
-        tags_for: TagsFor,
+        self, pending: list[Pending], options: SyncOptions, known: dict[str, Known], report: SyncReport,
+        tags_for: TagsFor, on_file: OnFile,
     ) -> int:  # fmt: skip
         if options.dry_run:
-            for entry, key in pending:
-                (report.replaced if key in known else report.added).append(entry.rel)
+            for p in pending:
+                verdict = "unchanged" if p.touched else "replaced" if p.key in known else "added"
+                if verdict == "unchanged":
+                    report.unchanged += 1
+                else:
+                    (report.replaced if verdict == "replaced" else report.added).append(p.entry.rel)
+                on_file(verdict, p.entry.rel, "")
             return len(pending)
-        groups: dict[tuple[str, ...], list[tuple[Entry, str]]] = {}
-        for entry, key in pending:
-            groups.setdefault(tuple(tags_for(entry.rel)), []).append((entry, key))
+        groups: dict[tuple[str, ...], list[Pending]] = {}
+        for p in pending:
+            groups.setdefault(tuple(tags_for(p.entry.rel)), []).append(p)
         for tags, group in groups.items():
             items = [
-                BatchItem(file_path=str(e.path), source=e.rel, key=key,
-                          metadata={SIZE_KEY: e.size, MTIME_KEY: e.mtime_ns})
-                for e, key in group
+                BatchItem(file_path=str(p.entry.path), source=p.entry.rel, key=p.key,
+                          metadata={SIZE_KEY: p.entry.size, MTIME_KEY: p.entry.mtime_ns})
+                for p in group
             ]  # fmt: skip
             outcomes = await self.ingestor.ingest_many(items, collection=options.collection, tags=list(tags))
-            for (entry, key), outcome in zip(group, outcomes, strict=True):
-                _record(report, entry.rel, key in known, outcome)
+            for p, outcome in zip(group, outcomes, strict=True):
+                _record(report, p, p.key in known, outcome, on_file)
         return len(pending)
 
-    async def _prune(self, known: dict[str, Known], seen: set[str], options: SyncOptions, report: SyncReport) -> None:
+    async def _prune(
+        self, known: dict[str, Known], seen: set[str], options: SyncOptions, report: SyncReport, on_file: OnFile
+    ) -> None:
         prefix_len = len(options.key_prefix or "")  # a label is the key without a folder-relative prefix
         for key, was in known.items():
             if key in seen:
@@ -294,17 +333,45 @@ class FolderSync:
                 try:
                     await self.backend.delete_document(options.collection, was.doc_id)
                 except (ToolFailure, OSError) as exc:  # one failed delete never stops the rest
-                    report.failed.append((label, f"could not remove: {exc}"))
+                    _fail(report, on_file, Failure(label, f"could not remove: {exc}"))
                     continue
             report.removed.append(label)
+            on_file("removed", label, "")
 
 
-def _record(report: SyncReport, rel: str, existed: bool, outcome: IngestOutcome | ToolFailure) -> None:
+@dataclass(frozen=True)
+class Pending:
+    entry: Entry
+    key: str
+    touched: bool = False  # same content as stored, new size/mtime: the pipeline relabels, never re-embeds
+
+
+def _fail(report: SyncReport, on_file: OnFile, failure: Failure) -> None:
+    report.failed.append(failure)
+    on_file(failure.kind, failure.rel, failure.reason)
+
+
+def _failure(rel: str, exc: ToolFailure) -> Failure:
+    if exc.code in NOTHING_TO_INDEX:
+        return Failure(rel, exc.message, "empty")
+    service_down = isinstance(exc, UpstreamError) and (exc.status is None or exc.status >= 500)
+    return Failure(rel, exc.message, "service" if service_down else "failed")
+
+
+def _record(
+    report: SyncReport, p: Pending, existed: bool, outcome: IngestOutcome | ToolFailure, on_file: OnFile
+) -> None:
+    rel = p.entry.rel
     if isinstance(outcome, ToolFailure):
-        report.failed.append((rel, outcome.message))
-    elif outcome.status == "skipped":
-        report.unchanged += 1
+        _fail(report, on_file, _failure(rel, outcome))
+        return
+    detail = f"{outcome.chunks} chunks"
+    if outcome.status == "skipped" or (p.touched and outcome.status == "updated"):
+        report.unchanged += 1  # a touched file: its labels now carry the new size/mtime, nothing re-embedded
+        on_file("unchanged", rel, detail)
     elif existed or outcome.status in ("replaced", "updated"):
         report.replaced.append(rel)
+        on_file("replaced", rel, detail)
     else:
         report.added.append(rel)
+        on_file("added", rel, detail)

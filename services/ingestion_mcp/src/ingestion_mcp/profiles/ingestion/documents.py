@@ -228,6 +228,7 @@ def _register_collection_admin(tool: ToolDecorator, state: AppState) -> None:
             raise ToolFailure("Not deleted: confirm must be true.", "Call again with confirm=true if you are sure.",
                               code="CONFIRMATION_REQUIRED")  # fmt: skip
         gone = await state.library.delete_collection(name)
+        await state.collection_deleted(name)
         return result(DeletedCollectionOutput(
             success=True, name=name, deleted_documents=gone.deleted_documents, deleted_chunks=gone.deleted_chunks,
             message=f"Deleted collection '{name}' ({gone.deleted_documents} documents).",

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ...errors import ToolFailure
+from ...ingest.folders import SyncedFolder
 
 # -- inputs -------------------------------------------------------------------------------
 # Described once, in the server's instructions (omitted: the default collection; search: every collection).
@@ -140,6 +141,7 @@ class SearchResultItem(PassageItem):
     tags: SkipJsonSchema[list[str] | None] = None
     metadata: SkipJsonSchema[dict[str, Any] | None] = None
     file_type: SkipJsonSchema[str | None] = None
+    updated: SkipJsonSchema[str | None] = None  # the document's last change (file mtime, page date)
     why: SkipJsonSchema[ScoreParts | None] = None
 
 
@@ -147,7 +149,7 @@ class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
             "description": "'detailed' adds searched_chunks, search_time_ms and per result tags, metadata, "
-            "file_type, why (score's dense and keyword parts, ranks)."
+            "file_type, updated (document's last change), why (score's dense and keyword parts, ranks)."
         }
     )
     query: str | None = None
@@ -163,6 +165,7 @@ class CollectionSummary(BaseModel):
     name: str
     document_count: int
     chunk_count: int | None = None
+    last_synced: str | None = None  # the latest sync_folder run into it, if any
 
 
 class CollectionsOutput(ToolOutput):
@@ -176,6 +179,7 @@ class CollectionsOutput(ToolOutput):
     files: list[str] | None = None
     file_count: int | None = None
     embedding_model: str | None = None
+    synced_folders: list[SyncedFolder] | None = None
 
 
 def render_error(failure: ToolFailure) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ...ingest.folders import synced_folders
 from ...ingest.pipeline import IngestOutcome
 from ...library import ResponseBudget
 from ...state import AppState
@@ -42,6 +43,7 @@ from .models import (
     UrlIngestOutput,
     render_error,
 )
+from .sync import freshness
 
 CONCISE_TEXT_CHARS = 600
 
@@ -98,6 +100,7 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
     )  # fmt: skip
     if detailed:
         item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type
+        item.updated = hit.last_modified or None
         item.why = ScoreParts(
             dense=hit.dense_score, keyword=hit.keyword_score, dense_rank=hit.dense_rank,
             keyword_rank=hit.keyword_rank, collection=hit.collection,
@@ -272,21 +275,27 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
         """List collections with their document counts, or give the stats and files of one collection."""
         if collection is None:
             listing = await state.backend.list_collections()
+            synced = await synced_folders(state.folders)
             items = [
-                CollectionSummary(name=c.name, document_count=c.document_count, chunk_count=c.chunk_count)
+                CollectionSummary(
+                    name=c.name, document_count=c.document_count, chunk_count=c.chunk_count,
+                    last_synced=max((f.last_synced or "" for f in synced.get(c.name, [])), default="") or None,
+                )
                 for c in listing.collections
-            ]
+            ]  # fmt: skip
             total_docs = sum(c.document_count for c in items)
             return result(CollectionsOutput(
                 success=True, collections=items, total_collections=len(items),
                 message=f"Found {len(items)} collections with {total_docs} total documents",
             ))  # fmt: skip
         info = await state.library.collection_info(collection)
+        folders = (await synced_folders(state.folders)).get(info.name)
         page = await state.library.documents(collection, limit=100)
         files = [Path(doc.key or doc.source).name or doc.key for doc in page.documents]
         shown = files if len(files) <= 100 else files[:100]
         return result(CollectionsOutput(
             success=True, name=info.name, document_count=info.document_count, chunk_count=info.chunk_count,
-            files=shown, file_count=info.document_count, embedding_model=info.embedding_model,
-            message=f"Collection '{info.name}' contains {info.chunk_count} chunks from {info.document_count} files",
+            files=shown, file_count=info.document_count, embedding_model=info.embedding_model, synced_folders=folders,
+            message=f"Collection '{info.name}' contains {info.chunk_count} chunks from {info.document_count} files"
+            + freshness(folders),
         ))  # fmt: skip

@@ -1,0 +1,235 @@
+"""Where synced folders are remembered: what the last sync did, whether the folder is watched, what changed since.
+
+One record per (collection, folder). Kept where the job records are, so every process that runs a sync or
+watches sees the same ones and they outlive a restart:
+- with a broker (INGESTION_MCP_BROKER_URL): in Redis, one hash per record (each field written on its own,
+  so the watcher's "changed since" and a worker's "last sync" never overwrite each other) and a set of ids;
+- without: a JSON file in the data folder, read-modify-written under an exclusive file lock (the server and
+  `ingestion-index` may share the folder), replaced atomically.
+The documents themselves (and each file's size, mtime and hash) stay in the gateway registry (ingest/sync.py):
+a record is what get_collections and the console show, and what the watcher reads to know what to watch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..settings import McpSettings
+
+log = logging.getLogger("ingestion_mcp.sync")
+
+PREFIX = "ingestion-mcp:folder:"
+INDEX = "ingestion-mcp:folders"
+FILE_NAME = "folders.json"
+
+
+class LastSync(BaseModel):
+    at: str = Field(description="When it ended (UTC, ISO 8601).")
+    trigger: str = Field(description="tool (sync_folder), watch (a change seen), resume (a restart), cli.")
+    seconds: float
+    counts: dict[str, int]
+    cancelled: bool = False
+    error: str | None = None
+
+
+class FolderRecord(BaseModel):
+    collection: str
+    folder: str  # the real path
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    recursive: bool = True
+    prune: bool = True
+    watch: bool = False
+    owner: str | None = None  # the subject that asked for the watch: its syncs are its jobs
+    last_sync: LastSync | None = None
+    # Files changed since the last sync, counted by the watcher; None: not known (the folder is not watched).
+    changed_since: int | None = None
+    watch_error: str | None = None
+
+    @property
+    def id(self) -> str:
+        return record_id(self.collection, self.folder)
+
+
+def record_id(collection: str, folder: str) -> str:
+    return hashlib.sha256(f"{collection}\0{folder}".encode()).hexdigest()[:24]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class SyncedFolder(BaseModel):
+    """A folder's freshness, as get_collections and the console show it."""
+
+    folder: str
+    watched: bool
+    last_synced: str | None = None
+    last_result: dict[str, int] | None = None
+    changed_since: int | None = None  # files changed since the last sync; null: not known (not watched)
+    error: str | None = None
+
+
+class FolderStore(Protocol):
+    async def all(self) -> list[FolderRecord]: ...
+    async def get(self, collection: str, folder: str) -> FolderRecord | None: ...
+    async def change(self, collection: str, folder: str, **fields: Any) -> FolderRecord: ...
+    async def forget(self, collection: str, folder: str | None = None) -> int: ...
+
+
+def folder_store(settings: McpSettings) -> FolderStore:
+    if settings.broker_url:
+        return RedisFolders(settings)
+    return FileFolders(settings.data_dir.expanduser().resolve() / FILE_NAME)
+
+
+def _fields(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in fields.items()}
+
+
+class FileFolders:
+    """Records in one JSON file: small (one line per folder), rewritten whole under a lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[dict[str, dict[str, Any]]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                records = json.loads(self.path.read_text()) if self.path.is_file() else {}
+                before = json.dumps(records, sort_keys=True)
+                yield records
+                if json.dumps(records, sort_keys=True) != before:
+                    tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+                    tmp.write_text(json.dumps(records, indent=1, sort_keys=True))
+                    os.replace(tmp, self.path)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _all(self) -> list[FolderRecord]:
+        with self._locked() as records:
+            return [FolderRecord.model_validate(r) for r in records.values()]
+
+    def _change(self, collection: str, folder: str, fields: dict[str, Any]) -> FolderRecord:
+        key = record_id(collection, folder)
+        with self._locked() as records:
+            merged = {**records.get(key, {"collection": collection, "folder": folder}), **_fields(fields)}
+            record = FolderRecord.model_validate(merged)
+            records[key] = record.model_dump()
+            return record
+
+    def _forget(self, collection: str, folder: str | None) -> int:
+        with self._locked() as records:
+            gone = [k for k, r in records.items() if r["collection"] == collection and folder in (None, r["folder"])]
+            for key in gone:
+                del records[key]
+            return len(gone)
+
+    async def all(self) -> list[FolderRecord]:
+        return await anyio.to_thread.run_sync(self._all)
+
+    async def get(self, collection: str, folder: str) -> FolderRecord | None:
+        key = record_id(collection, folder)
+        return next((r for r in await self.all() if r.id == key), None)
+
+    async def change(self, collection: str, folder: str, **fields: Any) -> FolderRecord:
+        """Set these fields of the record (made when missing), atomically against every other writer."""
+        return await anyio.to_thread.run_sync(self._change, collection, folder, fields)
+
+    async def forget(self, collection: str, folder: str | None = None) -> int:
+        """Drop the records of a collection (one folder's, or all of them: the collection was deleted)."""
+        return await anyio.to_thread.run_sync(self._forget, collection, folder)
+
+
+class RedisFolders:
+    """Records in Redis beside the jobs: a hash per record, one JSON value per field."""
+
+    def __init__(self, settings: McpSettings) -> None:
+        from ..jobs.queue import broker_client
+
+        self.redis = broker_client(settings.broker_url or "", settings.broker_timeout_s)
+
+    async def _read(self, key: str) -> FolderRecord | None:
+        raw = await self.redis.hgetall(PREFIX + key)  # type: ignore[misc]  # redis-py types the asyncio client's hash calls as sync-or-awaitable
+        if not raw:
+            return None
+        return FolderRecord.model_validate({k.decode(): json.loads(v) for k, v in raw.items()})
+
+    async def all(self) -> list[FolderRecord]:
+        with _broker_errors():
+            keys = sorted(k.decode() for k in await self.redis.smembers(INDEX))  # type: ignore[misc]  # as above
+            found = [await self._read(key) for key in keys]
+        return [r for r in found if r is not None]
+
+    async def get(self, collection: str, folder: str) -> FolderRecord | None:
+        with _broker_errors():
+            return await self._read(record_id(collection, folder))
+
+    async def change(self, collection: str, folder: str, **fields: Any) -> FolderRecord:
+        FolderRecord.model_validate({"collection": collection, "folder": folder, **_fields(fields)})  # bad: refuse
+        key = record_id(collection, folder)
+        values = {k: json.dumps(v) for k, v in {"collection": collection, "folder": folder, **_fields(fields)}.items()}
+        with _broker_errors():
+            async with self.redis.pipeline(transaction=True) as tx:
+                tx.hset(PREFIX + key, mapping=values)
+                tx.sadd(INDEX, key)
+                await tx.execute()
+            record = await self._read(key)
+        assert record is not None
+        return record
+
+    async def forget(self, collection: str, folder: str | None = None) -> int:
+        gone = [r.id for r in await self.all() if r.collection == collection and folder in (None, r.folder)]
+        with _broker_errors():
+            for key in gone:
+                async with self.redis.pipeline(transaction=True) as tx:
+                    tx.delete(PREFIX + key)
+                    tx.srem(INDEX, key)
+                    await tx.execute()
+        return len(gone)
+
+
+@contextlib.contextmanager
+def _broker_errors() -> Iterator[None]:
+    from redis.exceptions import RedisError
+
+    from ..jobs.queue import broker_down
+
+    try:
+        yield
+    except RedisError as exc:
+        raise broker_down(exc) from exc
+
+
+async def synced_folders(store: FolderStore) -> dict[str, list[SyncedFolder]]:
+    """collection -> its synced folders, A to Z ({} when the records cannot be read now: listing goes on)."""
+    try:
+        records = await store.all()
+    except (ToolFailure, OSError, ValueError) as exc:  # a broker away or a damaged file
+        log.warning("synced folders not read: %s", getattr(exc, "message", exc))
+        return {}
+    found: dict[str, list[SyncedFolder]] = {}
+    for r in sorted(records, key=lambda r: r.folder):
+        last = r.last_sync
+        found.setdefault(r.collection, []).append(SyncedFolder(
+            folder=r.folder, watched=r.watch, last_synced=last.at if last else None,
+            last_result=last.counts if last else None, changed_since=r.changed_since if r.watch else None,
+            error=r.watch_error if r.watch else None,
+        ))  # fmt: skip
+    return found

@@ -1,0 +1,242 @@
+"""Watched folders: a change seen on disk becomes one sync_folder job, and exactly one process acts on it.
+
+`sync_folder(..., watch=true)` stores watch=true in the folder's record (ingest/folders.py); nothing is held
+only in memory. Every server process runs `watch_forever`, but only the leader watches: with a broker, the
+holder of a Redis lease (renewed while it lives, taken over within `watch_lease_s` when it dies); without
+one, the holder of an exclusive lock on a file in the data folder (released by the kernel when it dies).
+The leader re-reads the records every `watch_refresh_s` (at once when this process set a watch), follows
+each watched folder with watchfiles (inotify, or polling where asked), and on a debounced batch of changes
+(an editor's save storm is one batch: `watch_step_ms` of quiet, at most `watch_debounce_ms`) queues one
+sync_folder job as the watch's owner and waits for it; changes seen meanwhile make the next batch. On
+taking the lead, each watched folder is synced once: what changed while nobody watched is caught up.
+The sync itself is the one engine (ingest/sync.py): a batch only says "look again", never what to write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import uuid
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Protocol
+
+import anyio
+from ingestion_contracts.docling import EXTENSIONS
+
+from ..access.audit import record as audit
+from ..access.policy import Caller, acting_as
+from ..errors import ToolFailure
+from ..jobs import JobStore
+from ..settings import McpSettings
+from .folders import FolderRecord, FolderStore
+from .sync import SyncOptions, matches_filters
+
+log = logging.getLogger("ingestion_mcp.watch")
+LEADER_KEY = "ingestion-mcp:watch-leader"
+RETRY_S = 10.0  # a folder that cannot be watched (gone, unmounted) is tried again after this
+# Renew the lease only while it is still ours; answers 1 when renewed.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+
+class Leadership(Protocol):
+    async def hold(self) -> bool: ...
+    async def release(self) -> None: ...
+
+
+class FileLeadership:
+    """The lead is an exclusive flock on <data_dir>/watch.lock, held open while this process lives."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    async def hold(self) -> bool:
+        if self._handle is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a")  # noqa: SIM115 - held open for as long as this process leads
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        self._handle = handle
+        return True
+
+    async def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()  # closing drops the lock
+            self._handle = None
+
+
+class RedisLeadership:
+    """The lead is a Redis key with this process's token, set only when absent and renewed while held."""
+
+    def __init__(self, settings: McpSettings) -> None:
+        from ..jobs.queue import broker_client
+
+        self.redis = broker_client(settings.broker_url or "", settings.broker_timeout_s)
+        self.token = uuid.uuid4().hex
+        self.ttl_ms = int(settings.watch_lease_s * 1000)
+        self._renew = self.redis.register_script(_RENEW)
+
+    async def hold(self) -> bool:
+        from redis.exceptions import RedisError
+
+        try:
+            if await self._renew(keys=[LEADER_KEY], args=[self.token, self.ttl_ms]):
+                return True
+            return bool(await self.redis.set(LEADER_KEY, self.token, nx=True, px=self.ttl_ms))
+        except RedisError as exc:  # a broker away: lead nothing until it answers (another may take over)
+            log.warning("watching paused: the broker did not answer (%s)", type(exc).__name__)
+            return False
+
+    async def release(self) -> None:
+        with contextlib.suppress(Exception):
+            if await self.redis.get(LEADER_KEY) == self.token.encode():
+                await self.redis.delete(LEADER_KEY)
+
+
+def leadership(settings: McpSettings) -> Leadership:
+    if settings.broker_url:
+        return RedisLeadership(settings)
+    return FileLeadership(settings.data_dir.expanduser().resolve() / "watch.lock")
+
+
+def change_filter(root: Path, options: SyncOptions) -> Callable[[Any, str], bool]:
+    """Which changes wake the sync: supported files the sync would read, and extension-less paths (a
+    folder moved or deleted as a whole is one event about the folder). Hidden entries never."""
+
+    def wanted(change: Any, path: str) -> bool:
+        try:
+            rel = PurePosixPath(*Path(path).relative_to(root).parts)
+        except ValueError:
+            return False
+        if any(part.startswith(".") for part in rel.parts):
+            return False
+        if not rel.suffix:
+            return True
+        return rel.suffix.lower() in EXTENSIONS and matches_filters(rel.as_posix(), options)
+
+    return wanted
+
+
+def options_of(record: FolderRecord) -> SyncOptions:
+    return SyncOptions(
+        folder=record.folder, collection=record.collection, include=tuple(record.include),
+        exclude=tuple(record.exclude), recursive=record.recursive, prune=record.prune,
+    )  # fmt: skip
+
+
+def job_params(record: FolderRecord, trigger: str) -> dict[str, Any]:
+    return {
+        "folder": record.folder, "collection": record.collection, "include": record.include,
+        "exclude": record.exclude, "recursive": record.recursive, "prune": record.prune, "trigger": trigger,
+    }  # fmt: skip
+
+
+class Watcher:
+    """The leader's watchers, one task per watched folder, kept in step with the stored records."""
+
+    def __init__(
+        self, settings: McpSettings, folders: FolderStore, jobs: JobStore, lead: Leadership | None = None
+    ) -> None:
+        self.settings = settings
+        self.folders = folders
+        self.jobs = jobs
+        self.lead = lead or leadership(settings)
+        self.running: dict[str, tuple[FolderRecord, anyio.CancelScope]] = {}
+        self.wakeup = anyio.Event()
+        self.syncs = 0  # jobs queued (for tests and the log)
+
+    def poke(self) -> None:
+        """Re-read the records now (a watch was set or dropped in this process)."""
+        self.wakeup.set()
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tasks:
+            try:
+                while True:
+                    try:
+                        if await self.lead.hold():
+                            await self.reconcile(tasks)
+                        elif self.running:
+                            log.info("no longer the watching process: stopping %d watchers", len(self.running))
+                            self.stop_all()
+                    except Exception:
+                        log.exception("watching: a round failed")
+                    with anyio.move_on_after(self.settings.watch_refresh_s):
+                        await self.wakeup.wait()
+                    self.wakeup = anyio.Event()
+            finally:
+                self.stop_all()
+                with anyio.CancelScope(shield=True):
+                    await self.lead.release()
+
+    def stop_all(self) -> None:
+        for _, scope in self.running.values():
+            scope.cancel()
+        self.running.clear()
+
+    async def reconcile(self, tasks: anyio.abc.TaskGroup) -> None:
+        wanted = {r.id: r for r in await self.folders.all() if r.watch}
+        for key, (was, scope) in list(self.running.items()):
+            now = wanted.get(key)
+            if now is None or options_of(now) != options_of(was) or now.owner != was.owner:
+                scope.cancel()
+                del self.running[key]
+        for key, record in wanted.items():
+            if key not in self.running:
+                scope = anyio.CancelScope()
+                self.running[key] = (record, scope)
+                tasks.start_soon(self.follow, record, scope)
+
+    async def follow(self, record: FolderRecord, scope: anyio.CancelScope) -> None:
+        from watchfiles import awatch
+
+        root, options = Path(record.folder), options_of(record)
+        trigger = "resume"
+        with scope:
+            while True:
+                try:
+                    await self.sync(record, trigger)  # first: what changed while nobody watched
+                    trigger = "watch"
+                    async for changes in awatch(
+                        root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
+                        step=self.settings.watch_step_ms, recursive=record.recursive,
+                        force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
+                    ):  # fmt: skip
+                        await self.note_changes(record, len(changes))
+                        await self.sync(record, "watch")
+                    raise FileNotFoundError("the watch ended")  # awatch stops when its folder goes away
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a folder that cannot be watched now is tried again later
+                    reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ToolFailure) else exc.message
+                    log.warning("watching %s (%s) paused: %s", record.folder, record.collection, reason)
+                    with contextlib.suppress(ToolFailure):
+                        await self.folders.change(record.collection, record.folder, watch_error=reason[:300])
+                    await anyio.sleep(RETRY_S)
+                    trigger = "resume"
+
+    async def note_changes(self, record: FolderRecord, count: int) -> None:
+        stored = await self.folders.get(record.collection, record.folder)
+        before = (stored.changed_since or 0) if stored else 0
+        await self.folders.change(record.collection, record.folder, changed_since=before + count)
+
+    async def sync(self, record: FolderRecord, trigger: str) -> None:
+        """Queue one sync of the folder as the watch's owner (rights checked when the watch was set) and wait."""
+        owner = Caller(subject=record.owner, grants=Caller.everything().grants)
+        with acting_as(owner):
+            job = await self.jobs.submit("sync_folder", job_params(record, trigger), f"watch {record.folder}")
+            audit("watch_sync", record.collection, record.folder, f"queued:{job.id}")
+        self.syncs += 1
+        while not job.finished:
+            job = await self.jobs.wait(job.id, 30.0)
+        if job.failure is not None:
+            log.warning("watch sync of %s failed: %s", record.folder, job.failure.message)

@@ -1,0 +1,206 @@
+"""Watched folders and freshness (issue 29): real watchfiles watchers, the in-process job store, the embedded
+backend, through an MCP client where a user goes through one."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from ingestion_contracts.gateway import SearchRequest
+from ingestion_mcp.errors import CollectionNotFound
+from ingestion_mcp.ingest.folders import FileFolders, LastSync, now_iso
+from ingestion_mcp.ingest.watch import FileLeadership, Watcher
+from ingestion_mcp.library import Library
+from ingestion_mcp.state import AppState
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+async def eventually(check: Callable[[], Awaitable[bool] | bool], timeout: float = 60.0) -> float:
+    """Seconds until ``check`` holds (polled every 0.1 s); fails the test past ``timeout``."""
+    began = time.perf_counter()
+    while not await _value(check()):
+        assert time.perf_counter() - began < timeout, "timed out waiting"
+        await anyio.sleep(0.1)
+    return time.perf_counter() - began
+
+
+async def _value(value: Awaitable[bool] | bool) -> bool:
+    return value if isinstance(value, bool) else await value
+
+
+def quick(state: AppState) -> AppState:
+    """The same state with a watcher that batches changes in 100-500 ms and re-reads the records twice a second."""
+    settings = state.settings.model_copy(
+        update={"watch_step_ms": 100, "watch_debounce_ms": 500, "watch_refresh_s": 0.5}
+    )
+    return AppState(settings=settings, backend=state.backend, ingestor=state.ingestor, jobs=state.jobs,
+                    policy=state.policy, kinds=state.kinds)  # fmt: skip
+
+
+def watcher(state: AppState, lock: Path) -> Watcher:
+    return Watcher(state.settings, state.folders, state.jobs, FileLeadership(lock))
+
+
+async def keys_of(state: AppState, collection: str) -> list[str]:
+    try:
+        listed = await Library(state.backend, state.settings).documents(collection, limit=100)
+    except CollectionNotFound:  # not made yet: the first sync has not run
+        return []
+    return sorted(Path(d.key).name for d in listed.documents)
+
+
+async def finds(state: AppState, collection: str, query: str, word: str) -> bool:
+    found = await Library(state.backend, state.settings).search(SearchRequest(query=query, collections=[collection]))
+    return any(word in hit.text for hit in found.hits)
+
+
+async def test_folder_records_are_stored_merged_and_survive_a_new_reader(tmp_path: Path) -> None:
+    store = FileFolders(tmp_path / "folders.json")
+    await store.change("c", "/d", watch=True, include=["*.md"], owner="ann")
+    last = LastSync(at=now_iso(), trigger="tool", seconds=1.5, counts={"added": 2})
+    await store.change("c", "/d", last_sync=last, changed_since=0)
+    again = await FileFolders(tmp_path / "folders.json").get("c", "/d")  # another process, a restart
+    assert again is not None and again.watch and again.include == ["*.md"] and again.owner == "ann"
+    assert again.last_sync == last and again.changed_since == 0
+
+    def bump(field: str) -> None:
+        anyio.run(lambda: store.change("c", "/d", **{field: 7}))
+
+    threads = [threading.Thread(target=bump, args=(f,)) for f in ("changed_since",)] + [
+        threading.Thread(target=lambda: anyio.run(lambda: store.change("c", "/e", recursive=False)))
+    ]  # concurrent writers to the one file: each change lands, none overwrites another record
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {(r.folder, r.changed_since, r.recursive) for r in await store.all()} == {
+        ("/d", 7, True),
+        ("/e", None, False),
+    }
+    assert await store.forget("c", "/e") == 1 and await store.forget("c") == 1 and await store.all() == []
+
+
+async def test_one_process_leads_the_watching(tmp_path: Path) -> None:
+    first, second = FileLeadership(tmp_path / "watch.lock"), FileLeadership(tmp_path / "watch.lock")
+    assert await first.hold() and await first.hold()  # held, and kept
+    assert not await second.hold()
+    await first.release()
+    assert await second.hold()
+    await second.release()
+
+
+async def test_a_watched_folder_follows_edits_deletions_and_additions(
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path
+) -> None:  # fmt: skip
+    folder = docs_dir / "watched"
+    write(folder, {
+        "lighthouse.md": "# Lighthouse\n\nThe keeper trims the lamp wick every evening before dusk.\n",
+        "harbour.md": "# Harbour\n\nFishing boats unload mackerel at the harbour wall at dawn.\n",
+    })  # fmt: skip
+    state = quick(app_state)
+    follower = watcher(state, tmp_path / "watch.lock")
+    state.watcher = follower
+    async with connect(state) as client, anyio.create_task_group() as tasks:
+        first = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_watch", watch=True)
+        assert first["counts"]["added"] == 2 and first["watched"] is True, first
+        tasks.start_soon(follower.run)
+        await eventually(lambda: bool(follower.running))
+        await eventually(lambda: follower.syncs >= 1)  # the catch-up sync on taking the lead
+
+        (folder / "lighthouse.md").write_text("# Lighthouse\n\nThe keeper now logs every passing zeppelin overhead.\n")
+        seconds = await eventually(lambda: finds(state, "sync_watch", "keeper logs zeppelin", "zeppelin"))
+        print(f"edit searchable after {seconds:.1f} s")
+        (folder / "harbour.md").unlink()
+        await eventually(lambda: _equals(keys_of(state, "sync_watch"), ["lighthouse.md"]))
+        assert not await finds(state, "sync_watch", "fishing boats unload mackerel", "mackerel")
+        write(folder, {"sub/pier.md": "# Pier\n\nThe pier's iron legs are painted against the salt every spring.\n"})
+        await eventually(lambda: _equals(keys_of(state, "sync_watch"), ["lighthouse.md", "pier.md"]))
+        hits = await Library(state.backend, state.settings).search(
+            SearchRequest(query="keeper zeppelin", collections=["sync_watch"], top_k=10)
+        )
+        assert len({h.doc_id for h in hits.hits if "lighthouse" in h.key}) == 1  # replaced, never doubled
+
+        shown = await call_tool(client, "get_collections", collection="sync_watch")
+        (synced,) = shown["synced_folders"]
+        assert synced["folder"] == str(folder.resolve()) and synced["watched"] is True and synced["last_synced"]
+        assert synced["changed_since"] == 0 and set(synced["last_result"]) >= {"added", "removed"}
+        assert "1 synced folders (1 watched)" in shown["message"]
+        listed = await call_tool(client, "get_collections")
+        assert next(c for c in listed["collections"] if c["name"] == "sync_watch")["last_synced"]
+
+        stopped = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_watch", watch=False)
+        assert stopped["watched"] is False
+        await eventually(lambda: not follower.running)
+        before = follower.syncs
+        write(folder, {"late.md": "# Late\n\nWritten after the watch ended: nobody syncs this note on its own.\n"})
+        await anyio.sleep(2)
+        assert follower.syncs == before and "late.md" not in await keys_of(state, "sync_watch")
+        tasks.cancel_scope.cancel()
+
+
+async def _equals(value: Awaitable[list[str]], expected: list[str]) -> bool:
+    return await value == expected
+
+
+async def test_watching_resumes_after_a_restart_and_one_watcher_acts(
+    app_state: AppState, docs_dir: Path, tmp_path: Path
+) -> None:  # fmt: skip
+    """The watch is a stored record: a new process (or the survivor of two) catches up on what changed."""
+    folder = docs_dir / "resumed"
+    write(folder, {"a.md": "# A\n\nAlpine choughs nest on the cliff ledges above the glacier.\n"})
+    state = quick(app_state)
+    await state.folders.change("sync_resume", str(folder.resolve()), watch=True, changed_since=0)
+    write(
+        folder, {"b.md": "# B\n\nMarmots whistle a warning when an eagle crosses the valley.\n"}
+    )  # while nobody watched
+    lock = tmp_path / "watch.lock"
+    one, two = watcher(state, lock), watcher(state, lock)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(one.run)
+        tasks.start_soon(two.run)
+        await eventually(lambda: _equals(keys_of(state, "sync_resume"), ["a.md", "b.md"]))
+        assert bool(one.running) != bool(two.running)  # exactly one leads
+        leader, other = (one, two) if one.running else (two, one)
+        await eventually(lambda: leader.syncs >= 1)
+        assert other.syncs == 0
+        await leader.lead.release()  # the leading process goes (its lock with it): the other takes over
+        leader.stop_all()
+        write(folder, {"c.md": "# C\n\nIbex climb the dam wall to lick the salt from its stones.\n"})
+        await eventually(lambda: _equals(keys_of(state, "sync_resume"), ["a.md", "b.md", "c.md"]))
+        assert other.running and other.syncs >= 1
+        tasks.cancel_scope.cancel()
+    record = await state.folders.get("sync_resume", str(folder.resolve()))
+    assert record is not None and record.last_sync is not None and record.last_sync.trigger in ("resume", "watch")
+
+
+async def test_a_watch_needs_the_write_right_and_a_deleted_collection_forgets_it(
+    app_state: AppState, connect, call_tool, docs_dir: Path
+) -> None:  # fmt: skip
+    from ingestion_mcp.access.policy import Caller, Grant, acting_as
+
+    folder = docs_dir / "watch_refused"
+    write(folder, {"a.md": "# A\n\nSomething worth indexing about tidal mills.\n"})
+    with acting_as(Caller("reader", (Grant("*", "read"),))):
+        async with connect() as client:
+            refused = await client.call_tool(
+                "sync_folder", {"folder": str(folder), "collection": "sync_watch_refused", "watch": True}
+            )
+    assert refused.is_error and "write" in str(refused.content)
+    assert await app_state.folders.get("sync_watch_refused", str(folder.resolve())) is None  # nothing stored
+
+    async with connect() as client:
+        done = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_watch_gone", watch=True)
+        assert done["watched"] is True
+        await call_tool(client, "delete_collection", name="sync_watch_gone", confirm=True)
+    assert await app_state.folders.get("sync_watch_gone", str(folder.resolve())) is None
