@@ -252,6 +252,42 @@ class Checks:
         return f"answering again after {time.monotonic() - started:.1f} s; every document found once"
 
     # -- OAuth --------------------------------------------------------------------------------
+    async def watched_folder(self) -> str:
+        """sync_folder(watch=true) on the documents volume: the sync runs on the worker, the watch in the MCP
+        container; a file edited and one deleted on the host are followed without another call."""
+        from scripts.compose_smoke import call, search_hits
+
+        folder = self.smoke.documents / "synced"
+        folder.mkdir(mode=0o755, exist_ok=True)
+        files = {"heron.md": "# Heron\n\nA grey heron waits in the reed bed for sticklebacks.\n",
+                 "otter.md": "# Otter\n\nOtter spraint on the footbridge marks its territory.\n"}  # fmt: skip
+        for name, text in files.items():
+            (folder / name).write_text(text)
+            (folder / name).chmod(0o644)
+        where = {"folder": "/data/documents/synced", "collection": "smoke_sync"}
+        async with self.client() as client:
+            first = await job_of(client, await call(client, "sync_folder", {**where, "watch": True}))
+            assert first["counts"]["added"] == 2 and first["counts"]["failed"] == 0, first
+            (folder / "heron.md").write_text("# Heron\n\nThe heron flew off with a wriggling eel at dusk.\n")
+            started = time.monotonic()
+            while not any(
+                "eel" in h["text"] for h in await search_hits(client, "heron with an eel", collection="smoke_sync")
+            ):
+                assert time.monotonic() - started < 90, "the edit on the host was not synced within 90 s"
+                await asyncio.sleep(0.5)
+            edit_s = time.monotonic() - started
+            (folder / "otter.md").unlink()
+            while True:
+                listed = await call(client, "list_documents", {"collection": "smoke_sync", "limit": 10})
+                if [d["source"] for d in listed["documents"]] == ["heron.md"]:
+                    break
+                assert time.monotonic() - started < 180, f"the deleted file was not pruned: {listed}"
+                await asyncio.sleep(0.5)
+            shown = await call(client, "get_collections", {"collection": "smoke_sync"})
+            assert shown["synced_folders"][0]["watched"] is True, shown
+            await call(client, "sync_folder", {**where, "watch": False})
+        return f"2 files synced by the worker; a host edit searchable in {edit_s:.1f} s; a host deletion pruned"
+
     async def oauth(self) -> str:
         import httpx2
         import jwt

@@ -265,6 +265,7 @@ def run_steps(smoke: Smoke, url: str, *, build: bool) -> None:
     smoke.step("gateway under Docker's tmpfs (no copy-up): baked export", checks.no_copy_up)
     smoke.astep("MCP: ingest text, PDF, scanned PDF, DOCX (bearer token)", checks.ingest)
     smoke.astep("MCP: search cites page 2 of the PDF; no token is refused", checks.search)
+    smoke.astep("sync_folder watch=true: host edit and deletion followed", checks.watched_folder)
     smoke.astep("job through Redis; worker stopped (SIGTERM) + started mid-job", checks.worker_restart)
     smoke.astep("job through Redis; worker killed (SIGKILL) + started mid-job", checks.worker_kill)
     for service in ("redis", "vector-gateway", "milvus"):

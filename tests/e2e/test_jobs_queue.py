@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -65,7 +66,8 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 def topology(stack_session: ServiceStack, broker: RedisServer) -> Iterator[Topology]:
     stack_session.ensure_running()
     env = {"INGESTION_MCP_BROKER_URL": broker.url, "INGESTION_MCP_SYNC_WAIT_S": "2",
-           "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO"}  # fmt: skip
+           "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO",
+           "INGESTION_MCP_WATCH_LEASE_S": "3", "INGESTION_MCP_WATCH_REFRESH_S": "1"}  # fmt: skip
     a, b = stack_session.mcp_replica("queue-a", **env), stack_session.mcp_replica("queue-b", **env)
     worker = stack_session.mcp_replica("queue-worker", **env)
     worker.command = str(BIN / "ingestion-mcp-worker")
@@ -174,3 +176,71 @@ async def test_a_job_outlives_the_replica_that_accepted_it(topology: Topology, c
     assert final["status"] == "completed", final
     stored = collection_state(topology.stack, collection)
     assert stored["documents"] == 1 and stored["chunk_rows"] == final["result"]["chunks"] > 0, stored
+
+
+LEADS = "this process now watches the synced folders"
+
+
+async def searchable(client: Client, collection: str, query: str, word: str, timeout: float = 90) -> float:
+    """Seconds until a search finds ``word`` in the collection."""
+    began = time.monotonic()
+    with anyio.fail_after(timeout):
+        while True:
+            found = await call(client, "search", query=query, collection=collection)
+            if any(word in hit["text"] for hit in found.get("results") or []):
+                return time.monotonic() - began
+            await anyio.sleep(0.25)
+
+
+async def test_a_watched_folder_is_synced_by_the_worker_and_one_replica_watches(
+    topology: Topology, collection: str
+) -> None:
+    """sync_folder(watch=true) on the queue: the sync runs on the worker, the watch is a Redis record, exactly
+    one replica follows the folder, and when it is killed (SIGKILL) the other takes over within the lease."""
+    folder = topology.stack.workdir / f"watched-{collection}"
+    folder.mkdir()
+    (folder / "heron.md").write_text("# Heron\n\nA grey heron stands motionless in the shallows of the mill pond.\n")
+    (folder / "otter.md").write_text("# Otter\n\nOtters returned to the river once the weir got its fish pass.\n")
+    async with connected(topology, topology.a) as via_a:
+        started = await call(via_a, "sync_folder", folder=str(folder), collection=collection, watch=True)
+        assert started["watched"] is True, started
+        if started.get("job_id"):
+            final = (await follow(via_a, started["job_id"]))[-1]
+            assert final["status"] == "completed" and final["result"]["counts"]["added"] == 2, final
+    stored = redis.Redis.from_url(topology.broker_url).smembers("ingestion-mcp:folders")
+    assert stored, "the watch is a record in the broker, not a replica's memory"
+    deadline = time.monotonic() + 30
+    while not any(LEADS in r.log_text() for r in (topology.a, topology.b)):
+        assert time.monotonic() < deadline, "no replica took the lead"
+        time.sleep(0.2)
+    leader, other = (topology.a, topology.b) if LEADS in topology.a.log_text() else (topology.b, topology.a)
+    assert LEADS not in other.log_text(), "exactly one replica watches"
+
+    (folder / "heron.md").write_text("# Heron\n\nThe heron swallowed a whole eel beside the sluice gate.\n")
+    async with connected(topology, other) as client:
+        seconds = await searchable(client, collection, "heron swallowed an eel", "eel")
+        print(f"watched edit searchable after {seconds:.1f} s (replica watching, worker syncing)")
+    leader.stop(signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while LEADS not in other.log_text():
+        assert time.monotonic() < deadline, "the other replica did not take over the watching"
+        time.sleep(0.2)
+    (folder / "otter.md").unlink()
+    (folder / "kingfisher.md").write_text("# Kingfisher\n\nA kingfisher dives from the alder branch for minnows.\n")
+    async with connected(topology, other) as client:
+        await searchable(client, collection, "kingfisher dives for minnows", "kingfisher")
+        with anyio.fail_after(60):
+            while collection_state(topology.stack, collection)["documents"] != 2:
+                await anyio.sleep(0.25)
+        with anyio.fail_after(60):  # changes seen during a sync are counted, then synced: the count returns to 0
+            while (shown := await call(client, "get_collections", collection=collection))["synced_folders"][0][
+                "changed_since"
+            ]:
+                await anyio.sleep(0.25)
+    state = collection_state(topology.stack, collection)
+    assert sorted(Path(s).name for s in state["sources"]) == ["heron.md", "kingfisher.md"], state
+    assert not state["unreadable_chunks"], state
+    (synced,) = shown["synced_folders"]
+    assert synced["watched"] and synced["last_synced"] and synced["last_result"], synced
+    async with connected(topology, other) as client:
+        await call(client, "sync_folder", folder=str(folder), collection=collection, watch=False)

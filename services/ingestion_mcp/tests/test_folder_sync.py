@@ -90,7 +90,7 @@ async def test_sync_folder_tool_through_a_client(connect, call_tool, docs_dir: P
         again = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_tool")
         assert again["counts"] == {"added": 0, "replaced": 1, "unchanged": 0, "removed": 1, "failed": 1}
         assert again["failed"] == ["pipe.md: not a regular file (fifo, socket or device)"]
-        found = await call_tool(client, "search", query="barn owls hunting voles", collections=["sync_tool"])
+        found = await call_tool(client, "search", query="barn owls hunting voles", collection="sync_tool")
         assert all("owls" not in str(hit) for hit in found.get("results", []))
 
 
@@ -141,3 +141,20 @@ async def test_a_touched_file_is_recorded_anew_not_reembedded(app_state: AppStat
     lines.clear()
     assert (await engine.run(opts, on_file=lambda *line: lines.append(line))).unchanged == 1
     assert lines == [("unchanged", "t.md", "")]  # skipped by size and mtime: not read, not sent
+
+
+async def test_progress_counts_files_against_the_whole_folder(app_state: AppState, docs_dir: Path) -> None:
+    """'file 16/20' from the first batch on (the folder is counted first), and the job's fraction stays 0..1."""
+    from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
+
+    folder = docs_dir / "progress"
+    write(folder, {f"p{i:02}.md": f"# Page {i}\n\nA line about lock keepers on canal number {i}.\n" for i in range(20)})
+    steps: list[tuple[float, str]] = []
+
+    async def progress(fraction: float, step: str) -> None:
+        steps.append((fraction, step))
+
+    params = {"folder": str(folder), "collection": "sync_progress"}
+    assert (await sync_folder_job(app_state, params, progress))["counts"]["added"] == 20
+    batch = app_state.settings.index_batch_size
+    assert steps[0] == (batch / 20, f"file {batch}/20") and steps[-1] == (1.0, "file 20/20"), steps

@@ -272,6 +272,7 @@ async def test_every_refused_write_leaves_one_structured_audit_record_and_is_cou
             "ingest_document": {"file_path": str(docs_dir / "scope-note.md"), "collection": HIDDEN},
             "ingest_batch": {"items": [{"text": TEXT["scope-a-docs"], "name": "y"}], "collection": HIDDEN},
             "delete_document": {"collection": HIDDEN, "doc_id": bob_doc},
+            "sync_folder": {"folder": str(docs_dir), "collection": HIDDEN, "watch": True},
         }
         async with session(base, alice) as client:
             for tool, arguments in attempts.items():
@@ -299,4 +300,7 @@ async def test_every_refused_write_leaves_one_structured_audit_record_and_is_cou
         assert line["collection"] == HIDDEN and line["action"] and line["request_id"], line
         assert "document" in line, line
     assert after - before == len(attempts) + 2, (before, after)
+    from ingestion_mcp.ingest.folders import folder_store
+
+    assert not [r for r in await folder_store(mcp_settings).all() if r.collection == HIDDEN]  # no watch stored
     assert any(line["subject"] == "bob" and line["result"] == "ok" for line in lines), lines

@@ -137,3 +137,23 @@ async def test_the_documents_table_shows_each_source_s_pages(open_state: AppStat
             for doc_id in (pdf["doc_id"], note["doc_id"])}  # fmt: skip
     assert '<td data-test="document-pages">3</td>' in rows[pdf["doc_id"]], rows
     assert '<td data-test="document-pages">\u2013</td>' in rows[note["doc_id"]], rows
+
+
+async def test_a_collection_page_shows_its_synced_folders(open_state: AppState, docs_dir: Path) -> None:
+    """Freshness where an operator looks: each synced folder, watched or not, its last sync and what it did."""
+    from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
+
+    folder = docs_dir / "console-synced"
+    folder.mkdir()
+    (folder / "kiln.md").write_text("# Kiln\n\nThe pottery kiln is fired slowly to a thousand degrees overnight.\n")
+
+    async def progress(fraction: float, step: str) -> None:
+        return None
+
+    await sync_folder_job(open_state, {"folder": str(folder), "collection": "console-synced"}, progress)
+    await open_state.folders.change("console-synced", str(folder.resolve()), watch=True, changed_since=3)
+    async with console(open_state) as client:
+        page = await client.get("/collections/console-synced")
+    assert page.status_code == 200 and 'id="synced-folders"' in page.text, page.text[:500]
+    row = page.text[page.text.index('id="synced-folders"') :]
+    assert str(folder.resolve()) in row and "1 added" in row and ">yes<" in row and ">3<" in row

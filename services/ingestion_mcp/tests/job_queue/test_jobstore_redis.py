@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import time
 
+import anyio
 import pytest
 from arq.constants import job_key_prefix
 from ingestion_mcp.errors import ToolFailure
 from ingestion_mcp.jobs import Job
 from ingestion_mcp.jobs.queue import ACTIVE, QUEUE, RECENT, RedisJobStore, record_key
+from ingestion_mcp.settings import McpSettings
 
 from .conftest import claim_as_worker
 
@@ -148,3 +150,31 @@ def test_records_round_trip() -> None:
     job.finish(failure=ToolFailure("m", "s", code="TIMEOUT"))
     back = Job.from_record(job.record())
     assert back.record() == job.record() and back.finished
+
+
+async def test_folder_records_and_the_watching_lead_live_in_redis(queue_settings: McpSettings) -> None:
+    """What watching keeps with a broker: records every replica reads, and a lead one replica holds at a time."""
+    from ingestion_mcp.ingest.folders import LastSync, RedisFolders, now_iso
+    from ingestion_mcp.ingest.watch import RedisLeadership
+
+    one, other = RedisFolders(queue_settings), RedisFolders(queue_settings)
+    await one.change("c", "/d", watch=True, exclude=["drafts/*"], owner="ann")
+    last = LastSync(at=now_iso(), trigger="watch", seconds=0.4, counts={"added": 1})
+    await other.change("c", "/d", last_sync=last)  # another replica's write: a field of its own, nothing lost
+    await other.change("c", "/d", changed_since=3)
+    (seen,) = await one.all()
+    assert (seen.watch, seen.exclude, seen.owner, seen.last_sync, seen.changed_since) == (
+        True, ["drafts/*"], "ann", last, 3,
+    )  # fmt: skip
+    assert await one.forget("c") == 1 and await other.all() == []
+
+    settings = queue_settings.model_copy(update={"watch_lease_s": 3})
+    first, second = RedisLeadership(settings), RedisLeadership(settings)
+    assert await first.hold() and await first.hold()  # taken, then renewed
+    assert not await second.hold()
+    await first.release()
+    assert await second.hold()
+    await anyio.sleep(3.5)  # a lead no longer renewed (its process died) lapses ...
+    assert await first.hold()  # ... and another takes it
+    assert not await second.hold()
+    await first.release()

@@ -37,7 +37,7 @@ MTIME_KEY = "sync_mtime_ns"
 HASH_BLOCK = 1 << 20
 # Failures that mean "this file has nothing to index", not "something went wrong".
 NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})
-Progress = Callable[[int, int, str], Awaitable[None]]  # files done, files seen so far, message
+Progress = Callable[[int, int, str], Awaitable[None]]  # files done, files in all, message
 TagsFor = Callable[[str], list[str]]
 # Told of each file's verdict as it is reached: (verdict, folder-relative path, detail). Verdicts: added,
 # replaced, unchanged, removed, refused, empty, failed, service (a service failed, not the file).
@@ -245,12 +245,15 @@ class FolderSync:
         report = SyncReport(dry_run=options.dry_run)
         seen: set[str] = set()
         pending: list[Pending] = []
-        done = total = 0
+        # Counted first (names and stats only, streamed): progress reads "file 37/1,204" from the start.
+        expected = sum(1 for _ in walk(root, roots, options))
+        done = walked = 0
         for item in walk(root, roots, options):
             if cancelled():
                 report.cancelled = True
                 break
-            total += 1
+            walked += 1
+            total = max(expected, walked)  # files added during the run count too
             if isinstance(item, Refusal):
                 seen.add(prefix + item.rel)  # a refused file keeps what it had: no prune on a passing error
                 _fail(report, on_file, Failure(item.rel, item.reason, "refused"))
@@ -274,6 +277,7 @@ class FolderSync:
                 await progress(done, total, f"file {done:,}/{total:,}")
         if pending and not report.cancelled:
             done += await self._send(pending, options, known, report, tags_for, on_file)
+        total = max(expected, walked)
         await progress(done, total, f"file {done:,}/{total:,}")
         if options.prune and not report.cancelled:
             await self._prune(known, seen, options, report, on_file)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -102,6 +103,12 @@ class RedisLeadership:
                 await self.redis.delete(LEADER_KEY)
 
 
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _reason(exc.exceptions[0])
+    return exc.message if isinstance(exc, ToolFailure) else f"{type(exc).__name__}: {exc}"
+
+
 def leadership(settings: McpSettings) -> Leadership:
     if settings.broker_url:
         return RedisLeadership(settings)
@@ -153,6 +160,7 @@ class Watcher:
         self.running: dict[str, tuple[FolderRecord, anyio.CancelScope]] = {}
         self.wakeup = anyio.Event()
         self.syncs = 0  # jobs queued (for tests and the log)
+        self.leading = False
 
     def poke(self) -> None:
         """Re-read the records now (a watch was set or dropped in this process)."""
@@ -163,10 +171,15 @@ class Watcher:
             try:
                 while True:
                     try:
-                        if await self.lead.hold():
+                        leading = await self.lead.hold()
+                        if leading != self.leading:
+                            log.info(
+                                "this process %s the synced folders", "now watches" if leading else "no longer watches"
+                            )
+                            self.leading = leading
+                        if leading:
                             await self.reconcile(tasks)
-                        elif self.running:
-                            log.info("no longer the watching process: stopping %d watchers", len(self.running))
+                        else:
                             self.stop_all()
                     except Exception:
                         log.exception("watching: a round failed")
@@ -197,32 +210,51 @@ class Watcher:
                 tasks.start_soon(self.follow, record, scope)
 
     async def follow(self, record: FolderRecord, scope: anyio.CancelScope) -> None:
-        from watchfiles import awatch
-
-        root, options = Path(record.folder), options_of(record)
-        trigger = "resume"
         with scope:
             while True:
                 try:
-                    await self.sync(record, trigger)  # first: what changed while nobody watched
-                    trigger = "watch"
-                    async for changes in awatch(
-                        root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
-                        step=self.settings.watch_step_ms, recursive=record.recursive,
-                        force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
-                    ):  # fmt: skip
-                        await self.note_changes(record, len(changes))
-                        await self.sync(record, "watch")
-                    raise FileNotFoundError("the watch ended")  # awatch stops when its folder goes away
+                    await self.watch_and_sync(record)
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:  # noqa: BLE001 - a folder that cannot be watched now is tried again later
-                    reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ToolFailure) else exc.message
+                    reason = _reason(exc)
                     log.warning("watching %s (%s) paused: %s", record.folder, record.collection, reason)
-                    with contextlib.suppress(ToolFailure):
+                    with contextlib.suppress(ToolFailure, OSError):
                         await self.folders.change(record.collection, record.folder, watch_error=reason[:300])
                     await anyio.sleep(RETRY_S)
-                    trigger = "resume"
+
+    async def watch_and_sync(self, record: FolderRecord) -> None:
+        """Watch first, then catch up, then one sync per batch: a change made at any moment is never missed.
+
+        Batches that arrive while a sync runs wait in the stream and make one sync together."""
+        from watchfiles import awatch
+
+        root, options = Path(record.folder), options_of(record)
+        send, receive = anyio.create_memory_object_stream[int](math.inf)
+
+        async def watch() -> None:
+            async with send:
+                async for changes in awatch(
+                    root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
+                    step=self.settings.watch_step_ms, recursive=record.recursive,
+                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
+                ):  # fmt: skip
+                    send.send_nowait(len(changes))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
+            await self.sync(record, "resume")  # what changed while nobody watched
+            async with receive:
+                async for count in receive:
+                    while True:  # everything already waiting goes into this one sync
+                        try:
+                            count += receive.receive_nowait()
+                        except anyio.WouldBlock:
+                            break
+                    await self.note_changes(record, count)
+                    await self.sync(record, "watch")
+            raise FileNotFoundError("the folder is no longer there")  # awatch ends when its folder goes away
 
     async def note_changes(self, record: FolderRecord, count: int) -> None:
         stored = await self.folders.get(record.collection, record.folder)

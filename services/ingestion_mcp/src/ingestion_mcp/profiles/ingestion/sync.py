@@ -42,8 +42,8 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         prune=params.get("prune", True), dry_run=params.get("dry_run", False),
     )  # fmt: skip
 
-    async def report(done: int, seen: int, message: str) -> None:
-        await progress(100.0 * done / max(seen, 1), message)
+    async def report(done: int, total: int, message: str) -> None:
+        await progress(done / max(total, 1), message)  # a fraction: the job shows it as a percentage
 
     began = time.perf_counter()
     done = await FolderSync(state.backend, state.settings, state.ingestor).run(options, progress=report)
