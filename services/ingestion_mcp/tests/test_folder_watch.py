@@ -126,6 +126,8 @@ async def test_a_watched_folder_follows_edits_deletions_and_additions(
         assert not await finds(state, "sync_watch", "fishing boats unload mackerel", "mackerel")
         write(folder, {"sub/pier.md": "# Pier\n\nThe pier's iron legs are painted against the salt every spring.\n"})
         await eventually(lambda: _equals(keys_of(state, "sync_watch"), ["lighthouse.md", "pier.md"]))
+        (folder / "sub" / "pier.md").rename(folder / "jetty.md")  # a move: gone here, new there
+        await eventually(lambda: _equals(keys_of(state, "sync_watch"), ["jetty.md", "lighthouse.md"]))
         hits = await Library(state.backend, state.settings).search(
             SearchRequest(query="keeper zeppelin", collections=["sync_watch"], top_k=10)
         )
