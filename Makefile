@@ -23,12 +23,14 @@ lint: install  ## ruff (lint + format) and mypy (the paths and settings are in p
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
-bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*; console page latency -> bench/results/console_latency.json; big PDFs (10-500 pages, scans, a 95 MB photo PDF; idle tree) through the MCP tool -> bench/results/pdf_scale.json, docs/pdf_scale.png; embedder start, torch-free vs full -> bench/results/embedder_start.json; OCR models tiny vs small on office and varied scans -> bench/results/ocr_models.json
+bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*; console page latency -> bench/results/console_latency.json; big PDFs (10-500 pages, scans, a 95 MB photo PDF; idle tree) through the MCP tool -> bench/results/pdf_scale.json, docs/pdf_scale.png; embedder start, torch-free vs full -> bench/results/embedder_start.json; OCR models tiny vs small on office and varied scans -> bench/results/ocr_models.json; ONNX = torch vectors on 1,000 SciFact abstracts (300 in the suite); folder sync (sync_folder: 1,000 mixed files first/unchanged/edited, save -> searchable while watched, 10,000 small files in bounded memory) -> bench/results/sync.json
 	$(VENV)/python -m bench.run
 	$(VENV)/python -m bench.console_latency
 	$(VENV)/python -m bench.pdf_scale
 	$(VENV)/python -m bench.embedder_start
 	$(VENV)/python -m bench.ocr_models --out bench/results/ocr_models.json
+	ONNX_EQUALITY_PASSAGES=1000 $(VENV)/pytest -q services/vector_gateway/tests/test_onnx_embedder.py -k scifact_passages
+	$(VENV)/python -m bench.sync
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick

@@ -146,7 +146,7 @@ async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) 
         assert len(listed["documents"]) == NOTES + 3, len(listed["documents"])
 
 
-NOTES = 120
+NOTES = 64
 
 
 async def cancel_at_first_progress(client: Client, arguments: dict[str, object]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from itertools import islice
 from pathlib import Path
@@ -59,13 +60,16 @@ def test_the_default_engine_on_a_cpu_is_onnx_runtime(embedder: Embedder) -> None
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.skipif(not SCIFACT.is_file(), reason="shared/bench/scifact is not beside the repo")
-def test_vectors_equal_sentence_transformers_on_1000_scifact_passages(embedder, torch_embedder) -> None:
+def test_vectors_equal_sentence_transformers_on_scifact_passages(embedder, torch_embedder) -> None:
+    """300 abstracts in the suite (about a minute on 2 cores); `make bench` runs it on 1,000
+    (ONNX_EQUALITY_PASSAGES=1000), as it was first measured."""
+    count = int(os.environ.get("ONNX_EQUALITY_PASSAGES", "300"))
     with SCIFACT.open(encoding="utf-8") as lines:
-        docs = [json.loads(line) for line in islice(lines, 1000)]
+        docs = [json.loads(line) for line in islice(lines, count)]
     # Whole abstracts: many run past the model's 256 tokens, so truncation is compared too.
     passages = [f"{doc['title']}\n{doc['text']}" for doc in docs]
     found = cosines(embedder.embed_documents(passages), torch_embedder.embed_documents(passages))
-    assert len(found) == 1000 and found.min() >= 0.9999, (found.min(), int(found.argmin()))
+    assert len(found) == count and found.min() >= 0.9999, (found.min(), int(found.argmin()))
 
 
 def test_long_text_is_cut_where_sentence_transformers_cuts_it(embedder, torch_embedder) -> None:
