@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
+from difflib import get_close_matches
 from typing import Any
 
 from ingestion_contracts.common import DOC_ID_PATTERN, NAME_PATTERN
@@ -15,7 +16,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from . import __version__
-from .errors import failure_from
+from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
 from .state import AppState
@@ -109,6 +110,9 @@ class ProfileServer(MCPServer):
         return tool.model_copy(update=update)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        profile = self.tool_profiles.get(name)
+        if profile is not None and profile.own_contract and (refused := self._unknown_arguments(name, arguments)):
+            return profile.argument_errors(refused)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -121,6 +125,23 @@ class ProfileServer(MCPServer):
             # A tool whose answers have a shape of their own says how its refused arguments are answered.
             own = getattr(tool.fn, "argument_errors", None) if tool is not None else None
             return (own or self.tool_profiles[name].argument_errors)(failure_from(cause))
+
+    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> ToolFailure | None:
+        """Our own tools refuse an argument they do not take (the SDK drops it silently: `collections` for
+        `collection` would search everything); other profiles answer as the systems they copy do."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None or not isinstance(arguments, dict):
+            return None
+        known = list(tool.parameters.get("properties", {}))
+        unknown = [key for key in arguments if key not in known]
+        if not unknown:
+            return None
+        hints = [f"'{k}' (did you mean '{close[0]}'?)" if (close := get_close_matches(k, known, n=1)) else f"'{k}'"
+                 for k in unknown]  # fmt: skip
+        return ToolFailure(
+            f"{name} does not take the argument {', '.join(hints)}.",
+            f"Call it with these arguments only: {', '.join(known)}.", code="INVALID_INPUT",
+        )  # fmt: skip
 
 
 def _tool_names(profile: Profile, state: AppState) -> set[str]:

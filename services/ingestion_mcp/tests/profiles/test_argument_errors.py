@@ -83,3 +83,19 @@ async def test_rules_said_once_in_the_instructions_are_still_enforced_and_named(
         answer = await client.call_tool(tool, arguments)
     assert answer.is_error and answer.structured_content is not None
     assert named in answer.structured_content["error"], answer.structured_content
+
+
+async def test_an_argument_our_tools_do_not_take_is_refused_and_named(app_state) -> None:
+    """`collections` for `collection` was dropped silently and searched every collection; now the call is refused
+    with the argument named, the likely one, and the list. Copied contracts keep their systems' leniency."""
+    async with Client(build_server(profile_state(app_state, profiles=["ingestion"]))) as client:
+        answer = await client.call_tool("search", {"query": "tides", "collections": ["a"]})
+        fine = await client.call_tool("search", {"query": "tides", "collection": "no_such_collection_here"})
+    assert answer.is_error and answer.structured_content is not None, answer
+    body = answer.structured_content
+    assert body["error"] == "search does not take the argument 'collections' (did you mean 'collection'?)."
+    assert "query" in body["suggestion"] and "collection" in body["suggestion"]
+    assert "does not take" not in str(fine.structured_content)
+    async with Client(build_server(profile_state(app_state, profiles=["mcpvectordb"]))) as client:
+        lenient = await client.call_tool("search", {"query": "tides", "collections": ["a"]})
+    assert "does not take" not in str(lenient.content)
