@@ -66,6 +66,23 @@ async def test_list_documents_pages_and_orders(client, unique, upsert, make_doc)
     assert (await client.get(base, params={"limit": 0})).status_code == 422
 
 
+async def test_document_stamps_read_a_key_prefix_in_one_call(client, unique, upsert, make_doc) -> None:
+    """What a folder sync compares a folder with: key, doc_id, hash and the asked metadata under a key prefix."""
+    name = unique("stamps")
+    for key, size in (("/docs/a/one.md", 10), ("/docs/a/sub/two.md", 20), ("/docs/b/three.md", 30)):
+        body = make_doc(key, [f"Text of {key}."], key=key, metadata={"sync_size": size, "owner": "x"})
+        await upsert(client, name, body)
+    base = f"/v1/collections/{name}/document-stamps"
+    found = (await client.get(base, params={"prefix": "/docs/a/", "meta": ["sync_size", "absent"]})).json()
+    stamps = sorted(found["stamps"], key=lambda s: s["key"])
+    assert [(s["key"], s["metadata"]) for s in stamps] == [
+        ("/docs/a/one.md", {"sync_size": 10}), ("/docs/a/sub/two.md", {"sync_size": 20}),
+    ]  # fmt: skip
+    assert all(len(s["content_hash"]) == 64 and s["doc_id"] for s in stamps)
+    assert len((await client.get(base)).json()["stamps"]) == 3
+    assert (await client.get(f"/v1/collections/{unique('none')}/document-stamps")).status_code == 404
+
+
 async def test_delete_document(client, unique, upsert, make_doc, search) -> None:
     name = unique("deldoc")
     keep = (await upsert(client, name, make_doc("keep.md", ["Okapis are shy."])))["doc_id"]

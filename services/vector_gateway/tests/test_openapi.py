@@ -14,7 +14,8 @@ OPERATIONS = {
     "list_collections", "list_collection_names", "create_collection", "get_collection", "delete_collection",
     "upsert_document", "upsert_documents", "list_documents", "get_document", "get_document_chunks",
     "get_document_structure", "delete_document", "search",
-    "embed", "embed_passages", "embedding_model", "relabel_document", "find_documents", "healthz", "readyz",
+    "embed", "embed_passages", "embedding_model", "relabel_document", "find_documents", "document_stamps", "healthz",
+    "readyz",
     "add_vector", "search_vectors", "delete_vector", "get_vector_store", "take_write_order",
 }  # fmt: skip
 

@@ -354,6 +354,19 @@ class DocumentList(WireModel):
     limit: int
 
 
+class DocumentStamp(WireModel):
+    key: str
+    doc_id: str
+    content_hash: str
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Only the metadata keys asked for.")
+
+
+class DocumentStamps(WireModel):
+    """What a folder sync compares with: every document under a key prefix, read in one pass."""
+
+    stamps: list[DocumentStamp]
+
+
 class FindDocumentsRequest(WireModel):
     keys: list[DocumentKey] = Field(min_length=1, max_length=1000, description="Document identities to look up.")
 

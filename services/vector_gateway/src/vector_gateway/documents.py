@@ -12,6 +12,8 @@ from ingestion_contracts.gateway import (
     DocumentContent,
     DocumentInfo,
     DocumentList,
+    DocumentStamp,
+    DocumentStamps,
     DocumentStructure,
 )
 
@@ -105,6 +107,19 @@ class DocumentReader:
         rows = self.store.registry_get(page)
         documents = [self._info(collection, rows[k]) for k in page if k in rows]
         return DocumentList(documents=documents, total=len(keys), offset=offset, limit=limit)
+
+    def stamps(self, collection: str, prefix: str, meta: builtins.list[str]) -> DocumentStamps:
+        """Key, id, hash and the asked metadata of every document whose key starts with ``prefix``: one registry
+        read (paging `list` re-reads and sorts the whole registry for every page)."""
+        rows = self.store.registry_query(in_collection(collection), ["doc_id", "source", "content_hash", "metadata"])
+        found = []
+        for row in rows:
+            metadata, ingest = split_metadata(row.get("metadata"), row["source"])
+            if ingest["key"].startswith(prefix):
+                picked = {k: metadata[k] for k in meta if k in metadata}
+                found.append(DocumentStamp(key=ingest["key"], doc_id=row["doc_id"], content_hash=row["content_hash"],
+                                           metadata=picked))  # fmt: skip
+        return DocumentStamps(stamps=found)
 
     def _by_key(self, collection: str, key: str, source: str | None) -> DocumentList:
         """The document with this identity (0 or 1)."""

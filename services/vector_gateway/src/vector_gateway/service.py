@@ -22,6 +22,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStamps,
     DocumentStructure,
     EmbedPassagesRequest,
     EmbedRequest,
@@ -229,6 +230,13 @@ class GatewayService:
         def run() -> DocumentList:
             self._require(collection)
             return self.documents.list(collection, offset=offset, limit=limit, source=source, order=order, key=key)
+
+        return await self._run(run)
+
+    async def document_stamps(self, collection: str, prefix: str, meta: list[str]) -> DocumentStamps:
+        def run() -> DocumentStamps:
+            self._require(collection)
+            return self.documents.stamps(collection, prefix, meta)
 
         return await self._run(run)
 

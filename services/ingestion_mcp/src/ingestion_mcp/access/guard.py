@@ -23,6 +23,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStamps,
     DocumentStructure,
     RelabelRequest,
     SearchRequest,
@@ -115,6 +116,10 @@ class GuardedBackend(Backend):
     async def find_document(self, collection: str, key: str) -> DocumentList:
         await self._readable(collection)
         return await self._named(collection, super().find_document(collection, key))
+
+    async def document_stamps(self, collection: str, prefix: str, meta: list[str]) -> DocumentStamps:
+        await self._readable(collection)
+        return await self._named(collection, super().document_stamps(collection, prefix, meta))
 
     async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
         await self._readable(collection)

@@ -18,6 +18,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStamps,
     DocumentStructure,
     EmbeddingModelInfo,
     EmbedPassagesRequest,
@@ -133,6 +134,11 @@ class Backend:
             params["source"] = source
         path = f"/v1/collections/{seg(collection)}/documents"
         return await self.gateway.json("GET", path, DocumentList, params=params)
+
+    async def document_stamps(self, collection: str, prefix: str, meta: list[str]) -> DocumentStamps:
+        """Key, doc_id, hash and the named metadata of every document whose key starts with ``prefix``."""
+        path = f"/v1/collections/{seg(collection)}/document-stamps"
+        return await self.gateway.json("GET", path, DocumentStamps, params={"prefix": prefix, "meta": meta})
 
     async def find_document(self, collection: str, key: str) -> DocumentList:
         """The document whose identity is `key` (0 or 1 documents)."""

@@ -17,6 +17,7 @@ from ingestion_contracts.gateway import (
     DocumentChunks,
     DocumentContent,
     DocumentList,
+    DocumentStamps,
     DocumentStructure,
     EmbeddingModelInfo,
     EmbedPassagesRequest,
@@ -165,6 +166,23 @@ async def list_documents(
 ) -> DocumentList:
     """Page through a collection's documents, or find the one with a key."""
     return await service.list_documents(collection, offset=offset, limit=limit, source=source, order=order, key=key)
+
+
+@router.get(
+    "/collections/{collection}/document-stamps",
+    operation_id="document_stamps",
+    tags=["documents"],
+    responses=_errors(404, 503),
+)
+async def document_stamps(
+    collection: CollectionPath,
+    service: ServiceDep,
+    prefix: Annotated[str, Query(max_length=4096, description="Keys that start with this (all: empty)")] = "",
+    meta: Annotated[list[str], Query(max_length=20, description="Metadata keys to include")] = [],  # noqa: B006 - FastAPI copies it
+) -> DocumentStamps:
+    """Key, doc_id, content hash and the named metadata of every document under a key prefix, in one read (a
+    folder sync compares a whole folder with these)."""
+    return await service.document_stamps(collection, prefix, meta)
 
 
 @router.post(
