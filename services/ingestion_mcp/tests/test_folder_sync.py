@@ -156,3 +156,30 @@ async def test_progress_counts_files_against_the_whole_folder(app_state: AppStat
     assert (await sync_folder_job(app_state, params, progress))["counts"]["added"] == 20
     batch = app_state.settings.index_batch_size
     assert steps[0] == (batch / 20, f"file {batch}/20") and steps[-1] == (1.0, "file 20/20"), steps
+
+
+async def test_a_sync_of_changed_paths_looks_at_those_only(app_state: AppState, docs_dir: Path) -> None:
+    """What a watched folder's batch does: the changed files and folders are synced, a gone path's documents
+    (a whole sub-folder's too) are pruned, and nothing else is looked at."""
+    folder = docs_dir / "scoped"
+    write(folder, {
+        "a.md": "# A\n\nAvocets sweep the shallow lagoon with upturned bills.\n",
+        "b.md": "# B\n\nBitterns boom from deep in the reed bed in spring.\n",
+        "c.md": "# C\n\nCurlews call over the saltmarsh at high tide.\n",
+        "sub/d.md": "# D\n\nDunlin flocks twist over the estuary mud.\n",
+    })  # fmt: skip
+    engine = FolderSync(app_state.backend, app_state.settings)
+    assert (await engine.run(SyncOptions(str(folder), "sync_scoped"))).counts()["added"] == 4
+    (folder / "a.md").write_text("# A\n\nAvocets now nest on the new scrape by the hide.\n")
+    (folder / "b.md").unlink()
+    (folder / "c.md").write_text("# C\n\nNot in the batch: this edit waits for a whole-folder sync.\n")
+    (folder / "sub" / "d.md").unlink()
+    (folder / "sub").rmdir()
+    write(folder, {"new/e.md": "# E\n\nEiders drift in rafts off the harbour mouth.\n"})
+    batch = ("a.md", "b.md", "sub", "new", "new/e.md", "../outside.md", ".hidden")  # a folder and its file: once
+    scoped = SyncOptions(str(folder), "sync_scoped", paths=batch)
+    done = await engine.run(scoped)
+    assert done.counts() == {"added": 1, "replaced": 1, "unchanged": 0, "removed": 2, "failed": 0}, done
+    assert sorted(Path(r).name for r in done.removed) == ["b.md", "d.md"]
+    whole = await engine.run(SyncOptions(str(folder), "sync_scoped"))
+    assert whole.counts() == {"added": 0, "replaced": 1, "unchanged": 2, "removed": 0, "failed": 0}  # c.md now

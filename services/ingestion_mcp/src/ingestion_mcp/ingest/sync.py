@@ -55,6 +55,9 @@ class SyncOptions:
     dry_run: bool = False
     key_prefix: str | None = None  # None: the folder's real path; "": folder-relative keys (the notes vault)
     recheck: bool = False  # every file goes to the pipeline, which still skips an unchanged hash (`full`)
+    # Only these folder-relative paths (files or folders) changed: a watched folder's batch is synced in time
+    # proportional to the batch, not to the folder. Empty: the whole folder.
+    paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,10 @@ def matches_filters(rel: str, options: SyncOptions) -> bool:
     return not _matches(rel, options.exclude)
 
 
-def walk(root: Path, roots: list[Path], options: SyncOptions) -> Iterator[Entry | Refusal]:
-    """Every candidate file under `root`, streamed; links out of `roots` (real paths) and special files refused."""
-    stack = [root]
+def walk(root: Path, roots: list[Path], options: SyncOptions, start: Path | None = None) -> Iterator[Entry | Refusal]:
+    """Every candidate file under `root` (or its sub-folder `start`), streamed; links out of `roots` (real paths)
+    and special files refused."""
+    stack = [start or root]
     while stack:
         folder = stack.pop()
         try:
@@ -138,6 +142,35 @@ def walk(root: Path, roots: list[Path], options: SyncOptions) -> Iterator[Entry 
             path = Path(entry.path)
             rel = _rel(root, path)
             yield from _one(path, rel, root, roots, options, stack)
+
+
+def in_scope(root: Path, roots: list[Path], options: SyncOptions) -> Iterator[Entry | Refusal]:
+    """The whole folder, or only the changed paths: a folder among them is walked, a file looked at, and a path
+    that is gone yields nothing (the prune drops its documents). Hidden paths and, without recursion, paths in
+    sub-folders are out of scope as in a full walk."""
+    if not options.paths:
+        yield from walk(root, roots, options)
+        return
+    wanted = set(options.paths)
+    for rel in sorted(wanted):
+        parts = PurePosixPath(rel).parts
+        if any("/".join(parts[:n]) in wanted for n in range(1, len(parts))):
+            continue  # a folder above it is in the batch: walked once, with it
+        if not parts or rel.startswith("/") or ".." in parts or any(p.startswith(".") for p in parts):
+            continue
+        if not options.recursive and len(parts) > 1:
+            continue
+        path = root.joinpath(*parts)
+        if path.is_dir() and not path.is_symlink():
+            if options.recursive:
+                yield from walk(root, roots, options, start=path)
+        elif path.exists() or path.is_symlink():
+            yield from _one(path, rel, root, roots, options, [])
+
+
+def _under(key: str, prefix: str, paths: tuple[str, ...]) -> bool:
+    """Whether a stored key lies at or under one of the changed paths (all keys when the whole folder synced)."""
+    return not paths or any(key == prefix + rel or key.startswith(prefix + rel.rstrip("/") + "/") for rel in paths)
 
 
 def _one(
@@ -239,9 +272,9 @@ class FolderSync:
         seen: set[str] = set()
         pending: list[Pending] = []
         # Counted first (names and stats only, streamed): progress reads "file 37/1,204" from the start.
-        expected = sum(1 for _ in walk(root, roots, options))
+        expected = sum(1 for _ in in_scope(root, roots, options))
         done = walked = 0
-        for item in walk(root, roots, options):
+        for item in in_scope(root, roots, options):
             if cancelled():
                 report.cancelled = True
                 break
@@ -273,7 +306,7 @@ class FolderSync:
         total = max(expected, walked)
         await progress(done, total, f"file {done:,}/{total:,}")
         if options.prune and not report.cancelled:
-            await self._prune(known, seen, options, report, on_file)
+            await self._prune(known, seen, prefix, options, report, on_file)
         return report
 
     @staticmethod
@@ -319,11 +352,12 @@ class FolderSync:
         return len(pending)
 
     async def _prune(
-        self, known: dict[str, Known], seen: set[str], options: SyncOptions, report: SyncReport, on_file: OnFile
-    ) -> None:
+        self, known: dict[str, Known], seen: set[str], prefix: str, options: SyncOptions, report: SyncReport,
+        on_file: OnFile,
+    ) -> None:  # fmt: skip
         prefix_len = len(options.key_prefix or "")  # a label is the key without a folder-relative prefix
         for key, was in known.items():
-            if key in seen:
+            if key in seen or not _under(key, prefix, options.paths):
                 continue
             label = key[prefix_len:]
             if not options.dry_run:

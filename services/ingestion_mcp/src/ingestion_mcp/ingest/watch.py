@@ -37,6 +37,7 @@ from .sync import SyncOptions, matches_filters
 log = logging.getLogger("ingestion_mcp.watch")
 LEADER_KEY = "ingestion-mcp:watch-leader"
 RETRY_S = 10.0  # a folder that cannot be watched (gone, unmounted) is tried again after this
+MAX_PATHS = 1000  # a batch with more changed paths than this (a checkout, a restore) syncs the whole folder
 # Renew the lease only while it is still ours; answers 1 when renewed.
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -140,11 +141,23 @@ def options_of(record: FolderRecord) -> SyncOptions:
     )  # fmt: skip
 
 
-def job_params(record: FolderRecord, trigger: str) -> dict[str, Any]:
+def job_params(record: FolderRecord, trigger: str, paths: list[str] | None = None) -> dict[str, Any]:
     return {
         "folder": record.folder, "collection": record.collection, "include": record.include,
         "exclude": record.exclude, "recursive": record.recursive, "prune": record.prune, "trigger": trigger,
+        "paths": paths or [],
     }  # fmt: skip
+
+
+def relative(root: Path, changes: set[tuple[Any, str]]) -> set[str]:
+    """The changed paths, relative to the watched folder (forward slashes)."""
+    found = set()
+    for _, path in changes:
+        try:
+            found.add(PurePosixPath(*Path(path).relative_to(root).parts).as_posix())
+        except ValueError:
+            continue
+    return found
 
 
 class Watcher:
@@ -230,7 +243,7 @@ class Watcher:
         from watchfiles import awatch
 
         root, options = Path(record.folder), options_of(record)
-        send, receive = anyio.create_memory_object_stream[int](math.inf)
+        send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
 
         async def watch() -> None:
             async with send:
@@ -239,21 +252,23 @@ class Watcher:
                     step=self.settings.watch_step_ms, recursive=record.recursive,
                     force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
                 ):  # fmt: skip
-                    send.send_nowait(len(changes))
+                    send.send_nowait(relative(root, changes))
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
             await self.sync(record, "resume")  # what changed while nobody watched
             async with receive:
-                async for count in receive:
+                async for paths in receive:
                     while True:  # everything already waiting goes into this one sync
                         try:
-                            count += receive.receive_nowait()
+                            paths |= receive.receive_nowait()
                         except anyio.WouldBlock:
                             break
-                    await self.note_changes(record, count)
-                    await self.sync(record, "watch")
+                    await self.note_changes(record, len(paths))
+                    # Only what changed is looked at (a batch costs what it holds, not what the folder holds);
+                    # a very large batch is a whole-folder sync.
+                    await self.sync(record, "watch", sorted(paths) if len(paths) <= MAX_PATHS else None)
             raise FileNotFoundError("the folder is no longer there")  # awatch ends when its folder goes away
 
     async def note_changes(self, record: FolderRecord, count: int) -> None:
@@ -261,11 +276,12 @@ class Watcher:
         before = (stored.changed_since or 0) if stored else 0
         await self.folders.change(record.collection, record.folder, changed_since=before + count)
 
-    async def sync(self, record: FolderRecord, trigger: str) -> None:
+    async def sync(self, record: FolderRecord, trigger: str, paths: list[str] | None = None) -> None:
         """Queue one sync of the folder as the watch's owner (rights checked when the watch was set) and wait."""
         owner = Caller(subject=record.owner, grants=Caller.everything().grants)
         with acting_as(owner):
-            job = await self.jobs.submit("sync_folder", job_params(record, trigger), f"watch {record.folder}")
+            params = job_params(record, trigger, paths)
+            job = await self.jobs.submit("sync_folder", params, f"watch {record.folder}")
             audit("watch_sync", record.collection, record.folder, f"queued:{job.id}")
         self.syncs += 1
         while not job.finished:

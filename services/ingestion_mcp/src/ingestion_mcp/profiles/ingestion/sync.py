@@ -40,6 +40,7 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         folder=params["folder"], collection=params["collection"], include=tuple(params.get("include") or ()),
         exclude=tuple(params.get("exclude") or ()), recursive=params.get("recursive", True),
         prune=params.get("prune", True), dry_run=params.get("dry_run", False),
+        paths=tuple(params.get("paths") or ()),  # a watched folder's changed paths (ingest/watch.py)
     )  # fmt: skip
 
     async def report(done: int, total: int, message: str) -> None:
