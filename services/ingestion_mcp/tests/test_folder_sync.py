@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,11 @@ async def test_sync_folder_tool_through_a_client(connect, call_tool, docs_dir: P
         assert again["failed"] == ["pipe.md: not a regular file (fifo, socket or device)"]
         found = await call_tool(client, "search", query="barn owls hunting voles", collection="sync_tool")
         assert all("owls" not in str(hit) for hit in found.get("results", []))
+        detailed = await call_tool(client, "search", query="kites nest in beech trees", collection="sync_tool",
+                                   response_format="detailed")  # fmt: skip
+        (kites,) = [hit for hit in detailed["results"] if "beech" in hit["text"]]
+        mtime = datetime.fromtimestamp((folder / "kites.md").stat().st_mtime, UTC)
+        assert abs((datetime.fromisoformat(kites["updated"].replace("Z", "+00:00")) - mtime).total_seconds()) < 2
 
 
 async def test_sync_folder_refuses_a_caller_without_the_write_right(connect, docs_dir: Path) -> None:
