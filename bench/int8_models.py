@@ -134,7 +134,7 @@ def _peaks(fp32: Path, inputs: list[str], calibration: Calibration) -> list[np.n
 
 def _dynamic(scheme: Scheme, fp32: Path, target: Path, excluded: list[str]) -> None:
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]  # onnxruntime ships no type hints
 
     quantize_dynamic(
         str(fp32), str(target), op_types_to_quantize=list(scheme.ops), per_channel=scheme.per_channel,

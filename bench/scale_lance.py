@@ -33,8 +33,8 @@ LIMIT = 20
 
 
 def build(folder: Path, rows: int, vector_index: bool) -> dict[str, Any]:
-    import lancedb  # type: ignore[import-not-found]
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import lancedb  # type: ignore[import-not-found]  # not a dependency: a throwaway venv runs this
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type hints
 
     shutil.rmtree(folder, ignore_errors=True)
     docs, db = corpus(), lancedb.connect(str(folder))

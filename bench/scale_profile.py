@@ -205,7 +205,7 @@ class EngineClock:
             original = getattr(owner, fn_name)
             setattr(owner, fn_name, self._wrap(f"{cls_name or module_name.rsplit('.', 1)[1]}.{fn_name}", original))
         # executor_indexed is imported by name into collection.py: patch it there
-        from milvus_lite.engine import collection  # type: ignore[import-untyped]
+        from milvus_lite.engine import collection  # type: ignore[import-untyped]  # milvus-lite ships no type hints
 
         collection.execute_search_with_index = self._wrap(
             "execute_search_with_index", collection.execute_search_with_index

@@ -181,6 +181,19 @@ async def test_a_job_outlives_the_replica_that_accepted_it(topology: Topology, c
 LEADS = "this process now watches the synced folders"
 
 
+def watching_replica(topology: Topology, broker: redis.Redis, timeout: float = 30) -> ServiceProcess:
+    """The replica that holds the watching lease: its pid is in the lease's value (host:pid:unique)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        held = broker.get("ingestion-mcp:watch-leader")
+        for replica in (topology.a, topology.b):
+            alive = replica.process is not None and replica.process.poll() is None
+            if held and alive and held.decode().split(":")[1] == str(replica.process.pid):
+                return replica
+        time.sleep(0.2)
+    raise AssertionError(f"no live replica holds the watching lease: {broker.get('ingestion-mcp:watch-leader')}")
+
+
 async def searchable(client: Client, collection: str, query: str, word: str, timeout: float = 90) -> float:
     """Seconds until a search finds ``word`` in the collection."""
     began = time.monotonic()
@@ -207,24 +220,19 @@ async def test_a_watched_folder_is_synced_by_the_worker_and_one_replica_watches(
         if started.get("job_id"):
             final = (await follow(via_a, started["job_id"]))[-1]
             assert final["status"] == "completed" and final["result"]["counts"]["added"] == 2, final
-    stored = redis.Redis.from_url(topology.broker_url).smembers("ingestion-mcp:folders")
-    assert stored, "the watch is a record in the broker, not a replica's memory"
-    deadline = time.monotonic() + 30
-    while not any(LEADS in r.log_text() for r in (topology.a, topology.b)):
-        assert time.monotonic() < deadline, "no replica took the lead"
-        time.sleep(0.2)
-    leader, other = (topology.a, topology.b) if LEADS in topology.a.log_text() else (topology.b, topology.a)
-    assert LEADS not in other.log_text(), "exactly one replica watches"
+    broker = redis.Redis.from_url(topology.broker_url)
+    assert broker.smembers("ingestion-mcp:folders"), "the watch is a record in the broker, not a replica's memory"
+    leader = watching_replica(topology, broker)
+    other = topology.b if leader is topology.a else topology.a
+    since = len(other.log_text())  # (earlier tests restarted replicas: only what the other logs from now counts)
 
     (folder / "heron.md").write_text("# Heron\n\nThe heron swallowed a whole eel beside the sluice gate.\n")
     async with connected(topology, other) as client:
         seconds = await searchable(client, collection, "heron swallowed an eel", "eel")
         print(f"watched edit searchable after {seconds:.1f} s (replica watching, worker syncing)")
+    assert LEADS not in other.log_text()[since:], "exactly one replica watches"
     leader.stop(signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while LEADS not in other.log_text():
-        assert time.monotonic() < deadline, "the other replica did not take over the watching"
-        time.sleep(0.2)
+    assert watching_replica(topology, broker) is other, "the other replica did not take over the watching"
     (folder / "otter.md").unlink()
     (folder / "kingfisher.md").write_text("# Kingfisher\n\nA kingfisher dives from the alder branch for minnows.\n")
     async with connected(topology, other) as client:

@@ -143,7 +143,8 @@ async def test_a_watched_folder_follows_edits_deletions_and_additions(
 
         stopped = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_watch", watch=False)
         assert stopped["watched"] is False
-        await eventually(lambda: not follower.running)
+        ours = str(folder.resolve())  # (the session's store may hold other tests' watches: only ours counts)
+        await eventually(lambda: all(record.folder != ours for record, _ in follower.running.values()))
         before = follower.syncs
         write(folder, {"late.md": "# Late\n\nWritten after the watch ended: nobody syncs this note on its own.\n"})
         await anyio.sleep(2)
@@ -184,6 +185,7 @@ async def test_watching_resumes_after_a_restart_and_one_watcher_acts(
         tasks.cancel_scope.cancel()
     record = await state.folders.get("sync_resume", str(folder.resolve()))
     assert record is not None and record.last_sync is not None and record.last_sync.trigger in ("resume", "watch")
+    await state.folders.forget("sync_resume")  # the store is the session's: no watch left for others to follow
 
 
 async def test_a_watch_needs_the_write_right_and_a_deleted_collection_forgets_it(

@@ -18,6 +18,8 @@ import contextlib
 import fcntl
 import logging
 import math
+import os
+import socket
 import uuid
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -83,7 +85,8 @@ class RedisLeadership:
         from ..jobs.queue import broker_client
 
         self.redis = broker_client(settings.broker_url or "", settings.broker_timeout_s)
-        self.token = uuid.uuid4().hex
+        # Who watches, readable in the broker (`GET ingestion-mcp:watch-leader`): host, pid, then a unique part.
+        self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self.ttl_ms = int(settings.watch_lease_s * 1000)
         self._renew = self.redis.register_script(_RENEW)
 
