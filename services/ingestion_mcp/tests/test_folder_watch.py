@@ -12,7 +12,8 @@ import anyio
 import pytest
 from ingestion_contracts.gateway import SearchRequest
 from ingestion_mcp.errors import CollectionNotFound
-from ingestion_mcp.ingest.folders import FileFolders, LastSync, now_iso
+from ingestion_mcp.ingest.acquire import now_iso
+from ingestion_mcp.ingest.folders import FileFolders, LastSync
 from ingestion_mcp.ingest.watch import FileLeadership, Watcher
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState

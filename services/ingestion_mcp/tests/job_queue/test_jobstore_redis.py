@@ -154,7 +154,8 @@ def test_records_round_trip() -> None:
 
 async def test_folder_records_and_the_watching_lead_live_in_redis(queue_settings: McpSettings) -> None:
     """What watching keeps with a broker: records every replica reads, and a lead one replica holds at a time."""
-    from ingestion_mcp.ingest.folders import LastSync, RedisFolders, now_iso
+    from ingestion_mcp.ingest.acquire import now_iso
+    from ingestion_mcp.ingest.folders import LastSync, RedisFolders
     from ingestion_mcp.ingest.watch import RedisLeadership
 
     one, other = RedisFolders(queue_settings), RedisFolders(queue_settings)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure
-from ..ingest.folders import LastSync, folder_store, now_iso
+from ..ingest.acquire import now_iso
+from ..ingest.folders import LastSync, folder_store
 from ..ingest.notes import folder_tags
 from ..ingest.sync import FolderSync, SyncOptions
 from ..settings import McpSettings

@@ -19,7 +19,6 @@ import json
 import logging
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -66,10 +65,6 @@ class FolderRecord(BaseModel):
 
 def record_id(collection: str, folder: str) -> str:
     return hashlib.sha256(f"{collection}\0{folder}".encode()).hexdigest()[:24]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class SyncedFolder(BaseModel):
@@ -182,9 +177,10 @@ class RedisFolders:
             return await self._read(record_id(collection, folder))
 
     async def change(self, collection: str, folder: str, **fields: Any) -> FolderRecord:
-        FolderRecord.model_validate({"collection": collection, "folder": folder, **_fields(fields)})  # bad: refuse
+        plain = {"collection": collection, "folder": folder, **_fields(fields)}
+        FolderRecord.model_validate(plain)  # a bad value is refused before anything is written
         key = record_id(collection, folder)
-        values = {k: json.dumps(v) for k, v in {"collection": collection, "folder": folder, **_fields(fields)}.items()}
+        values = {k: json.dumps(v) for k, v in plain.items()}
         with _broker_errors():
             async with self.redis.pipeline(transaction=True) as tx:
                 tx.hset(PREFIX + key, mapping=values)
@@ -215,6 +211,11 @@ def _broker_errors() -> Iterator[None]:
         yield
     except RedisError as exc:
         raise broker_down(exc) from exc
+
+
+def latest_sync(folders: list[SyncedFolder]) -> str | None:
+    """When the most recent of these folders' syncs ended (None: none has run)."""
+    return max((f.last_synced or "" for f in folders), default="") or None
 
 
 async def synced_folders(store: FolderStore) -> dict[str, list[SyncedFolder]]:

@@ -13,7 +13,8 @@ from pydantic import Field
 from ...access.audit import record, require
 from ...access.policy import current_caller
 from ...errors import ToolFailure
-from ...ingest.folders import LastSync, SyncedFolder, now_iso
+from ...ingest.acquire import now_iso
+from ...ingest.folders import LastSync, SyncedFolder, latest_sync
 from ...ingest.sync import FolderSync, SyncOptions, folder_root
 from ...jobs import ProgressFn
 from ...state import AppState
@@ -116,8 +117,6 @@ async def remember_watch(
             collection, root, watch=watch, include=include or [], exclude=exclude or [], recursive=recursive,
             prune=prune, owner=current_caller().subject, changed_since=0 if watch else None,
         )  # fmt: skip
-    except ToolFailure:
-        raise
     except OSError as exc:
         raise ToolFailure(
             f"The watch could not be stored ({exc.strerror or type(exc).__name__}).",
@@ -133,7 +132,7 @@ def freshness(folders: list[SyncedFolder] | None) -> str:
     if not folders:
         return ""
     watched = sum(f.watched for f in folders)
-    last = max((f.last_synced or "" for f in folders), default="") or "never"
+    last = latest_sync(folders) or "never"
     changed = sum(f.changed_since or 0 for f in folders)
     pending = f", {changed} file changes not synced yet" if changed else ""
     return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}"

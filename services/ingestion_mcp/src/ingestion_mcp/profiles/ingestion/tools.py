@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ...ingest.folders import synced_folders
+from ...ingest.folders import latest_sync, synced_folders
 from ...ingest.pipeline import IngestOutcome
 from ...library import ResponseBudget
 from ...state import AppState
@@ -279,7 +279,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
             items = [
                 CollectionSummary(
                     name=c.name, document_count=c.document_count, chunk_count=c.chunk_count,
-                    last_synced=max((f.last_synced or "" for f in synced.get(c.name, [])), default="") or None,
+                    last_synced=latest_sync(synced.get(c.name, [])),
                 )
                 for c in listing.collections
             ]  # fmt: skip
