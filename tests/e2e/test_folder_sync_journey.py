@@ -7,8 +7,6 @@ up); a sync is cancelled mid-way and leaves nothing half-done.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -16,23 +14,10 @@ import anyio
 import pytest
 from docx import Document
 from fpdf import FPDF
-from mcp import Client, StdioServerParameters
+from journeys import call, server_params
+from mcp import Client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
-
-
-def params(tmp_path: Path, docs: Path) -> StdioServerParameters:
-    env = {**os.environ, "INGESTION_MCP_ALLOWED_ROOTS": str(docs), "INGESTION_MCP_DATA_DIR": str(tmp_path / "data"),
-           "HF_HUB_OFFLINE": "1", "INGESTION_MCP_SYNC_WAIT_S": "20"}  # fmt: skip
-    for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
-        env.pop(name, None)
-    return StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=env, cwd=str(docs))
-
-
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 async def synced(client: Client, folder: Path, collection: str, **options: object) -> dict:
@@ -88,7 +73,7 @@ async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) 
     make_docx(birds / "stork.docx", "White storks nest on the chimney of the old brewery every April.")
     (trees / "oak.md").write_text("# Oak\n\nThe pedunculate oak supports more insect species than any other tree.\n")
     (trees / "yew.md").write_text("# Yew\n\nAncient yews in churchyards can be more than a thousand years old.\n")
-    server = params(tmp_path, docs)
+    server = server_params(docs, tmp_path / "data", INGESTION_MCP_SYNC_WAIT_S="20")
 
     async with Client(server, read_timeout_seconds=300) as client:
         first = await synced(client, birds, "birds")
