@@ -17,15 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from .scale_profile import QUERIES, WARMUP, corpus, disk, queries, rss, stats, unit_vectors
+from .scale_profile import QUERIES, WARMUP, child, corpus, disk, queries, rss, stats, unit_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
+LANCE = "bench.scale_lance"
 RESULTS = ROOT / "bench" / "results" / "scale_lance.json"
 TABLE = "chunks"
 BATCH = 10_000
@@ -114,15 +114,6 @@ def measure(folder: Path) -> dict[str, Any]:
     return out
 
 
-def child(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "bench.scale_lance", "--child", *args], cwd=ROOT,
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    sys.stderr.write(done.stderr[-3000:])
-    if done.returncode != 0:
-        raise RuntimeError(f"child {args} failed")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
@@ -143,8 +134,9 @@ def main() -> None:
                              "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}  # fmt: skip
     for label, vector_index in (("flat", False), ("ivf_hnsw_sq", True)):
         folder = args.work / f"{args.rows}-{label}"
-        entry[label] = {"build": child("build", str(folder), str(args.rows), "1" if vector_index else "0")}
-        entry[label]["search"] = child("measure", str(folder))
+        built = child("build", str(folder), str(args.rows), "1" if vector_index else "0", module=LANCE)
+        entry[label] = {"build": built}
+        entry[label]["search"] = child("measure", str(folder), module=LANCE)
         print(label, json.dumps(entry[label]), file=sys.stderr, flush=True)
     results[str(args.rows)] = entry
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

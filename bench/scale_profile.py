@@ -390,8 +390,9 @@ def rewrite(db: str, fraction: float) -> dict[str, Any]:
 
 
 # -- driver ----------------------------------------------------------------------------------------
-def child(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "bench.scale_profile", "--child", *args], cwd=ROOT,
+def child(*args: str, module: str = "bench.scale_profile") -> dict[str, Any]:
+    """Run one step in a fresh process (its memory figures are its own) and read its last JSON line."""
+    done = subprocess.run([sys.executable, "-m", module, "--child", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False)  # fmt: skip
     sys.stderr.write(done.stderr[-3000:])
     if done.returncode != 0:

@@ -213,7 +213,7 @@ async def big(folder: Path, files: int, repeats: int, logs: Path) -> dict[str, A
         log(f"  {first['seconds']} s {first['counts']} peak {first['peak_tree_mb']} MB")
         again = [await sync(client, folder, COLLECTION) for _ in range(repeats)]
         log(f"  unchanged: {[r['seconds'] for r in again]}")
-        watched = await watch_phase(client, folder, WATCH_EDITS // 2)  # each batch of changes re-walks the folder
+        watched = await watch_phase(client, folder, WATCH_EDITS // 2)  # fewer saves: a bigger folder's phase
         log(f"  watch: {watched}")
         return {"first": first, "unchanged": spread(again), "watch": watched, "after_tree_mb": tree_mb()}
 
