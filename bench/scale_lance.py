@@ -20,7 +20,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .scale_profile import QUERIES, WARMUP, child, corpus, disk, queries, rss, stats, unit_vectors
 
@@ -33,8 +33,8 @@ LIMIT = 20
 
 
 def build(folder: Path, rows: int, vector_index: bool) -> dict[str, Any]:
-    import lancedb  # type: ignore[import-not-found]  # not a dependency: a throwaway venv runs this
-    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type hints
+    import lancedb
+    import pyarrow as pa
 
     shutil.rmtree(folder, ignore_errors=True)
     docs, db = corpus(), lancedb.connect(str(folder))
@@ -91,7 +91,7 @@ def measure(folder: Path) -> dict[str, Any]:
     samples: dict[str, list[float]] = {"dense": [], "fts": [], "fetch": [], "dense+fts+fetch": []}
     for i, (text, vec) in enumerate(zip(texts, vecs, strict=True)):
         t0 = time.perf_counter()
-        dense = table.search(vec, vector_column_name="vector").metric("cosine").limit(LIMIT)
+        dense = cast(Any, table.search(vec, vector_column_name="vector")).distance_type("cosine").limit(LIMIT)
         dense_hits = dense.select(["chunk_id", "doc_id", "version"]).to_list()
         t1 = time.perf_counter()
         fts = table.search(text, query_type="fts", fts_columns="text").limit(LIMIT)

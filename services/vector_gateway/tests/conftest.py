@@ -67,6 +67,9 @@ def open_gateway(embedder: Embedder) -> ClientFactory:
 
     @asynccontextmanager
     async def opened(db: Path, **settings: Any) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
+        engine = settings.get("index_engine") or os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE")
+        if engine == "lance":  # the Lance tables beside where the Lite file would be
+            settings.setdefault("lance_uri", str(db.with_suffix(".lance")))
         app = create_app(GatewaySettings(milvus_uri=str(db), **settings), embedder=embedder)
         async with LifespanManager(app) as manager:
             transport = httpx.ASGITransport(app=manager.app, raise_app_exceptions=False)
@@ -76,11 +79,15 @@ def open_gateway(embedder: Embedder) -> ClientFactory:
     return opened
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", params=["milvus", "lance"])
 async def gateway_app(
-    open_gateway: ClientFactory, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, open_gateway: ClientFactory, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
-    async with open_gateway(tmp_path_factory.mktemp("gateway") / "milvus.db") as opened:
+    """The shared gateway, once on each engine (Milvus Lite, Lance): every test of the API runs on both.
+
+    Tests that open their own gateway (open_gateway) run on Milvus Lite, or on the engine that
+    VECTOR_GATEWAY_INDEX_ENGINE names (docs/scale.md says how to run the whole module on Lance)."""
+    async with open_gateway(tmp_path_factory.mktemp("gateway") / "milvus.db", index_engine=request.param) as opened:
         yield opened
 
 

@@ -88,6 +88,9 @@ class FakeIndex:
     def ping(self) -> None:
         return None
 
+    def close(self) -> None:
+        return None
+
     def list_collections(self) -> list[str]:
         return sorted(n for n in self._rows if not n.startswith("_"))
 

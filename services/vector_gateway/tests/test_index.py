@@ -1,4 +1,4 @@
-"""The domain on any DocumentIndex: the same writes, reads, searches and sweeps on the in-memory fake and on Lite.
+"""The domain on any DocumentIndex: the same writes, reads, searches and sweeps on the in-memory fake, Lite, Lance.
 
 What passes on both is what the domain asks of a store (index.py); a failure on one alone points at that adapter.
 """
@@ -15,18 +15,22 @@ from vector_gateway import recovery
 from vector_gateway.embedder import Embedder, EmbedderHolder
 from vector_gateway.filters import in_collection
 from vector_gateway.index import DocumentIndex
+from vector_gateway.lance import LanceStore
 from vector_gateway.milvus import MilvusStore
 from vector_gateway.service import GatewayService
 from vector_gateway.settings import GatewaySettings
 from vector_gateway.where import Eq
 
 
-@pytest.fixture(scope="module", params=["memory", "milvus-lite"])
+@pytest.fixture(scope="module", params=["memory", "milvus-lite", "lance"])
 def index(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocumentIndex]:
     if request.param == "memory":
         yield FakeIndex()
         return
-    store = MilvusStore(str(tmp_path_factory.mktemp("index") / "milvus.db"))
+    folder = tmp_path_factory.mktemp("index")
+    store: DocumentIndex = (
+        LanceStore(str(folder / "lance")) if request.param == "lance" else MilvusStore(str(folder / "milvus.db"))
+    )
     yield store
     store.close()
 

@@ -18,6 +18,7 @@ from . import __version__
 from .api.routes import router
 from .api.vector_routes import router as vector_router
 from .embedder import Embedder, EmbedderHolder
+from .index import DocumentIndex
 from .milvus import MilvusStore
 from .orders import BrokerOrders, LocalOrders, OrderSource
 from .service import GatewayService
@@ -28,7 +29,7 @@ from .versions import LeasePolicy
 log = logging.getLogger("vector_gateway")
 
 
-def _connect(store: MilvusStore) -> None:
+def _connect(store: DocumentIndex) -> None:
     try:
         store.ping()
     except ServiceError as exc:  # a server may come up later: /readyz reports it meanwhile
@@ -48,9 +49,13 @@ def _orders(settings: GatewaySettings) -> OrderSource:
     return LocalOrders()
 
 
-def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -> FastAPI:
-    """The gateway app. ``embedder`` injects a loaded model (tests share one across apps)."""
-    store = MilvusStore(
+def open_store(settings: GatewaySettings) -> DocumentIndex:
+    """The index the settings name: Milvus (Lite or a server) or Lance tables in a folder. Nothing opens yet."""
+    if settings.index_engine == "lance":
+        from .lance import LanceStore  # lancedb is an optional dependency: imported only when chosen
+
+        return LanceStore(settings.lance_uri, analysis=settings.bm25_analysis)
+    return MilvusStore(
         settings.milvus_uri,
         token=settings.token_for_milvus(),
         dense_index=settings.dense_index,
@@ -58,6 +63,11 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         stop_words=settings.bm25_stop_words,
         analysis=settings.bm25_analysis,
     )
+
+
+def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -> FastAPI:
+    """The gateway app. ``embedder`` injects a loaded model (tests share one across apps)."""
+    store = open_store(settings)
     embedders = EmbedderHolder(settings, embedder)
     orders = _orders(settings)  # no connection yet: the first write without an order opens it
 

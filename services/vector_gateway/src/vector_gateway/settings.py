@@ -19,6 +19,7 @@ BUNDLED_MODEL_ALIASES = frozenset({"", "all-MiniLM-L6-v2", BUNDLED_MODEL_NAME})
 DenseIndex = Literal["HNSW", "FLAT", "IVF_FLAT", "AUTOINDEX"]
 FlushPolicy = Literal["auto", "always", "never"]
 EmbeddingEngine = Literal["auto", "onnx", "torch"]
+IndexEngine = Literal["milvus", "lance"]
 
 
 def is_server_uri(uri: str) -> bool:
@@ -35,6 +36,16 @@ class GatewaySettings(ServiceSettings):
         min_length=1,
         description="A file path runs Milvus Lite in-process (one process per database); "
         "http://host:19530 talks to a Milvus server.",
+    )
+    index_engine: IndexEngine = Field(
+        default="milvus",
+        description="milvus = Milvus Lite (a .db path) or a Milvus server (VECTOR_GATEWAY_MILVUS_URI); lance = "
+        "LanceDB tables in the folder VECTOR_GATEWAY_LANCE_URI, one process per folder (docs/scale.md).",
+    )
+    lance_uri: str = Field(
+        default="./data/lance",
+        min_length=1,
+        description="The folder of the Lance tables (index_engine=lance).",
     )
     milvus_token: SecretStr | None = Field(
         default=None, description="Milvus server token ('user:password' or API key)."
@@ -135,6 +146,11 @@ class GatewaySettings(ServiceSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> GatewaySettings:
+        if self.index_engine == "lance" and self.broker_url is not None:
+            raise ValueError(
+                "VECTOR_GATEWAY_INDEX_ENGINE=lance keeps the index in one process's folder, but "
+                "VECTOR_GATEWAY_BROKER_URL is set for replicas sharing one index: use a Milvus server for replicas."
+            )
         if self.milvus_token is not None and not self.uses_server:
             raise ValueError(
                 "VECTOR_GATEWAY_MILVUS_TOKEN is set but VECTOR_GATEWAY_MILVUS_URI is a Milvus Lite file: "

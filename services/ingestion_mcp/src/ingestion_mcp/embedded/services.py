@@ -94,15 +94,19 @@ def _embedded_apps(settings: McpSettings, *, index_only: bool) -> dict[str, Any]
 
 
 def gateway_settings(settings: McpSettings) -> Any:
-    """The embedded gateway's settings: Milvus Lite in the data folder unless VECTOR_GATEWAY_MILVUS_URI says."""
+    """The embedded gateway's settings: the index in the data folder (Milvus Lite's milvus.db, or the Lance
+    tables' lance/ with VECTOR_GATEWAY_INDEX_ENGINE=lance) unless VECTOR_GATEWAY_MILVUS_URI / _LANCE_URI says."""
     from vector_gateway.settings import GatewaySettings
 
     data_dir = settings.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     configured = GatewaySettings()
-    if "VECTOR_GATEWAY_MILVUS_URI" in os.environ:
-        return configured
-    return configured.model_copy(update={"milvus_uri": str(data_dir / "milvus.db")})
+    update = {}
+    if "VECTOR_GATEWAY_MILVUS_URI" not in os.environ:
+        update["milvus_uri"] = str(data_dir / "milvus.db")
+    if "VECTOR_GATEWAY_LANCE_URI" not in os.environ:
+        update["lance_uri"] = str(data_dir / "lance")
+    return configured.model_copy(update=update)
 
 
 def _absent_service_app() -> Any:

@@ -245,6 +245,15 @@ class MilvusStore:
         rows = list(self.client.query(milvus_name(name), filter=expr, output_fields=fields, limit=MAX_TOPK))
         return rows if len(rows) < MAX_TOPK else list(self._iterate(name, expr, fields))
 
+    def scan(self, name: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+        """Every row of a collection (a user's name or one of the gateway's own), a batch at a time."""
+        self.ensure_loaded(name)
+        return self._iterate(name, "", fields)
+
+    def milvus_collections(self) -> list[str]:
+        """Every collection of the database by its Milvus name: users', the registry, leases, vector stores."""
+        return sorted(self.client.list_collections())
+
     def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self.client.query_iterator(
             milvus_name(name), batch_size=ITERATOR_BATCH, filter=expr, output_fields=fields

@@ -1,0 +1,432 @@
+"""LanceDB access: the gateway's DocumentIndex (index.py) on Lance tables in one folder. Blocking.
+
+Why a second engine: Milvus Lite 3.x is pure Python and holds every segment in memory; its search cost
+and memory grow with the rows (docs/scale.md). Lance keeps columnar files on disk, memory-mapped, with an
+inverted index for BM25 and an IVF index for the vectors, both persisted: a table opens in milliseconds
+and a search reads what it needs (docs/scale.md, "A second engine").
+
+One process owns a folder (the embedded server's FolderLink says which). Every read sees the last write
+(``read_consistency_interval=0``). A table's writes are serialised in this process (Lance commits
+optimistically; concurrent merge-inserts of one table may conflict). New rows are searched by a flat scan
+until the table is optimised; ``flush`` starts that in the background once enough rows or commits piled up
+(``maintain``), and builds the vector index once a table is big enough to need one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from servicekit import DependencyUnavailable
+
+from .. import lexical, names
+from ..index import MAX_TOPK
+from ..lexical import DEFAULT_ANALYSIS, Analysis
+from ..records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
+from ..where import In, Where
+from . import schema
+from .expressions import predicate
+
+log = logging.getLogger("vector_gateway.lance")
+
+# A table is optimised (small fragments compacted, new rows added to its indexes, old versions removed)
+# once this many rows are outside its indexes or this many commits were made since the last time.
+OPTIMIZE_UNINDEXED_ROWS = 20_000
+OPTIMIZE_COMMITS = 200
+# The vector index (IVF, exact distances inside the probed partitions) is built once a table holds this
+# many rows; below it a flat scan is exact and fast (a few milliseconds per 10,000 rows).
+VECTOR_INDEX_MIN_ROWS = 50_000
+ROWS_PER_PARTITION = 1_000  # IVF partitions: rows / this (about sqrt(rows) at a million)
+PROBED_PARTITIONS = 24
+# Old versions are kept this long after an optimisation, for reads still running on them.
+KEEP_VERSIONS = timedelta(minutes=1)
+FTS_COLUMN = "search_text"
+ENGINE_METRICS = {"cosine": "cosine", "dot": "dot", "euclidean": "l2"}
+
+
+def table_name(name: str) -> str:
+    return name if name.startswith("_") else names.collection(name)
+
+
+class LanceStore:
+    def __init__(self, uri: str, *, analysis: Analysis = DEFAULT_ANALYSIS, maintain: bool = True) -> None:
+        self.uri = uri
+        self.analysis = analysis
+        self.maintain = maintain
+        self._db: Any = None
+        self._lock = threading.Lock()
+        self._tables: dict[str, Any] = {}
+        self._write_locks: dict[str, threading.Lock] = {}
+        self._commits: dict[str, int] = {}
+        self._optimizing: set[str] = set()
+        self._shapes: dict[str, tuple[int, str]] = {}
+        self._analyses: dict[str, Analysis] = {}
+
+    # -- connection -----------------------------------------------------------------------
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            with self._lock:
+                if self._db is None:
+                    self._db = self._connect()
+        return self._db
+
+    def _connect(self) -> Any:
+        import lancedb
+
+        try:
+            Path(self.uri).expanduser().mkdir(parents=True, exist_ok=True)
+            db = lancedb.connect(Path(self.uri).expanduser(), read_consistency_interval=timedelta(0))
+            existing = set(self._names(db))
+            for name, make in ((REGISTRY, schema.registry_schema), (LEASES, schema.lease_schema)):
+                if name not in existing:
+                    db.create_table(name, schema=make(), exist_ok=True)
+        except OSError as exc:
+            raise DependencyUnavailable(
+                f"Cannot open the Lance index at {self.uri}: {exc.strerror or exc}",
+                suggestion="Check that the folder exists and this process may write it (VECTOR_GATEWAY_LANCE_URI).",
+            ) from exc
+        return db
+
+    @staticmethod
+    def _names(db: Any) -> list[str]:
+        found: list[str] = []
+        token = None
+        while True:
+            page = db.list_tables(page_token=token, limit=1000)
+            found.extend(page.tables)
+            token = page.page_token
+            if not token:
+                return found
+
+    def _table(self, name: str) -> Any:
+        table_id = table_name(name)
+        table = self._tables.get(table_id)
+        if table is None:
+            table = self._tables[table_id] = self.db.open_table(table_id)
+        return table
+
+    def _writing(self, name: str) -> threading.Lock:
+        with self._lock:
+            return self._write_locks.setdefault(table_name(name), threading.Lock())
+
+    def ping(self) -> None:
+        self._table(REGISTRY).count_rows()
+
+    def close(self) -> None:
+        with self._lock:
+            self._tables.clear()
+            self._db = None
+
+    # -- collections ------------------------------------------------------------------------
+    def list_collections(self) -> list[str]:
+        found = (names.user_collection(n, functools.partial(self._properties, n)) for n in self._names(self.db))
+        return sorted(name for name in found if name is not None)
+
+    def _properties(self, table_id: str) -> dict[str, str]:
+        return schema.properties(self.db.open_table(table_id).schema)
+
+    def has_collection(self, name: str) -> bool:
+        table_id = table_name(name)
+        if table_id in self._tables:
+            return True
+        try:
+            self._table(name)
+        except (ValueError, FileNotFoundError):  # lancedb: "Table 'x' was not found"
+            return False
+        return True
+
+    def create_collection(
+        self, name: str, dimension: int, model_name: str, *, analysis: Analysis | None = None
+    ) -> bool:
+        """``analysis``: the BM25 analysis of a collection copied from another index (default: this store's)."""
+        analysis = analysis or self.analysis
+        properties = {
+            schema.MODEL: model_name,
+            lexical.PROPERTY: analysis,
+            names.USER_NAME_PROPERTY: name,
+        }
+        with self._writing(name):
+            if self.has_collection(name):
+                return False
+            table = self.db.create_table(table_name(name), schema=schema.chunk_schema(dimension, properties))
+            # BM25 over the gateway's analysed text (lexical.py): split on spaces, nothing else changed, so
+            # a query analysed the same way matches the same terms Milvus' analyzer would.
+            table.create_fts_index(
+                FTS_COLUMN,
+                use_tantivy=False,
+                base_tokenizer="whitespace",
+                lower_case=False,
+                stem=False,
+                remove_stop_words=False,
+                ascii_folding=False,
+                with_position=False,
+            )
+            self._tables[table_name(name)] = table
+        self._shapes[name] = (dimension, model_name)
+        self._analyses[name] = analysis
+        return True
+
+    def describe(self, name: str) -> tuple[int, str]:
+        if name not in self._shapes:
+            self._describe(name)
+        return self._shapes[name]
+
+    def analysis_of(self, name: str) -> Analysis:
+        if name not in self._analyses:
+            self._describe(name)
+        return self._analyses[name]
+
+    def _describe(self, name: str) -> None:
+        table_schema = self._table(name).schema
+        properties = schema.properties(table_schema)
+        self._shapes[name] = (schema.dimension(table_schema), properties.get(schema.MODEL, "unknown"))
+        self._analyses[name] = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
+
+    def drop_collection(self, name: str) -> None:
+        table_id = table_name(name)
+        with self._writing(name):
+            self._tables.pop(table_id, None)
+            if table_id in self._names(self.db):
+                self.db.drop_table(table_id)
+        self._shapes.pop(name, None)
+        self._analyses.pop(name, None)
+
+    def ensure_loaded(self, name: str) -> None:
+        self._table(name)  # nothing to load: a table is read from its files
+
+    # -- rows -----------------------------------------------------------------------------
+    def count(self, name: str, where: Where | None = None) -> int:
+        return int(self._table(name).count_rows(predicate(where)))
+
+    def insert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            table = self._table(name)
+            data = schema.to_table(rows, table.schema)
+            with self._writing(name):
+                table.add(data)
+            self._committed(name)
+
+    def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            table = self._table(name)
+            key = self._key(name, table.schema)
+            data = schema.to_table(_last_per_key(rows, key), table.schema)
+            with self._writing(name):
+                table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data)
+            self._committed(name)
+
+    @staticmethod
+    def _key(name: str, table_schema: pa.Schema) -> str:
+        return next(k for k in ("chunk_id", "key", "pk") if k in table_schema.names)
+
+    def delete(self, name: str, where: Where) -> None:
+        table = self._table(name)
+        with self._writing(name):
+            table.delete(predicate(where) or "true")
+        self._committed(name)
+
+    def _rows(self, name: str, where: Where | None, fields: list[str], limit: int | None) -> list[dict[str, Any]]:
+        table = self._table(name)
+        columns = table.schema.names
+        wanted = columns if "*" in fields else list(dict.fromkeys(f for f in fields if f in columns))
+        wanted = wanted or [self._key(name, table.schema)]
+        query = table.search().select(wanted).limit(limit)
+        text = predicate(where)
+        if text is not None:
+            query = query.where(text)
+        return schema.from_table(query.to_arrow())
+
+    def query(
+        self, name: str, where: Where | None, fields: list[str], limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows matching ``where``; every one of them when ``limit`` is None."""
+        return self._rows(name, where, fields, None if limit is None else min(limit, MAX_TOPK))
+
+    def query_few(self, name: str, where: Where | None, fields: list[str]) -> list[dict[str, Any]]:
+        return self._rows(name, where, fields, None)
+
+    def fetch(self, name: str, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not chunk_ids:
+            return {}
+        rows = self._rows(name, In("chunk_id", tuple(chunk_ids)), CHUNK_OUTPUT_FIELDS, len(chunk_ids))
+        return {row["chunk_id"]: row for row in rows}
+
+    # -- searches -------------------------------------------------------------------------
+    def search(
+        self,
+        name: str,
+        *,
+        mode: str,
+        vector: list[float] | None,
+        text: str,
+        limit: int,
+        where: Where | None,
+        fields: list[str] | None = None,
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """(raw score, entity) pairs of one ranking, best first: cosine (semantic) or BM25 (keyword)."""
+        if mode not in ("semantic", "keyword"):
+            raise ValueError(f"store.search ranks by one field, semantic or keyword, not {mode!r} (see search.py)")
+        if mode == "semantic" and vector is None:
+            raise ValueError("store.search: a semantic ranking needs the query vector")
+        table = self._table(name)
+        wanted = list(dict.fromkeys(["chunk_id", *(fields or CHUNK_OUTPUT_FIELDS)]))
+        if mode == "semantic":
+            query = table.search(vector, vector_column_name="vector").distance_type("cosine").nprobes(PROBED_PARTITIONS)
+            score_column, to_score = "_distance", lambda d: 1.0 - d
+        else:
+            if not text.strip():
+                return []
+            query = table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
+            score_column, to_score = "_score", float
+        clause = predicate(where)
+        if clause is not None:
+            query = query.where(clause, prefilter=True)
+        found = query.select(wanted).limit(min(limit, MAX_TOPK)).to_arrow()
+        scores = found.column(score_column).to_pylist()
+        rows = schema.from_table(found.select(wanted))
+        return [(to_score(float(s)), row) for s, row in zip(scores, rows, strict=True)]
+
+    # -- registry -------------------------------------------------------------------------
+    def registry_get(self, keys: list[str], fields: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        rows = self._rows(REGISTRY, In("key", tuple(keys)), ["key", *(fields or REGISTRY_FIELDS)], len(keys))
+        return {row["key"]: row for row in rows}
+
+    def registry_upsert(self, rows: list[dict[str, Any]]) -> None:
+        self.upsert(REGISTRY, rows)
+
+    def registry_delete(self, where: Where) -> None:
+        self.delete(REGISTRY, where)
+
+    def registry_query(self, where: Where, fields: list[str] | None = None) -> list[dict[str, Any]]:
+        return self._rows(REGISTRY, where, fields or REGISTRY_FIELDS, None)
+
+    def registry_count(self, where: Where) -> int:
+        return self.count(REGISTRY, where)
+
+    # -- write leases -----------------------------------------------------------------------
+    def leases_open(self, rows: list[dict[str, Any]]) -> None:
+        self.upsert(LEASES, rows)
+
+    def leases_end(self, keys: list[str]) -> None:
+        if keys:
+            self.delete(LEASES, In("key", tuple(keys)))
+
+    def leases_query(self, where: Where) -> list[dict[str, Any]]:
+        return self._rows(LEASES, where, ["key", "doc_id", "version", "writer", "expires_ms"], None)
+
+    def leases_delete(self, where: Where) -> None:
+        self.delete(LEASES, where)
+
+    # -- raw vector stores ------------------------------------------------------------------
+    def vector_store_shape(self, name: str) -> tuple[int, str] | None:
+        if not self.has_collection(name):
+            return None
+        table_schema = self._table(name).schema
+        return schema.dimension(table_schema), schema.properties(table_schema).get(schema.METRIC, "cosine")
+
+    def create_vector_store(self, name: str, user_name: str, dimension: int, metric: str) -> None:
+        properties = {schema.METRIC: metric, names.USER_NAME_PROPERTY: user_name}
+        with self._writing(name):
+            self.db.create_table(name, schema=schema.vector_store_schema(dimension, properties), exist_ok=True)
+
+    def vector_search(
+        self, name: str, vector: list[float], *, metric: str, limit: int, where: Where | None, fields: list[str]
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """(score, entity) pairs, best first: cosine similarity, dot product or euclidean distance (exact)."""
+        table = self._table(name)
+        query = table.search(vector, vector_column_name="vector").distance_type(ENGINE_METRICS[metric])
+        clause = predicate(where)
+        if clause is not None:
+            query = query.where(clause, prefilter=True)
+        found = query.bypass_vector_index().select(fields).limit(min(limit, MAX_TOPK)).to_arrow()
+        distances = found.column("_distance").to_pylist()
+        rows = schema.from_table(found.select(fields))
+        return [(_vector_score(float(d), metric), row) for d, row in zip(distances, rows, strict=True)]
+
+    # -- upkeep -----------------------------------------------------------------------------
+    def flush(self, *names: str) -> None:
+        """Writes are durable when they answer; this starts a table's upkeep when it is due (``maintain``)."""
+        if self.maintain:
+            for name in names:
+                if self._due(name):
+                    self._start_optimizing(name)
+
+    def _committed(self, name: str) -> None:
+        table_id = table_name(name)
+        self._commits[table_id] = self._commits.get(table_id, 0) + 1
+
+    def _due(self, name: str) -> bool:
+        table_id = table_name(name)
+        if table_id in self._optimizing:
+            return False
+        if self._commits.get(table_id, 0) >= OPTIMIZE_COMMITS:
+            return True
+        table = self._table(name)
+        if self._needs_vector_index(table):
+            return True
+        return any(
+            table.index_stats(i.name).num_unindexed_rows >= OPTIMIZE_UNINDEXED_ROWS for i in table.list_indices()
+        )
+
+    def _needs_vector_index(self, table: Any) -> bool:
+        """A chunk table (not a vector store: those are searched exactly) big enough and not indexed yet."""
+        if FTS_COLUMN not in table.schema.names or self._has_vector_index(table):
+            return False
+        return bool(table.count_rows() >= VECTOR_INDEX_MIN_ROWS)
+
+    @staticmethod
+    def _has_vector_index(table: Any) -> bool:
+        return any(i.columns == ["vector"] for i in table.list_indices())
+
+    def _start_optimizing(self, name: str) -> None:
+        table_id = table_name(name)
+        with self._lock:
+            if table_id in self._optimizing:
+                return
+            self._optimizing.add(table_id)
+        threading.Thread(
+            target=self._optimize_quietly, args=(name,), name=f"lance-optimize-{table_id}", daemon=True
+        ).start()
+
+    def _optimize_quietly(self, name: str) -> None:
+        try:
+            self.optimize(name)
+        except Exception as exc:  # noqa: BLE001 - upkeep only: searches stay right (flat scans), the next flush retries
+            log.warning("optimising %s failed: %s", name, exc)
+        finally:
+            self._optimizing.discard(table_name(name))
+
+    def optimize(self, name: str) -> None:
+        """Compact the table's small fragments, build its vector index when it is big enough, index new rows."""
+        table = self._table(name)
+        if self._needs_vector_index(table):
+            rows = table.count_rows()
+            log.info("building the vector index of %s (%d rows)", name, rows)
+            table.create_index(
+                metric="cosine",
+                vector_column_name="vector",
+                index_type="IVF_FLAT",
+                num_partitions=max(1, rows // ROWS_PER_PARTITION),
+            )
+        self._commits[table_name(name)] = 0
+        table.optimize(cleanup_older_than=KEEP_VERSIONS)
+
+
+def _last_per_key(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """One row per key, the last one (Milvus upsert semantics; a merge-insert refuses duplicate keys)."""
+    return list({row[key]: row for row in rows}.values())
+
+
+def _vector_score(distance: float, metric: str) -> float:
+    """The metric's own score: Lance's cosine and dot are distances (1 - similarity), its l2 is squared."""
+    if metric == "euclidean":
+        return max(distance, 0.0) ** 0.5
+    return 1.0 - distance

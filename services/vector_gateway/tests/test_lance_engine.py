@@ -1,0 +1,151 @@
+"""The Lance engine's own duties: a reopened folder, the upkeep that builds its indexes, and the migration from Milvus.
+
+Every API test of the shared gateway already runs on both engines (conftest.py); test_index.py runs the domain
+on both stores. What is left is what only Lance does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from vector_gateway import migrate
+from vector_gateway.lance import LanceStore
+from vector_gateway.lance import store as lance_store
+
+DOCS = {
+    "birds.md": ["Ospreys dive for fish in cold lakes.", "Herons wait in the shallows for frogs."],
+    "tools.md": ["A torque wrench tightens bolts to a set force.", "Calipers measure a bore to a hundredth."],
+}
+QUERIES = ["osprey fishing", "measuring a bore", "frogs in shallow water"]
+
+
+async def _fill(client: Any, upsert: Any, make_doc: Any, collection: str) -> None:
+    for source, texts in DOCS.items():
+        await upsert(client, collection, make_doc(source, texts, tags=["kept"], metadata={"lang": "en"}))
+
+
+async def _answers(client: Any, collection: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for mode in ("semantic", "keyword", "hybrid"):
+        for query in QUERIES:
+            body = {"query": query, "collections": [collection], "mode": mode, "top_k": 3, "tags": ["kept"]}
+            response = await client.post("/v1/search", json=body)
+            assert response.status_code == 200, response.text
+            found[f"{mode}:{query}"] = [(h["text"], round(h["score"], 4)) for h in response.json()["hits"]]
+    listed = await client.get(f"/v1/collections/{collection}/documents")
+    found["documents"] = sorted((d["source"], d["chunk_count"]) for d in listed.json()["documents"])
+    vectors = await client.post("/v1/vector-stores/notes.v2/search", json={"query": [1.0, 0.0], "k": 3})
+    found["vectors"] = [(h["id"], round(h["score"], 4)) for h in vectors.json()["results"]]
+    found["collections"] = sorted(c["name"] for c in (await client.get("/v1/collections")).json()["collections"])
+    return found
+
+
+async def _vectors(client: Any) -> None:
+    for vector_id, vector in {"a": [1.0, 0.0], "b": [0.6, 0.8], "c": [3.0, 4.0]}.items():
+        body = {"id": vector_id, "embedding": vector, "metric": "dot", "metadata": {"k": vector_id}}
+        response = await client.post("/v1/vector-stores/notes.v2/vectors", json=body)
+        assert response.status_code == 200, response.text
+
+
+async def test_a_milvus_index_migrates_to_lance_and_answers_the_same(
+    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any
+) -> None:
+    db, folder = tmp_path / "milvus.db", tmp_path / "lance"
+    async with open_gateway(db) as (client, _):
+        await _fill(client, upsert, make_doc, "Field-Notes.2026")  # a name Milvus cannot hold as it is
+        await _vectors(client)
+        before = await _answers(client, "Field-Notes.2026")
+
+    report = migrate.migrate(str(db), str(folder))
+    assert report.tables["Field-Notes.2026"] == 4 and report.tables["_documents"] == 2
+    async with open_gateway(db, index_engine="lance", lance_uri=str(folder)) as (client, _):
+        after = await _answers(client, "Field-Notes.2026")
+    assert after["documents"] == before["documents"] == [("birds.md", 2), ("tools.md", 2)]
+    assert after["collections"] == before["collections"] == ["Field-Notes.2026"]
+    assert after["vectors"] == before["vectors"] == [("c", 3.0), ("a", 1.0), ("b", 0.6)]
+    for key, hits in before.items():
+        if key.startswith(("semantic", "hybrid", "keyword")):
+            # The same chunks in the same order; scores equal where both engines compute the same number.
+            assert [text for text, _ in after[key]] == [text for text, _ in hits], key
+            if key.startswith("semantic"):
+                assert [s for _, s in after[key]] == pytest.approx([s for _, s in hits], abs=2e-3), key
+
+
+async def test_a_migration_refuses_a_used_folder_and_leaves_nothing_when_it_fails(
+    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, folder = tmp_path / "milvus.db", tmp_path / "lance"
+    async with open_gateway(db) as (client, _):
+        await _fill(client, upsert, make_doc, "notes")
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine")
+    with pytest.raises(migrate.MigrationError, match="already holds files"):
+        migrate.migrate(str(db), str(folder))
+    assert [p.name for p in folder.iterdir()] == ["keep.txt"]
+
+    target = tmp_path / "second"
+    calls = {"n": 0}
+    real_insert = LanceStore.insert
+
+    def failing_insert(self: LanceStore, name: str, rows: list[dict[str, Any]]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        real_insert(self, name, rows)
+
+    monkeypatch.setattr(LanceStore, "insert", failing_insert)  # a full disk cannot be made here for real
+    with pytest.raises(OSError, match="No space left"):
+        migrate.migrate(str(db), str(target))
+    assert not target.exists() and not any(p.name.startswith(".second") for p in tmp_path.iterdir())
+    assert migrate.main(["--milvus-uri", str(tmp_path / "absent.db"), "--lance-uri", str(target)]) == 2
+
+
+async def test_a_reopened_folder_keeps_collections_models_and_rows(
+    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any
+) -> None:
+    db, folder = tmp_path / "unused.db", tmp_path / "lance"
+    async with open_gateway(db, index_engine="lance", lance_uri=str(folder)) as (client, _):
+        await _fill(client, upsert, make_doc, "Reopened-1")
+        first = await _answers(client, "Reopened-1")
+    store = LanceStore(str(folder))
+    assert store.list_collections() == ["Reopened-1"]
+    assert store.describe("Reopened-1")[0] == 384 and store.analysis_of("Reopened-1") == "snowball_en"
+    async with open_gateway(db, index_engine="lance", lance_uri=str(folder)) as (client, _):
+        assert await _answers(client, "Reopened-1") == first
+
+
+def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance_store, "VECTOR_INDEX_MIN_ROWS", 300)
+    monkeypatch.setattr(lance_store, "ROWS_PER_PARTITION", 100)
+    store = LanceStore(str(tmp_path / "lance"))
+    store.create_collection("big", 4, "test-model")
+
+    def row(i: int) -> dict[str, Any]:
+        angle = i / 400
+        vector = [1.0 - angle, angle, (i % 7) / 7, 0.1]
+        return {"chunk_id": f"c{i}", "doc_id": f"d{i // 10}", "version": "v1", "chunk_index": i % 10,
+                "text": f"row {i}", "search_text": f"row w{i} common", "vector": vector, "page": 0,
+                "page_end": 0, "start": 0, "end": 5, "token_count": 2, "tags": [], "metadata": {},
+                "heading_path": [], "source": "s", "title": "t", "file_type": "md", "last_modified": ""}  # fmt: skip
+
+    store.insert("big", [row(i) for i in range(400)])
+    query = row(123)["vector"]
+    exact = [r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)]
+    assert store._due("big")  # 400 rows >= 300 and no vector index yet
+    store.optimize("big")
+    table = store._table("big")
+    assert any(i.columns == ["vector"] for i in table.list_indices())
+    indexed = [
+        r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)
+    ]
+    assert indexed[0] == exact[0] == "c123"
+    store.insert("big", [row(1000) | {"vector": [0.0, 0.0, 0.0, 1.0], "search_text": "zebra"}])  # after the index
+    found = store.search("big", mode="semantic", vector=[0.0, 0.0, 0.0, 1.0], text="", limit=1, where=None)
+    assert found[0][1]["chunk_id"] == "c1000"
+    assert (
+        store.search("big", mode="keyword", vector=None, text="zebra", limit=3, where=None)[0][1]["chunk_id"] == "c1000"
+    )
