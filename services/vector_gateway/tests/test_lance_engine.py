@@ -50,13 +50,17 @@ async def _vectors(client: Any) -> None:
 
 
 async def test_a_milvus_index_migrates_to_lance_and_answers_the_same(
-    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any
+    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     db, folder = tmp_path / "milvus.db", tmp_path / "lance"
     async with open_gateway(db) as (client, _):
         await _fill(client, upsert, make_doc, "Field-Notes.2026")  # a name Milvus cannot hold as it is
         await _vectors(client)
         before = await _answers(client, "Field-Notes.2026")
+    # Switching the engine without migrating starts empty, and says how to bring the documents along.
+    async with open_gateway(db, index_engine="lance", lance_uri=str(tmp_path / "fresh")) as (client, _):
+        assert (await client.get("/v1/collections")).json()["collections"] == []
+    assert f"vector-gateway-migrate --milvus-uri {db} --lance-uri {tmp_path / 'fresh'}" in caplog.text
 
     report = migrate.migrate(str(db), str(folder))
     assert report.tables["Field-Notes.2026"] == 4 and report.tables["_documents"] == 2

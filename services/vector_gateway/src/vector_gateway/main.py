@@ -8,6 +8,7 @@ import logging
 import sys
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
@@ -54,6 +55,14 @@ def open_store(settings: GatewaySettings) -> DocumentIndex:
     if settings.index_engine == "lance":
         from .lance import LanceStore  # lancedb is an optional dependency: imported only when chosen
 
+        lite, lance = Path(settings.milvus_uri).expanduser(), Path(settings.lance_uri).expanduser()
+        if not settings.uses_server and lite.exists() and not (lance.exists() and any(lance.iterdir())):
+            log.warning(
+                "VECTOR_GATEWAY_INDEX_ENGINE=lance starts an empty index at %s, while a Milvus Lite index is at %s: "
+                "to keep its documents, stop this process and run vector-gateway-migrate --milvus-uri %s "
+                "--lance-uri %s",
+                lance, lite, lite, lance,
+            )  # fmt: skip
         return LanceStore(settings.lance_uri, analysis=settings.bm25_analysis)
     return MilvusStore(
         settings.milvus_uri,

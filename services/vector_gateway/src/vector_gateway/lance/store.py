@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ OPTIMIZE_COMMITS = 200
 VECTOR_INDEX_MIN_ROWS = 50_000
 ROWS_PER_PARTITION = 1_000  # IVF partitions: rows / this (about sqrt(rows) at a million)
 PROBED_PARTITIONS = 24
+UPKEEP_CHECK_S = 5.0  # a table's index statistics are read at most this often (flush runs after every write)
 # Old versions are kept this long after an optimisation, for reads still running on them.
 KEEP_VERSIONS = timedelta(minutes=1)
 FTS_COLUMN = "search_text"
@@ -63,6 +65,7 @@ class LanceStore:
         self._tables: dict[str, Any] = {}
         self._write_locks: dict[str, threading.Lock] = {}
         self._commits: dict[str, int] = {}
+        self._checked: dict[str, float] = {}
         self._optimizing: set[str] = set()
         self._shapes: dict[str, tuple[int, str]] = {}
         self._analyses: dict[str, Analysis] = {}
@@ -85,7 +88,7 @@ class LanceStore:
             existing = set(self._names(db))
             for name, make in ((REGISTRY, schema.registry_schema), (LEASES, schema.lease_schema)):
                 if name not in existing:
-                    db.create_table(name, schema=make(), exist_ok=True)
+                    _key_indexes(db.create_table(name, schema=make(), exist_ok=True), ["key"])
         except OSError as exc:
             raise DependencyUnavailable(
                 f"Cannot open the Lance index at {self.uri}: {exc.strerror or exc}",
@@ -155,18 +158,8 @@ class LanceStore:
             if self.has_collection(name):
                 return False
             table = self.db.create_table(table_name(name), schema=schema.chunk_schema(dimension, properties))
-            # BM25 over the gateway's analysed text (lexical.py): split on spaces, nothing else changed, so
-            # a query analysed the same way matches the same terms Milvus' analyzer would.
-            table.create_fts_index(
-                FTS_COLUMN,
-                use_tantivy=False,
-                base_tokenizer="whitespace",
-                lower_case=False,
-                stem=False,
-                remove_stop_words=False,
-                ascii_folding=False,
-                with_position=False,
-            )
+            table.create_index(FTS_COLUMN, config=_bm25_index(analysis))
+            _key_indexes(table, ["chunk_id", "doc_id"])  # fetches, a document's reads and deletes by key
             self._tables[table_name(name)] = table
         self._shapes[name] = (dimension, model_name)
         self._analyses[name] = analysis
@@ -335,7 +328,8 @@ class LanceStore:
     def create_vector_store(self, name: str, user_name: str, dimension: int, metric: str) -> None:
         properties = {schema.METRIC: metric, names.USER_NAME_PROPERTY: user_name}
         with self._writing(name):
-            self.db.create_table(name, schema=schema.vector_store_schema(dimension, properties), exist_ok=True)
+            table = self.db.create_table(name, schema=schema.vector_store_schema(dimension, properties), exist_ok=True)
+            _key_indexes(table, ["pk"])
 
     def vector_search(
         self, name: str, vector: list[float], *, metric: str, limit: int, where: Where | None, fields: list[str]
@@ -369,6 +363,9 @@ class LanceStore:
             return False
         if self._commits.get(table_id, 0) >= OPTIMIZE_COMMITS:
             return True
+        if time.monotonic() - self._checked.get(table_id, -UPKEEP_CHECK_S) < UPKEEP_CHECK_S:
+            return False
+        self._checked[table_id] = time.monotonic()
         table = self._table(name)
         if self._needs_vector_index(table):
             return True
@@ -405,19 +402,40 @@ class LanceStore:
             self._optimizing.discard(table_name(name))
 
     def optimize(self, name: str) -> None:
-        """Compact the table's small fragments, build its vector index when it is big enough, index new rows."""
+        """Build the table's vector index when it is big enough, then compact small fragments and index new rows.
+
+        The index is trained while writes go on (rows added meanwhile are searched flat until the next
+        upkeep); the compaction holds the table's writes, because it rewrites fragments a delete may name."""
         table = self._table(name)
         if self._needs_vector_index(table):
+            from lancedb.index import IvfFlat
+
             rows = table.count_rows()
             log.info("building the vector index of %s (%d rows)", name, rows)
-            table.create_index(
-                metric="cosine",
-                vector_column_name="vector",
-                index_type="IVF_FLAT",
-                num_partitions=max(1, rows // ROWS_PER_PARTITION),
-            )
-        self._commits[table_name(name)] = 0
-        table.optimize(cleanup_older_than=KEEP_VERSIONS)
+            partitions = max(1, rows // ROWS_PER_PARTITION)
+            table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions))
+        with self._writing(name):
+            self._commits[table_name(name)] = 0
+            table.optimize(cleanup_older_than=KEEP_VERSIONS)
+
+
+def _bm25_index(analysis: Analysis) -> Any:
+    """BM25 over the gateway's analysed text (lexical.py): split on spaces, nothing else changed, so a query
+    analysed the same way matches the terms Milvus' analyzer would (stemmed, lower-cased, no stop words).
+    A "raw" collection (copied from an index made before stemming) gets words, lower-cased, stop words out."""
+    from lancedb.index import FTS
+
+    if analysis == "raw":
+        return FTS(base_tokenizer="simple", lower_case=True, stem=False, remove_stop_words=True, ascii_folding=False)
+    return FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False, ascii_folding=False)
+
+
+def _key_indexes(table: Any, columns: list[str]) -> None:
+    """B-tree indexes on the columns looked up by value: an `IN` of ten keys reads a few pages, not every row."""
+    from lancedb.index import BTree
+
+    for column in columns:
+        table.create_index(column, config=BTree())
 
 
 def _last_per_key(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
