@@ -6,6 +6,8 @@ on both stores. What is left is what only Lance does.
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +127,7 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
 ) -> None:
     monkeypatch.setattr(lance_store, "VECTOR_INDEX_MIN_ROWS", 300)
     monkeypatch.setattr(lance_store, "ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(lance_store, "KEEP_VERSIONS", timedelta(seconds=1))
     store = LanceStore(str(tmp_path / "lance"))
     store.create_collection("big", 4, "test-model")
 
@@ -136,13 +139,20 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
                 "page_end": 0, "start": 0, "end": 5, "token_count": 2, "tags": [], "metadata": {},
                 "heading_path": [], "source": "s", "title": "t", "file_type": "md", "last_modified": ""}  # fmt: skip
 
-    store.insert("big", [row(i) for i in range(400)])
+    for start in range(0, 400, 100):  # four commits, four fragments
+        store.insert("big", [row(i) for i in range(start, start + 100)])
     query = row(123)["vector"]
     exact = [r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)]
     assert store._due("big")  # 400 rows >= 300 and no vector index yet
     store.optimize("big")
     table = store._table("big")
     assert any(i.columns == ["vector"] for i in table.list_indices())
+    # The fragments the compaction replaced leave the disk soon after (a timer), not at the next upkeep.
+    data_files = lambda: list((tmp_path / "lance" / "big.lance" / "data").iterdir())  # noqa: E731
+    deadline = time.monotonic() + 60
+    while len(data_files()) > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(data_files()) == 1 and table.count_rows() == 400
     indexed = [
         r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)
     ]

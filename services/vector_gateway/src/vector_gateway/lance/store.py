@@ -417,6 +417,17 @@ class LanceStore:
         with self._writing(name):
             self._commits[table_name(name)] = 0
             table.optimize(cleanup_older_than=KEEP_VERSIONS)
+        if self.maintain:  # the files this compaction replaced go once no read can still be on them
+            timer = threading.Timer(KEEP_VERSIONS.total_seconds() + 1, self._clean_quietly, args=(name,))
+            timer.daemon = True
+            timer.start()
+
+    def _clean_quietly(self, name: str) -> None:
+        try:
+            with self._writing(name):
+                self._table(name).optimize(cleanup_older_than=KEEP_VERSIONS)
+        except Exception as exc:  # noqa: BLE001 - disk only: the next upkeep removes them
+            log.info("removing old versions of %s failed: %s", name, exc)
 
 
 def _bm25_index(analysis: Analysis) -> Any:
