@@ -31,6 +31,7 @@ bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PD
 	$(VENV)/python -m bench.ocr_models --out bench/results/ocr_models.json
 	ONNX_EQUALITY_PASSAGES=1000 $(VENV)/pytest -q services/vector_gateway/tests/test_onnx_embedder.py -k scifact_passages
 	$(VENV)/python -m bench.sync
+	$(VENV)/python -m bench.memory_return
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick

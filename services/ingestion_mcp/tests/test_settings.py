@@ -82,3 +82,28 @@ def test_a_profile_clash_is_a_configuration_error_not_a_traceback(tmp_path: Path
 def test_default_collection_takes_the_names_users_write(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setenv("DEFAULT_COLLECTION", name)
     assert McpSettings().default_collection == name
+
+
+def test_idle_trim_defaults_on_and_zero_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INGESTION_MCP_IDLE_TRIM_S", raising=False)
+    assert McpSettings().idle_trim_s == 2.0
+    monkeypatch.setenv("INGESTION_MCP_IDLE_TRIM_S", "0")
+    assert McpSettings().idle_trim_s == 0
+    monkeypatch.setenv("INGESTION_MCP_IDLE_TRIM_S", "-1")
+    with pytest.raises(ValidationError, match="idle_trim_s"):
+        McpSettings()
+
+
+def test_the_embedded_docling_worker_leaves_soon_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    from docling_service.settings import DoclingSettings
+    from ingestion_mcp.embedded.services import EMBEDDED_WORKER_IDLE_S, embedded_docling_settings
+
+    for name in ("DOCLING_WORKER_IDLE_S", "DOCLING_WORKER_WARM"):
+        monkeypatch.delenv(name, raising=False)
+    laptop = embedded_docling_settings(DoclingSettings())
+    assert laptop.worker_idle_s == EMBEDDED_WORKER_IDLE_S < DoclingSettings().worker_idle_s
+    assert laptop.worker_warm is False
+    monkeypatch.setenv("DOCLING_WORKER_IDLE_S", "600")
+    monkeypatch.setenv("DOCLING_WORKER_WARM", "true")
+    chosen = embedded_docling_settings(DoclingSettings())
+    assert chosen.worker_idle_s == 600 and chosen.worker_warm is True

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         UnsupportedMediaType,
     )
     from .logging import configure_logging
-    from .memory import give_back_free_memory
+    from .memory import IdleTrimmer, configure_idle_trim, give_back_free_memory, idle_trimmer
     from .middleware import Metrics
     from .settings import ServiceSettings
 
@@ -32,6 +32,7 @@ _HOME = {
     "Conflict": "errors", "DependencyUnavailable": "errors", "NotFound": "errors", "PayloadTooLarge": "errors",
     "ServiceError": "errors", "Unprocessable": "errors", "UnsupportedMediaType": "errors",
     "configure_logging": "logging", "give_back_free_memory": "memory", "Metrics": "middleware",
+    "IdleTrimmer": "memory", "configure_idle_trim": "memory", "idle_trimmer": "memory",
     "ServiceSettings": "settings",
 }  # fmt: skip
 
@@ -39,6 +40,7 @@ __all__ = [
     "REQUEST_ID_HEADER",
     "Conflict",
     "DependencyUnavailable",
+    "IdleTrimmer",
     "Metrics",
     "NotFound",
     "PayloadTooLarge",
@@ -47,9 +49,11 @@ __all__ = [
     "ServiceSettings",
     "Unprocessable",
     "UnsupportedMediaType",
+    "configure_idle_trim",
     "configure_logging",
     "create_service_app",
     "give_back_free_memory",
+    "idle_trimmer",
     "request_id_var",
     "serve",
 ]

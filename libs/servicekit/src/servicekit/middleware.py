@@ -12,6 +12,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from .context import REQUEST_ID_HEADER, REQUEST_ID_SCOPE_KEY, request_id_var
+from .memory import idle_trimmer
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 QUIET_PATHS = frozenset({*OPEN_PATHS, "/metrics"})
@@ -74,7 +75,11 @@ class ServiceMiddleware:
             if self.token and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
                 await self._unauthorized(send_wrapper, request_id)
                 return
-            await self.app(scope, receive, send_wrapper)
+            if scope["path"] in QUIET_PATHS:
+                await self.app(scope, receive, send_wrapper)
+            else:
+                with idle_trimmer().busy():  # its freed buffers go back once the process is quiet (memory.py)
+                    await self.app(scope, receive, send_wrapper)
         finally:
             self._record(scope, status["code"], time.perf_counter() - started)
             request_id_var.reset(token)

@@ -345,9 +345,10 @@ def main(argv: list[str] | None = None) -> None:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
         print(f"ingestion-mcp: invalid configuration: {problems}", file=sys.stderr)
         raise SystemExit(2) from None
-    from servicekit import configure_logging
+    from servicekit import configure_idle_trim, configure_logging
 
     configure_logging(settings.log_level)
+    configure_idle_trim(settings.idle_trim_s)
     audit.configure(settings.audit_log)  # its own sink: on at any log level
     try:
         # The tool set is checked before any service starts: a clash is a configuration error, said at once.

@@ -73,6 +73,9 @@ class McpSettings(BaseSettings):
     sync_wait_s: float = Field(default=40.0, ge=0, le=55)
     job_retention_s: float = Field(default=3600.0, ge=60)
     max_concurrent_jobs: int = Field(default=2, ge=1, le=16)
+    # Once the process has been quiet this many seconds after a job or a search burst, the memory it freed goes
+    # back to the system (servicekit/memory.py; docs/memory.md); 0: never (what malloc keeps, it keeps).
+    idle_trim_s: float = Field(default=2.0, ge=0, le=3600)
     # Watched folders (sync_folder watch=true, docs/sync.md). Off: watches are stored but nothing follows them.
     watch_enabled: bool = True
     # A batch of changes is synced after this much quiet (an editor's save storm is one batch) ...

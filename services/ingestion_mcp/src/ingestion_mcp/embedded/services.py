@@ -32,6 +32,10 @@ from ..backend.clients import ServiceClient, make_http_client
 from ..settings import McpSettings
 from .link import HOST_LOCK, FolderLink
 
+# Seconds a docling worker the embedded server started stays after its last conversion: a folder sync's files
+# follow each other within it, and an idle laptop server gets the worker's ~300-450 MB back soon after.
+EMBEDDED_WORKER_IDLE_S = 30.0
+
 
 def data_folder(settings: McpSettings) -> Path:
     folder = settings.data_dir.expanduser().resolve()
@@ -83,14 +87,23 @@ def _embedded_apps(settings: McpSettings, *, index_only: bool) -> dict[str, Any]
             "(pip install 'ingestion-mcp[embedded]'), or set DOCLING_SERVICE_URL, "
             f"CHUNKER_SERVICE_URL and VECTOR_GATEWAY_URL. Missing: {exc.name}"
         ) from exc
-    docling = DoclingSettings()
-    if "worker_warm" not in docling.model_fields_set:  # a laptop's idle server holds no docling worker
-        docling = docling.model_copy(update={"worker_warm": False})
     return {
-        "docling": docling_app(docling),
+        "docling": docling_app(embedded_docling_settings(DoclingSettings())),
         "chunker": chunker_app(ChunkerSettings()),
         "vector gateway": gateway_app(gateway_settings(settings)),
     }
+
+
+def embedded_docling_settings(docling: Any) -> Any:
+    """A laptop's idle server holds no docling worker: none kept warm at start, and the one a conversion started
+    exits after EMBEDDED_WORKER_IDLE_S of quiet, not the service's 5 minutes (docs/memory.md). Set
+    DOCLING_WORKER_WARM or DOCLING_WORKER_IDLE_S to choose otherwise."""
+    update: dict[str, Any] = {}
+    if "worker_warm" not in docling.model_fields_set:
+        update["worker_warm"] = False
+    if "worker_idle_s" not in docling.model_fields_set:
+        update["worker_idle_s"] = EMBEDDED_WORKER_IDLE_S
+    return docling.model_copy(update=update)
 
 
 def gateway_settings(settings: McpSettings) -> Any:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
-from servicekit import give_back_free_memory
+from servicekit import idle_trimmer
 
 from ..access.policy import current_caller
 from ..errors import ToolFailure, failure_from
@@ -288,8 +288,10 @@ class JobManager:
                     await listener(job.progress / 100, step)
 
         try:
-            async with self._slots:
-                job.finish(result=await body(progress))
+            # A big document's freed buffers go back to the system once no job or request runs (servicekit.memory).
+            with idle_trimmer().busy():
+                async with self._slots:
+                    job.finish(result=await body(progress))
         except asyncio.CancelledError:
             if job.cancel_reason is None:  # not ours: the server is shutting down
                 job.cancel_reason = "the server stopped"
@@ -301,7 +303,6 @@ class JobManager:
             JOBS.labels(job.status).inc()
             for step, ms in job.step_ms.items():
                 STAGE_SECONDS.labels(step).observe(ms / 1000)
-            give_back_free_memory()  # a big document's buffers, freed, would stay with malloc (servicekit.memory)
 
     async def cancel(self, job_id: str, reason: str = "on request") -> Job | None:
         return self.cancel_now(job_id, reason)

@@ -24,7 +24,7 @@ from typing import Any
 from arq.connections import RedisSettings
 from arq.worker import Retry, async_check_health, func
 from pydantic import ValidationError
-from servicekit import give_back_free_memory
+from servicekit import idle_trimmer
 
 from ..access import audit
 from ..access.policy import on_behalf_of
@@ -95,10 +95,10 @@ async def _run_and_record(
     else:
         log.info("job %s: run %d started", job.id, job.attempt)
         try:
-            await run_claimed(state, store, job, lease, kind, params, order)
+            with idle_trimmer().busy():  # a big document's freed buffers go back once the worker is quiet
+                await run_claimed(state, store, job, lease, kind, params, order)
         finally:
             log.info("job %s: run %d ended (%s)", job.id, job.attempt, job.status)
-            give_back_free_memory()  # a big document's freed buffers would stay with malloc (servicekit.memory)
     if not await _record_end(store, job, lease):
         raise Retry(defer=1)  # the end could not be written: the job runs again and finds what this run did
     return job.status
@@ -353,9 +353,10 @@ def main(argv: list[str] | None = None) -> None:
     settings = load_settings()
     if args.check:
         sys.exit(check(settings))
-    from servicekit import configure_logging
+    from servicekit import configure_idle_trim, configure_logging
 
     configure_logging(settings.log_level)
+    configure_idle_trim(settings.idle_trim_s)
     audit.configure(settings.audit_log)  # its own sink: on at any log level
     asyncio.set_event_loop(asyncio.new_event_loop())
     build_worker(settings).run()
