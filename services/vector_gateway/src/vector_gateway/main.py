@@ -63,7 +63,7 @@ def open_store(settings: GatewaySettings) -> DocumentIndex:
                 "--lance-uri %s",
                 lance, lite, lite, lance,
             )  # fmt: skip
-        return LanceStore(settings.lance_uri, analysis=settings.bm25_analysis)
+        return LanceStore(settings.lance_uri, analysis=settings.bm25_analysis, cache_mb=settings.lance_cache_mb)
     return MilvusStore(
         settings.milvus_uri,
         token=settings.token_for_milvus(),

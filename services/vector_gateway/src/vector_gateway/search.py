@@ -13,6 +13,7 @@ Only chunks of a document's live (committed) version come back.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,7 @@ def live_versions(store: DocumentIndex, collection: str, doc_ids: set[str]) -> d
 
 
 Candidates = list[tuple[float, str, dict[str, Any]]]  # (raw score, collection, entity), best first
+_RANKINGS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ranking")  # a hybrid search's BM25 ranking
 
 
 def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int) -> tuple[Candidates, bool]:
@@ -121,7 +123,11 @@ def _ranked(
     """The fused ranking over every collection (versions not yet checked), and whether it is complete:
     a wider one could add nothing (every list ran out, or nothing deeper can reach ``min_score``)."""
     kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
-    lists = {kind: _candidates(store, names, query, kind, limit) for kind in kinds}
+    if len(kinds) == 2:  # both rankings at once: an engine that releases the GIL (Lance) runs them in parallel
+        keyword = _RANKINGS.submit(_candidates, store, names, query, "keyword", limit)
+        lists = {"semantic": _candidates(store, names, query, "semantic", limit), "keyword": keyword.result()}
+    else:
+        lists = {kind: _candidates(store, names, query, kind, limit) for kind in kinds}
     entities: dict[Hashable, tuple[str, dict[str, Any]]] = {}
     keyed: dict[str, list[tuple[Hashable, float]]] = {}
     for kind, (candidates, _) in lists.items():

@@ -48,6 +48,7 @@ UPKEEP_CHECK_S = 5.0  # a table's index statistics are read at most this often (
 # Old versions are kept this long after an optimisation, for reads still running on them.
 KEEP_VERSIONS = timedelta(minutes=1)
 FTS_COLUMN = "search_text"
+INDEX_CACHE_MB = 1024  # index pages kept in memory (VECTOR_GATEWAY_LANCE_CACHE_MB)
 ENGINE_METRICS = {"cosine": "cosine", "dot": "dot", "euclidean": "l2"}
 
 
@@ -56,8 +57,11 @@ def table_name(name: str) -> str:
 
 
 class LanceStore:
-    def __init__(self, uri: str, *, analysis: Analysis = DEFAULT_ANALYSIS, maintain: bool = True) -> None:
+    def __init__(
+        self, uri: str, *, analysis: Analysis = DEFAULT_ANALYSIS, maintain: bool = True, cache_mb: int = INDEX_CACHE_MB
+    ) -> None:
         self.uri = uri
+        self.cache_mb = cache_mb
         self.analysis = analysis
         self.maintain = maintain
         self._db: Any = None
@@ -84,7 +88,11 @@ class LanceStore:
 
         try:
             Path(self.uri).expanduser().mkdir(parents=True, exist_ok=True)
-            db = lancedb.connect(Path(self.uri).expanduser(), read_consistency_interval=timedelta(0))
+            # Index pages read from disk are cached up to cache_mb (then evicted): memory stays bounded at any size.
+            session = lancedb.Session(
+                index_cache_size_bytes=self.cache_mb << 20, metadata_cache_size_bytes=max(64, self.cache_mb // 4) << 20
+            )
+            db = lancedb.connect(Path(self.uri).expanduser(), read_consistency_interval=timedelta(0), session=session)
             existing = set(self._names(db))
             for name, make in ((REGISTRY, schema.registry_schema), (LEASES, schema.lease_schema)):
                 if name not in existing:

@@ -1,0 +1,135 @@
+"""The Lance engine at 100k and 1M chunks, at the store: build, upkeep, open, search (issue 31, docs/scale.md).
+
+The rows are those the gateway's DocumentWriter stores (bench.scale_profile's SciFact one-chunk documents,
+Snowball-analysed text, random unit vectors, one registry row per document), inserted in 20,000-row
+batches; then the upkeep (compaction, BM25/IVF/B-tree indexes) runs once. A fresh process then opens the
+folder and runs the gateway's own hybrid search (search.py: two rankings, liveness, fetch, calibrated
+fusion) for 40 queries after 5 warm-ups, as bench.scale_profile did for Milvus Lite on the same rows.
+
+    python -m bench.scale_store --rows 100000 --work /tmp/scale_store
+    python -m bench.scale_store --rows 1000000 --work /tmp/scale_store --cache-mb 1024
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from .scale_profile import COLLECTION, DIM, QUERIES, WARMUP, _requests, corpus, disk, queries, rss, stats, unit_vectors
+
+OUT = Path("bench/results/scale_store.json")
+
+
+def build(folder: str, rows: int) -> dict[str, Any]:
+    from vector_gateway.lance import LanceStore
+    from vector_gateway.records import REGISTRY
+    from vector_gateway.upsert import _chunk_rows, _registry_row, now_iso, plan
+    from vector_gateway.versions import version_for
+
+    docs, store = corpus(), LanceStore(folder, maintain=False)
+    store.create_collection(COLLECTION, DIM, "precomputed")
+    analysis = store.analysis_of(COLLECTION)
+    started, written, replica = time.perf_counter(), 0, 0
+    while written < rows:
+        for start in range(0, len(docs), 20_000):
+            part = docs[start : start + min(20_000, rows - written)]
+            planned = plan(COLLECTION, _requests(part, replica))
+            vectors = unit_vectors(len(part), seed=replica * 1000 + start).tolist()
+            chunks, registry, stamp = [], [], now_iso()
+            for doc, vector in zip(planned, vectors, strict=True):
+                doc.version, doc.status = version_for(1), "indexed"
+                chunks += _chunk_rows(doc, [vector], analysis)
+                registry.append(_registry_row(COLLECTION, doc, stamp))
+            store.insert(COLLECTION, chunks)
+            store.registry_upsert(registry)
+            written += len(part)
+            if written >= rows:
+                break
+        replica += 1
+    insert_s = time.perf_counter() - started
+    started = time.perf_counter()
+    store.optimize(COLLECTION)
+    store.optimize(REGISTRY)
+    upkeep_s = time.perf_counter() - started
+    out = {"rows": store.count(COLLECTION), "insert_s": round(insert_s, 1), "rows_per_s": round(written / insert_s),
+           "upkeep_s": round(upkeep_s, 1), **rss(), "disk_right_after": disk(Path(folder))}  # fmt: skip
+    for name in (COLLECTION, REGISTRY):  # what the upkeep's timer removes a minute later in a server
+        store._table(name).optimize(cleanup_older_than=timedelta(0))
+    out["disk"] = disk(Path(folder))
+    return out
+
+
+def search_run(folder: str, cache_mb: int) -> dict[str, Any]:
+    from vector_gateway import lexical
+    from vector_gateway.lance import LanceStore
+    from vector_gateway.search import CANDIDATE_FIELDS, Query, search
+    from vector_gateway.settings import GatewaySettings
+
+    fusion = GatewaySettings(milvus_uri="unused.db").hybrid_fusion
+    texts, vecs = queries(), unit_vectors(QUERIES + WARMUP, seed=99).tolist()
+    out: dict[str, Any] = {"start": rss(), "cache_mb": cache_mb}
+    started = time.perf_counter()
+    store = LanceStore(folder, cache_mb=cache_mb)
+    store.ping()
+    search(store, [COLLECTION], Query("hybrid", vecs[0], texts[0], 10, None), fusion=fusion, candidates=20)
+    out["open_to_first_search_ms"], out["after_first"] = round((time.perf_counter() - started) * 1000), rss()
+    samples: dict[str, list[float]] = {"dense": [], "bm25": [], "hybrid": []}
+    for i, (text, vec) in enumerate(zip(texts, vecs, strict=True)):
+        analysed = lexical.analyze(text, "snowball_en") or text
+        t0 = time.perf_counter()
+        store.search(COLLECTION, mode="semantic", vector=vec, text="", limit=20, where=None, fields=CANDIDATE_FIELDS)
+        t1 = time.perf_counter()
+        store.search(
+            COLLECTION, mode="keyword", vector=None, text=analysed, limit=20, where=None, fields=CANDIDATE_FIELDS
+        )
+        t2 = time.perf_counter()
+        search(store, [COLLECTION], Query("hybrid", vec, text, 10, None), fusion=fusion, candidates=20)
+        t3 = time.perf_counter()
+        if i >= WARMUP:
+            for name, seconds in (("dense", t1 - t0), ("bm25", t2 - t1), ("hybrid", t3 - t2)):
+                samples[name].append(seconds * 1000)
+    out.update({name: stats(values) for name, values in samples.items()})
+    out["end"] = rss()
+    return out
+
+
+def child(*args: str) -> dict[str, Any]:
+    """A step in a fresh process (open time and memory are a new process's)."""
+    done = subprocess.run([sys.executable, "-m", "bench.scale_store", "--child", *args], capture_output=True,
+                          text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/scale_store"))
+    parser.add_argument("--cache-mb", type=int, default=1024)
+    parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        step, folder, value = args.child
+        print(json.dumps(build(folder, int(value)) if step == "build" else search_run(folder, int(value))))
+        return
+    folder = str(args.work / str(args.rows))
+    results = json.loads(OUT.read_text()) if OUT.exists() else {}
+    entry: dict[str, Any] = results.get(str(args.rows), {})
+    if not args.skip_build:
+        entry["build"] = child("build", folder, str(args.rows))
+    entry[f"search_cache_{args.cache_mb}mb"] = child("search", folder, str(args.cache_mb))
+    results[str(args.rows)] = entry
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(entry, indent=2))
+
+
+if __name__ == "__main__":
+    main()
