@@ -25,6 +25,7 @@ from typing import Any
 from .scale_profile import COLLECTION, DIM, QUERIES, WARMUP, _requests, corpus, disk, queries, rss, stats, unit_vectors
 
 OUT = Path("bench/results/scale_store.json")
+CACHED = "search_cache_1024mb"  # the default cache's run, the one plotted
 
 
 def build(folder: str, rows: int) -> dict[str, Any]:
@@ -107,17 +108,62 @@ def child(*args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def plot(out: Path = Path("docs/scale_engines.png")) -> None:
+    """Hybrid search p50 / p95 and RSS by rows: Milvus Lite (bench.scale_profile) and Lance (this bench)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lite = json.loads(Path("bench/results/scale_profile.json").read_text())
+    lance = json.loads(OUT.read_text())
+    series = {
+        "Milvus Lite 3.2.2": [(int(k), v["profile"]["baseline"]["hybrid_search_py"],
+                               v["profile"]["memory_after_queries"]["rss_mb"]) for k, v in lite.items()],
+        "Lance (cache 1,024 MB)": [(int(k), v[CACHED]["hybrid"], v[CACHED]["end"]["rss_mb"])
+                                   for k, v in lance.items() if CACHED in v],
+    }  # fmt: skip
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for label, points in series.items():
+        points.sort()
+        rows = [p[0] for p in points]
+        left.plot(rows, [p[1]["p50_ms"] for p in points], marker="o", label=f"{label} p50")
+        left.plot(rows, [p[1]["p95_ms"] for p in points], marker="x", linestyle="--", label=f"{label} p95")
+        right.plot(rows, [p[2] for p in points], marker="o", label=label)
+    left.axhline(100, color="grey", linewidth=0.8, linestyle=":")
+    left.axhline(250, color="grey", linewidth=0.8, linestyle=":")
+    right.axhline(3000, color="grey", linewidth=0.8, linestyle=":")
+    for axis, title, unit in (
+        (left, "hybrid search (search.py)", "ms"),
+        (right, "process RSS after the searches", "MB"),
+    ):
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("chunks")
+        axis.set_ylabel(unit)
+        axis.set_title(title)
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.suptitle("Embedded engines by index size (2 shared cores; dotted: the issue's goals at 1M)", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(out, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/scale_store"))
     parser.add_argument("--cache-mb", type=int, default=1024)
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--plot", action="store_true", help="only draw docs/scale_engines.png from the results")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         step, folder, value = args.child
         print(json.dumps(build(folder, int(value)) if step == "build" else search_run(folder, int(value))))
+        return
+    if args.plot:
+        plot()
         return
     folder = str(args.work / str(args.rows))
     results = json.loads(OUT.read_text()) if OUT.exists() else {}
@@ -129,6 +175,7 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(entry, indent=2))
+    plot()
 
 
 if __name__ == "__main__":
