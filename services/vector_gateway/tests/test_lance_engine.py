@@ -55,7 +55,7 @@ async def test_a_milvus_index_migrates_to_lance_and_answers_the_same(
     open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     db, folder = tmp_path / "milvus.db", tmp_path / "lance"
-    async with open_gateway(db) as (client, _):
+    async with open_gateway(db, index_engine="milvus") as (client, _):
         await _fill(client, upsert, make_doc, "Field-Notes.2026")  # a name Milvus cannot hold as it is
         await _vectors(client)
         before = await _answers(client, "Field-Notes.2026")
@@ -83,7 +83,7 @@ async def test_a_migration_refuses_a_used_folder_and_leaves_nothing_when_it_fail
     open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, folder = tmp_path / "milvus.db", tmp_path / "lance"
-    async with open_gateway(db) as (client, _):
+    async with open_gateway(db, index_engine="milvus") as (client, _):
         await _fill(client, upsert, make_doc, "notes")
     folder.mkdir()
     (folder / "keep.txt").write_text("mine")
