@@ -23,8 +23,9 @@ lint: install  ## ruff (lint + format) and mypy (the paths and settings are in p
 format: install
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
-bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency, scale -> bench/results/latest.*; console page latency -> bench/results/console_latency.json; big PDFs (10-500 pages, scans, a 95 MB photo PDF; idle tree) through the MCP tool -> bench/results/pdf_scale.json, docs/pdf_scale.png; embedder start, torch-free vs full -> bench/results/embedder_start.json; OCR models tiny vs small on office and varied scans -> bench/results/ocr_models.json; ONNX = torch vectors on 1,000 SciFact abstracts (300 in the suite); folder sync (sync_folder: 1,000 mixed files first/unchanged/edited, save -> searchable while watched, 10,000 small files in bounded memory) -> bench/results/sync.json
+bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PDF fidelity, ingest throughput, search latency -> bench/results/latest.*; scale: milvus-lite, milvus-server and lance at 100k chunks through the MCP search tool (open, p50/p95, RSS of every process, nDCG@10 of both sets per engine, ratios to milvus-lite; bench.scale --rows 100000,300000,1000000 for the issue-31 sizes) -> bench/results/scale.json, docs/scale.png; console page latency -> bench/results/console_latency.json; big PDFs (10-500 pages, scans, a 95 MB photo PDF; idle tree) through the MCP tool -> bench/results/pdf_scale.json, docs/pdf_scale.png; embedder start, torch-free vs full -> bench/results/embedder_start.json; OCR models tiny vs small on office and varied scans -> bench/results/ocr_models.json; ONNX = torch vectors on 1,000 SciFact abstracts (300 in the suite); folder sync (sync_folder: 1,000 mixed files first/unchanged/edited, save -> searchable while watched, 10,000 small files in bounded memory) -> bench/results/sync.json
 	$(VENV)/python -m bench.run
+	$(VENV)/python -m bench.scale --quality
 	$(VENV)/python -m bench.console_latency
 	$(VENV)/python -m bench.pdf_scale
 	$(VENV)/python -m bench.embedder_start

@@ -1,7 +1,9 @@
-"""`make bench` / `python -m bench.run`: quality, throughput, latency and scale through the real services.
+"""`make bench` / `python -m bench.run`: quality, throughput and latency through the real services.
+
+Scale (100k+ chunks per index engine, through the MCP tool) is its own bench: `python -m bench.scale`.
 
     python -m bench.run                    # the full run (SciFact 5,183 docs + dbpedia-5k 5,000; ~60 min on 2 cores)
-    python -m bench.run --quick            # 50 queries of each set, their documents + 250 others, no scale
+    python -m bench.run --quick            # 50 queries of each set, their documents + 250 others
     python -m bench.run --dataset scifact  # quality on one set only (repeat --dataset for several)
 
 Writes <out>/<stem>.json, .md and .png (default bench/results/latest.*).
@@ -18,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import latency, pdf_fidelity, report, scale, throughput
+from . import latency, pdf_fidelity, report, throughput
 from .data import DATASETS, DEFAULT_DIR, load
 from .metrics import evaluate
 from .pipeline import Stack, ingest, open_stack, ranked_documents
@@ -29,7 +31,7 @@ QUALITY_COLLECTION = "scifact"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a small subset, no scale run (what CI's smoke test uses)")
+    parser.add_argument("--quick", action="store_true", help="a small subset (what CI's smoke test uses)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DIR, help="SciFact folder (BEIR format)")
     parser.add_argument("--dataset", action="append", choices=sorted(DATASETS),
                         help="quality on these sets (default: both); throughput etc. use SciFact")  # fmt: skip
@@ -38,9 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--chunking", default="default", choices=["default", "dense", "sparse"])
     parser.add_argument("--throughput-docs", type=int, default=300, help="documents for the throughput run")
     parser.add_argument("--latency-queries", type=int, default=300, help="queries timed per path (all 300 by default)")
-    parser.add_argument(
-        "--skip", action="append", default=[], choices=["quality", "throughput", "latency", "scale", "pdf"]
-    )
+    parser.add_argument("--skip", action="append", default=[], choices=["quality", "throughput", "latency", "pdf"])
     parser.add_argument("--out", type=Path, default=ROOT / "results")
     parser.add_argument("--stem", default="latest")
     parser.add_argument("--work-dir", type=Path, default=ROOT / "results" / "tmp" / "run")
@@ -53,7 +53,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.queries, args.extra_docs = args.queries or 50, args.extra_docs or 250
         args.throughput_docs, args.latency_queries = min(args.throughput_docs, 40), min(args.latency_queries, 20)
-        args.skip = [*args.skip, "scale"]
     return args
 
 
@@ -120,13 +119,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result["latency"] = await latency.measure(stack, milvus_uri, QUALITY_COLLECTION, queries)
             result["latency"]["measured_at"] = stamp()
             log(f"  {result['latency']}")
-        if "scale" not in args.skip and "quality" not in args.skip:
-            log("scale: 10k and 100k chunks behind a gateway process")
-            queries = list(data.queries.values())[:100]
-            source = str(args.work_dir / "milvus.db")
-            result["scale"] = scale.measure(args.work_dir, source, QUALITY_COLLECTION, queries)
-            result["scale"]["measured_at"] = stamp()
-            log(f"  {result['scale']}")
     if "pdf" not in args.skip:
         log("PDF fidelity: table cells, OCR characters, pages/s per PDF pipeline")
         result["pdf_fidelity"] = pdf_fidelity.measure(repeats=1 if args.quick else 3, quick=args.quick)

@@ -1,179 +1,191 @@
-"""How search latency and memory grow: 10k and 100k chunks behind a real vector-gateway process.
+"""Search at scale through the MCP tool, per index engine (issue 31): milvus-lite, milvus-server, lance.
 
-Chunks are SciFact's own (text, title, vector) replicated with a little noise on the vector, written with
-the gateway's DocumentWriter and precomputed vectors (embedding 100k chunks on a laptop CPU would take
-hours and measures nothing new). Then the gateway, docling and chunker run as real processes, queries go
-over loopback HTTP, and psutil reads each process's resident memory.
+For each engine and size: SciFact's chunks, replicated under new sources with a little noise on their cached
+vectors (bench.scale_corpus: embedded once; 1M chunks could not be embedded on a laptop CPU), are written
+through the gateway's DocumentWriter into the engine's store (ingest rows/s, wall, disk). Then the real MCP
+server (``ingestion_mcp.main`` over stdio, embedded services) starts on that index: "open" runs from the
+engine's first process start to the first answered search; then ``--queries`` hybrid ``search`` tool calls
+with SciFact queries after ``--warmup`` (p50/p95 ms), and the resident memory of every process (server,
+children, the ``milvus-lite server``), peak and after. Sizes grow one index per engine (300k adds to 100k).
+Every figure is also given against milvus-lite's (today's default) at the same size, in the same run.
+
+``--quality`` writes each retrieval set (SciFact, dbpedia-5k: the pipeline's chunks and vectors, cached)
+into every engine and scores nDCG@10 of hybrid search through the tool (bench.metrics), with the
+difference to milvus-lite.
+
+    python -m bench.scale [--rows 100000,300000,1000000] [--engines milvus-lite,milvus-server,lance]
+                          [--queries 100] [--warmup 5] [--quality] [--out bench/results/scale.json]
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import functools
+import json
 import os
-import pickle
 import random
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import numpy as np
+import anyio
 import psutil
-from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
-from vector_gateway.milvus import MilvusStore
-from vector_gateway.upsert import DocumentWriter, plan
+from mcp.client.stdio import StdioServerParameters
 
-from scripts.service_stack import ServiceProcess
+from . import scale_mcp
+from .data import DATASETS, load
+from .metrics import evaluate
+from .scale_engines import ENGINES, SCALE_COLLECTION, Precomputed, disk_mb, serving, unavailable
+from .scale_report import plot, quality_difference, ratios, table
 
-from .latency import TOP_K, summary
+__all__ = ["Precomputed", "main"]  # Precomputed: bench.scale_profile imports it from here
 
-COLLECTION = "scale"
-SOURCE_FIELDS = ["doc_id", "chunk_index", "text", "title", "heading_path", "vector", "token_count"]
-
-
-class Precomputed:
-    """The Embedder interface over vectors computed earlier (handed out in order)."""
-
-    def __init__(self, vectors: list[list[float]], dimension: int) -> None:
-        self.vectors, self.dimension, self.model_name, self.device = vectors, dimension, "precomputed", "none"
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        out, self.vectors = self.vectors[: len(texts)], self.vectors[len(texts) :]
-        return out
-
-    def embed_query(self, text: str) -> list[float]:
-        raise NotImplementedError
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+QUALITY_SETS = ("scifact", "dbpedia-5k")
 
 
-def source_documents(milvus_uri: str, collection: str) -> list[list[dict[str, Any]]]:
-    """Every document of the quality run as its list of chunk rows (with vectors)."""
-    from pymilvus import MilvusClient
-
-    client = MilvusClient(milvus_uri)
-    client.load_collection(collection)  # a reopened database serves nothing until loaded
-    docs: dict[str, list[dict[str, Any]]] = {}
-    iterator = client.query_iterator(collection, batch_size=4096, filter="", output_fields=SOURCE_FIELDS)
-    while batch := iterator.next():
-        for row in batch:
-            docs.setdefault(row["doc_id"], []).append(row)
-    iterator.close()
-    return [sorted(rows, key=lambda r: r["chunk_index"]) for rows in docs.values()]
+def log(message: str) -> None:
+    print(f"[scale {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def _request(rows: list[dict[str, Any]], replica: int) -> UpsertDocumentRequest:
-    chunks = [ChunkIn(index=i, text=r["text"], token_count=r["token_count"], heading_path=list(r["heading_path"]))
-              for i, r in enumerate(rows)]  # fmt: skip
-    return UpsertDocumentRequest(source=f"scale:{replica}:{rows[0]['doc_id']}", title=rows[0]["title"],
-                                 content_hash=f"{replica:064x}", chunks=chunks)  # fmt: skip
+def build_child(engine: str, uri: str, *args: str) -> dict[str, Any]:
+    """One write in a fresh process (one process per Milvus Lite database; its memory is not the server's)."""
+    done = subprocess.run([sys.executable, "-m", "bench.scale_engines", engine, uri, *args], cwd=ROOT,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"building {engine} {args} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def fill(store: MilvusStore, docs: list[list[dict[str, Any]]], target_chunks: int, start_replica: int) -> int:
-    """Add replicas of the documents until the collection holds ``target_chunks``; returns the next replica."""
-    rng = np.random.default_rng(start_replica)
-    dimension = len(docs[0][0]["vector"])
-    if not store.has_collection(COLLECTION):
-        store.create_collection(COLLECTION, dimension, "precomputed")
-    replica, have = start_replica, store.count(COLLECTION)
-    while have < target_chunks:
-        batch, vectors = [], []
-        for rows in docs:
-            batch.append(_request(rows, replica))
-            for row in rows:
-                noisy = np.asarray(row["vector"]) + rng.normal(0, 0.01, dimension)
-                vectors.append((noisy / np.linalg.norm(noisy)).tolist())
-            if have + len(vectors) >= target_chunks:
-                break
-        writer = DocumentWriter(store, Precomputed(vectors, dimension), lambda *_: None)
-        writer.write(COLLECTION, plan(COLLECTION, batch))
-        have += sum(len(r.chunks) for r in batch)
-        replica += 1
-    return replica
-
-
-PREFIXES = {"vector-gateway": "VECTOR_GATEWAY_", "docling-service": "DOCLING_", "chunker-service": "CHUNKER_"}
+def scifact_queries(count: int) -> list[str]:
+    """SciFact's queries, shuffled once (the same for every engine); repeated if more are asked for."""
+    with (DATASETS["scifact"] / "queries.jsonl").open(encoding="utf-8") as handle:
+        texts = [json.loads(line)["text"] for line in handle]
+    random.Random(31).shuffle(texts)
+    return (texts * (count // len(texts) + 1))[:count]
 
 
 @contextlib.contextmanager
-def running(command: str, env: dict[str, str], log_dir: Path) -> Iterator[ServiceProcess]:
-    """One service as a real process on a loopback port (the e2e tests' ServiceProcess), ready, then stopped."""
-    service = ServiceProcess(command, command, PREFIXES[command], {**os.environ, **env}, log_dir / f"{command}.log")
-    service.start()
-    try:
-        service.wait_ready(timeout_s=180)
-        yield service
-    finally:
-        service.stop()
+def launched(engine: str, folder: Path) -> Iterator[tuple[StdioServerParameters, float]]:
+    """The MCP server's launch parameters on the engine's index, and when the engine's processes started."""
+    started = time.perf_counter()
+    with serving(engine, folder) as where:
+        yield scale_mcp.params(folder, where.env), started
 
 
-def rss_mb(service: ServiceProcess) -> float:
-    assert service.process is not None
-    return round(psutil.Process(service.process.pid).memory_info().rss / 1048576, 1)
-
-
-def measure_gateway(db: str, queries: list[str]) -> dict[str, Any]:
-    env = {"VECTOR_GATEWAY_MILVUS_URI": db, "VECTOR_GATEWAY_LOG_LEVEL": "WARNING"}
-    with (
-        running("vector-gateway", env, Path(db).parent) as gateway,
-        httpx.Client(base_url=gateway.url, timeout=60) as client,
-    ):
-        body = {"collections": [COLLECTION], "top_k": TOP_K}
-        for query in queries[:5]:
-            client.post("/v1/search", json={**body, "query": query}).raise_for_status()
-        samples = []
-        for query in queries:
-            started = time.perf_counter()
-            client.post("/v1/search", json={**body, "query": query}).raise_for_status()
-            samples.append((time.perf_counter() - started) * 1000)
-        chunks = client.get(f"/v1/collections/{COLLECTION}").json()["chunk_count"]
-        return {"chunks": chunks, "search": summary(samples), "gateway_rss_mb": rss_mb(gateway)}
-
-
-def idle_services_rss(log_dir: Path) -> dict[str, float]:
-    """docling and chunker after one real request each (their memory does not grow with the index)."""
-    out = {}
-    for command, path, kwargs in (
-        ("chunker-service", "/v1/chunk", {"json": {"text": "Warm-up text for the chunker. " * 40}}),
-        ("docling-service", "/v1/convert", {"files": {"file": ("w.md", b"# Warm\n\nup text.\n", "text/markdown")}}),
-    ):
-        with running(command, {}, log_dir) as service:
-            httpx.post(f"{service.url}{path}", timeout=120, **kwargs).raise_for_status()
-            out[f"{command.removesuffix('-service')}_rss_mb"] = rss_mb(service)
-    return out
-
-
-def _fill_in_child(db: str, source: Path, size: int, replica: int) -> int:
-    """Milvus Lite lets one process own a database: fill it in a child that exits before the gateway starts."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.scale", db, str(source), str(size), str(replica)],
-        capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parents[1],
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"filling {db} failed: {done.stderr[-2000:]}")
-    return int(done.stdout.strip().splitlines()[-1])
-
-
-def measure(work_dir: Path, source_uri: str, source_collection: str, queries: list[str],
-            sizes: tuple[int, ...] = (10_000, 100_000)) -> dict[str, Any]:  # fmt: skip
-    docs = source_documents(source_uri, source_collection)
-    random.Random(7).shuffle(docs)
-    folder = work_dir / "scale"
-    folder.mkdir(parents=True, exist_ok=True)
-    source = folder / "source.pkl"
-    source.write_bytes(pickle.dumps(docs))
-    db = str(folder / "milvus.db")
-    results: dict[str, Any] = {"sizes": {}, **idle_services_rss(folder)}
-    replica = 0
+def run_engine(engine: str, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
+    folder = args.work / engine
+    shutil.rmtree(folder, ignore_errors=True)
+    queries = scifact_queries(1 + args.warmup + args.queries)
+    out, replica = {}, 0
     for size in sizes:
-        started = time.perf_counter()
-        replica = _fill_in_child(db, source, size, replica)
-        fill_s = time.perf_counter() - started
-        results["sizes"][str(size)] = {**measure_gateway(db, queries), "fill_seconds": round(fill_s, 1)}
-    return results
+        log(f"{engine}: building {size:,} chunks")
+        with serving(engine, folder) as where:
+            build = build_child(engine, where.uri, "scale", str(size), str(replica))
+        disk = disk_mb(where.disk)  # as built, before the server opens (and maybe compacts) it
+        replica = build["next_replica"]
+        log(f"  {build}; measuring through the MCP server")
+        with launched(engine, folder) as (launch, started):
+            measured = anyio.run(scale_mcp.measure, launch, SCALE_COLLECTION, queries, args.warmup, started,
+                                 folder / "server.log")  # fmt: skip
+        out[str(size)] = {"rows": build["rows"], "build": build, "disk_mb": disk, **measured,
+                          "load_avg": [round(x, 2) for x in psutil.getloadavg()]}  # fmt: skip
+        log(f"  open {measured['open_s']} s, search {measured['search']}, peak {measured['rss_peak_tree_mb']} MB")
+    return {"sizes": out}
+
+
+def quality_of(engine: str, name: str, args: argparse.Namespace) -> dict[str, Any]:
+    data, collection = load(DATASETS[name]).subset(args.quality_queries, None), name.replace("-", "_")
+    folder = args.work / "quality" / engine / name
+    shutil.rmtree(folder, ignore_errors=True)
+    log(f"quality: {name} on {engine}")
+    with serving(engine, folder) as where:
+        build = build_child(engine, where.uri, "quality", name)
+    with launched(engine, folder) as (launch, started):
+        runs = anyio.run(scale_mcp.ranked, launch, collection, data.queries, folder / "server.log")
+    seconds = round(time.perf_counter() - started, 1)
+    return {**evaluate(runs, data.qrels), "build": build, "server_and_queries_s": seconds}
+
+
+def quality(engines: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """nDCG@10 of hybrid search through the tool, per engine and set, on the same chunks and vectors."""
+    scores: dict[str, dict[str, Any]] = {}
+    for engine in engines:
+        for name in QUALITY_SETS:
+            scores.setdefault(engine, {})[name] = attempt(functools.partial(quality_of, engine, name, args))
+            log(f"  {scores[engine][name]}")
+    ndcg = {e: {n: s["ndcg@10"] for n, s in sets.items() if "ndcg@10" in s} for e, sets in scores.items()}
+    return {"ndcg@10_hybrid": ndcg, "difference_to_milvus_lite": quality_difference(scores), "runs": scores,
+            "depth_chunks": scale_mcp.QUALITY_DEPTH}  # fmt: skip
+
+
+def attempt(step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The step's figures, or what failed (one engine that breaks does not cost the others' figures)."""
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - reported in the results, the run goes on
+        log(f"  failed: {exc!r}")
+        return {"failed": f"{type(exc).__name__}: {exc}"[:3000]}
+
+
+def save(result: dict[str, Any], out: Path, *, complete: bool = False) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**result, "complete": complete}, indent=1) + "\n")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench.scale", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--rows", default="100000", help="index sizes in chunks, comma-separated")
+    parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated, of {', '.join(ENGINES)}")
+    parser.add_argument("--queries", type=int, default=100, help="timed search tool calls per engine and size")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (after the first answer)")
+    parser.add_argument("--quality", action="store_true", help="also nDCG@10 on SciFact and dbpedia-5k per engine")
+    parser.add_argument("--quality-queries", type=int, help="with --quality: the first N queries of each set only")
+    parser.add_argument("--work", type=Path, default=RESULTS / "tmp" / "scale", help="indexes and server logs")
+    parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
+    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "scale.png", help="a copy of the plot")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sizes = sorted(int(part) for part in args.rows.split(",") if part.strip())
+    engines = [part.strip() for part in args.engines.split(",") if part.strip()]
+    result: dict[str, Any] = {
+        "benchmark": "scale", "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cores": psutil.cpu_count(), "load_avg_start": [round(x, 2) for x in psutil.getloadavg()]},
+        "command": " ".join(["python -m bench.scale", *(argv if argv is not None else sys.argv[1:])]),
+        "flush_policy": os.environ.get("VECTOR_GATEWAY_FLUSH_POLICY", "auto"),  # auto: no flush on a server URI
+        "engines": {},
+    }  # fmt: skip
+    runnable = []
+    for engine in engines:
+        if reason := unavailable(engine):
+            log(f"{engine}: not available: {reason}")
+            result["engines"][engine] = {"unavailable": reason}
+        else:
+            runnable.append(engine)
+            result["engines"][engine] = attempt(functools.partial(run_engine, engine, sizes, args))
+        save(result, args.out)  # a long run (1M rows: hours) keeps what it measured so far
+    result["ratios"] = ratios(result["engines"])
+    if args.quality:
+        save(result, args.out)
+        result["quality"] = quality(runnable, args)
+    result["machine"]["load_avg_end"] = [round(x, 2) for x in psutil.getloadavg()]
+    save(result, args.out, complete=True)
+    png = args.out.with_suffix(".png")
+    plot(result, png, args.plot)
+    print(table(result))
+    log(f"wrote {args.out}, {png} and {args.plot}")
 
 
 if __name__ == "__main__":
-    db_path, source_path, target, first = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    print(fill(MilvusStore(db_path), pickle.loads(source_path.read_bytes()), target, first))
+    main()
