@@ -101,6 +101,21 @@ def search_run(folder: str, cache_mb: int) -> dict[str, Any]:
     return out
 
 
+def mcp_run(folder: str, work: Path) -> dict[str, Any]:
+    """The real MCP server (stdio, embedded services) on this Lance folder: open, 100 hybrid `search` tool
+    calls after 5 warm-ups, RSS of every process (bench.scale's measurement, on the store-built index)."""
+    import anyio
+
+    from . import scale_mcp
+    from .scale import scifact_queries
+
+    env = {"VECTOR_GATEWAY_INDEX_ENGINE": "lance", "VECTOR_GATEWAY_LANCE_URI": folder}
+    launch = scale_mcp.params(work / "mcp", env)
+    queries = scifact_queries(1 + WARMUP + 100)
+    started = time.perf_counter()
+    return dict(anyio.run(scale_mcp.measure, launch, COLLECTION, queries, WARMUP, started, work / "mcp.log"))
+
+
 def child(*args: str) -> dict[str, Any]:
     """A step in a fresh process (open time and memory are a new process's)."""
     done = subprocess.run([sys.executable, "-m", "bench.scale_store", "--child", *args], capture_output=True,
@@ -156,6 +171,7 @@ def main() -> None:
     parser.add_argument("--cache-mb", type=int, default=1024)
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale_engines.png from the results")
+    parser.add_argument("--mcp", action="store_true", help="also search through the real MCP server's tool")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -171,6 +187,9 @@ def main() -> None:
     if not args.skip_build:
         entry["build"] = child("build", folder, str(args.rows))
     entry[f"search_cache_{args.cache_mb}mb"] = child("search", folder, str(args.cache_mb))
+    if args.mcp:
+        measured = mcp_run(folder, args.work)
+        entry["mcp_search_tool"] = {k: v for k, v in measured.items() if k != "processes"}
     results[str(args.rows)] = entry
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2) + "\n")

@@ -163,3 +163,21 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
     assert (
         store.search("big", mode="keyword", vector=None, text="zebra", limit=3, where=None)[0][1]["chunk_id"] == "c1000"
     )
+
+
+def test_a_table_left_fragmented_by_an_earlier_process_is_compacted_when_opened(tmp_path: Path) -> None:
+    folder = str(tmp_path / "lance")
+    writer = LanceStore(folder, maintain=False)  # a bulk writer that exits before any upkeep
+    writer.create_collection("frag", 2, "m")
+    for i in range(lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4):
+        row = {"chunk_id": f"c{i}", "doc_id": f"d{i}", "text": "t", "search_text": f"w{i}", "vector": [1.0, float(i)]}
+        writer.insert("frag", [row | {"tags": [], "metadata": {}, "heading_path": []}])
+    data = tmp_path / "lance" / "frag.lance" / "data"
+    assert len(list(data.iterdir())) == lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4
+    server = LanceStore(folder)  # the next process that opens the folder
+    assert server.count("frag") == lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4
+    deadline = time.monotonic() + 60
+    while server._table("frag").stats()["fragment_stats"]["num_fragments"] > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert server._table("frag").stats()["fragment_stats"]["num_fragments"] == 1
+    assert server.count("frag") == lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4

@@ -161,15 +161,20 @@ def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetc
     while len(kept) < top_k and position < len(ranked):
         window = ranked[position : position + top_k] if position == 0 else ranked[position:]
         position += len(window)
+        # The first window's fields are fetched while its versions are checked (almost always all live).
+        early = _RANKINGS.submit(_with_fields, store, window) if fetch and position == len(window) else None
         for collection in dict.fromkeys(h.collection for h in window):
             unknown = {h.entity["doc_id"] for h in window if h.collection == collection} - {
                 d for c, d in live if c == collection
             }
             found = live_versions(store, collection, unknown)
             live.update({(collection, d): found.get(d) for d in unknown})
-        fresh = [h for h in window if live[(h.collection, h.entity["doc_id"])] == h.entity["version"]][
-            : top_k - len(kept)
-        ]
+        is_live = lambda h: live[(h.collection, h.entity["doc_id"])] == h.entity["version"]  # noqa: E731
+        if early is not None:
+            fresh = [h for h in early.result() if is_live(h)][: top_k - len(kept)]
+            kept += fresh
+            continue
+        fresh = [h for h in window if is_live(h)][: top_k - len(kept)]
         kept += _with_fields(store, fresh) if fetch else fresh
     return kept
 

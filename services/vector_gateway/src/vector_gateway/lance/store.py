@@ -39,6 +39,7 @@ log = logging.getLogger("vector_gateway.lance")
 # once this many rows are outside its indexes or this many commits were made since the last time.
 OPTIMIZE_UNINDEXED_ROWS = 20_000
 OPTIMIZE_COMMITS = 200
+OPTIMIZE_SMALL_FRAGMENTS = 32  # e.g. left by a writer that stopped before its upkeep: every read visits each
 # The vector index (IVF, exact distances inside the probed partitions) is built once a table holds this
 # many rows; below it a flat scan is exact and fast (a few milliseconds per 10,000 rows).
 VECTOR_INDEX_MIN_ROWS = 50_000
@@ -120,6 +121,10 @@ class LanceStore:
         table = self._tables.get(table_id)
         if table is None:
             table = self._tables[table_id] = self.db.open_table(table_id)
+            if self.maintain:  # a table left fragmented or half-indexed by an earlier process is tidied now
+                threading.Thread(
+                    target=self._check_quietly, args=(name,), name=f"lance-check-{table_id}", daemon=True
+                ).start()
         return table
 
     def _writing(self, name: str) -> threading.Lock:
@@ -361,6 +366,12 @@ class LanceStore:
                 if self._due(name):
                     self._start_optimizing(name)
 
+    def _check_quietly(self, name: str) -> None:
+        try:
+            self.flush(name)
+        except Exception as exc:  # noqa: BLE001 - upkeep only: the next write checks again
+            log.info("checking the upkeep of %s failed: %s", name, exc)
+
     def _committed(self, name: str) -> None:
         table_id = table_name(name)
         self._commits[table_id] = self._commits.get(table_id, 0) + 1
@@ -376,6 +387,8 @@ class LanceStore:
         self._checked[table_id] = time.monotonic()
         table = self._table(name)
         if self._needs_vector_index(table):
+            return True
+        if table.stats()["fragment_stats"]["num_small_fragments"] >= OPTIMIZE_SMALL_FRAGMENTS:
             return True
         return any(
             table.index_stats(i.name).num_unindexed_rows >= OPTIMIZE_UNINDEXED_ROWS for i in table.list_indices()
