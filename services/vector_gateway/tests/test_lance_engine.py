@@ -15,6 +15,7 @@ import pytest
 from vector_gateway import migrate
 from vector_gateway.lance import LanceStore
 from vector_gateway.lance import store as lance_store
+from vector_gateway.where import Eq
 
 DOCS = {
     "birds.md": ["Ospreys dive for fish in cold lakes.", "Herons wait in the shallows for frogs."],
@@ -108,6 +109,26 @@ async def test_a_migration_refuses_a_used_folder_and_leaves_nothing_when_it_fail
     assert migrate.main(["--milvus-uri", str(tmp_path / "absent.db"), "--lance-uri", str(target)]) == 2
 
 
+async def test_a_copy_whose_registry_and_chunks_disagree_is_refused(
+    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "milvus.db"
+    async with open_gateway(db, index_engine="milvus") as (client, _):
+        await _fill(client, upsert, make_doc, "notes")
+    real_copy = migrate._copy
+
+    def copy_then_commit_elsewhere(source: Any, target: LanceStore, name: str, fields: Any, report: Any) -> None:
+        real_copy(source, target, name, fields, report)
+        if name == "_documents":  # a writer committed a new version between the chunks' copy and the registry's
+            row = target.registry_query(Eq("collection", "notes"), None)[0]
+            target.registry_upsert([row | {"version": "f" * 16}])
+
+    monkeypatch.setattr(migrate, "_copy", copy_then_commit_elsewhere)
+    with pytest.raises(migrate.MigrationError, match="written during the copy"):
+        migrate.migrate(str(db), str(tmp_path / "lance"))
+    assert not (tmp_path / "lance").exists()
+
+
 async def test_a_reopened_folder_keeps_collections_models_and_rows(
     open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any
 ) -> None:
@@ -126,7 +147,8 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(lance_store, "VECTOR_INDEX_MIN_ROWS", 300)
-    monkeypatch.setattr(lance_store, "ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(lance_store, "ROWS_PER_PARTITION", 25)  # 16 partitions
+    monkeypatch.setattr(lance_store, "PROBED_PARTITIONS", 1)
     monkeypatch.setattr(lance_store, "KEEP_VERSIONS", timedelta(seconds=1))
     store = LanceStore(str(tmp_path / "lance"))
     store.create_collection("big", 4, "test-model")
@@ -157,6 +179,9 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
         r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)
     ]
     assert indexed[0] == exact[0] == "c123"
+    # A narrow filter far from the query: its chunks lie in other partitions than the probed one, and are found.
+    narrow = store.search("big", mode="semantic", vector=row(390)["vector"], text="", limit=5, where=Eq("doc_id", "d2"))
+    assert len(narrow) == 5 and {r["doc_id"] for _, r in narrow} == {"d2"}
     store.insert("big", [row(1000) | {"vector": [0.0, 0.0, 0.0, 1.0], "search_text": "zebra"}])  # after the index
     found = store.search("big", mode="semantic", vector=[0.0, 0.0, 0.0, 1.0], text="", limit=1, where=None)
     assert found[0][1]["chunk_id"] == "c1000"

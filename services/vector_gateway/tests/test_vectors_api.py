@@ -125,6 +125,23 @@ async def test_metadata_filter_matches_equal_values_only(client, unique) -> None
     assert [h["id"] for h in flagged["results"]] == ["b"]
 
 
+async def test_a_key_holding_values_of_several_types_never_breaks_a_filter(client, unique) -> None:
+    # Before: on Lance, one row whose value could not be read as the filter's type failed every search (500).
+    store = unique("mixed")
+    rows = {"num": {"year": 2026}, "text": {"year": "2026"}, "word": {"year": "unknown"}, "list": {"year": [2026]},
+            "obj": {"year": {"v": 2026}}, "flag": {"ok": True}, "none": {}}  # fmt: skip
+    for vector_id, metadata in rows.items():
+        await add(client, store, id=vector_id, embedding=[1.0, 0.5], metadata=metadata)
+    number = await search(client, store, query=[1.0, 0.5], metadata_filter={"year": 2026}, k=10)
+    assert [h["id"] for h in number["results"]] == ["num"]
+    text = await search(client, store, query=[1.0, 0.5], metadata_filter={"year": "2026"}, k=10)
+    assert [h["id"] for h in text["results"]] == ["text"]
+    word = await search(client, store, query=[1.0, 0.5], metadata_filter={"year": "unknown"}, k=10)
+    assert [h["id"] for h in word["results"]] == ["word"]
+    flag = await search(client, store, query=[1.0, 0.5], metadata_filter={"ok": True}, k=10)
+    assert [h["id"] for h in flag["results"]] == ["flag"]
+
+
 async def test_hostile_filters_match_literally_or_are_refused(client, unique) -> None:
     store = unique("inject")
     literal = 'x" or metadata["source"] != "'

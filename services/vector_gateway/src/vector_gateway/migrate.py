@@ -17,16 +17,21 @@ import itertools
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import names
-from .lance import LanceStore
 from .milvus import MilvusStore
 from .milvus import vector_stores as milvus_vector_stores
 from .records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
+from .where import Eq
+
+if TYPE_CHECKING:
+    from .lance import LanceStore
 
 BATCH_ROWS = 5_000
 CHUNK_FIELDS = [*CHUNK_OUTPUT_FIELDS, "search_text", "vector"]
@@ -61,7 +66,7 @@ def _copy(source: MilvusStore, target: LanceStore, name: str, fields: list[str],
     report.tables[name] = copied
 
 
-def _check(source: MilvusStore, target: LanceStore, report: Report) -> None:
+def _check(source: MilvusStore, target: LanceStore, report: Report, collections: list[str]) -> None:
     for name, copied in report.tables.items():
         stored = target.count(name)
         expected = source.count(name)
@@ -70,6 +75,18 @@ def _check(source: MilvusStore, target: LanceStore, report: Report) -> None:
                 f"Table {name}: the source holds {expected} rows, {copied} were read and {stored} stored. "
                 "Was the source written meanwhile? Stop every writer and run the migration again."
             )
+    for user in collections:  # every committed version whole: a write during the copy shows here
+        committed = target.registry_query(
+            Eq("collection", names.collection(user)), ["doc_id", "version", "chunk_count"]
+        )
+        held = Counter((r["doc_id"], r["version"]) for r in target.query(user, None, ["doc_id", "version"]))
+        for row in committed:
+            if held[(row["doc_id"], row["version"])] != row["chunk_count"]:
+                raise MigrationError(
+                    f"Collection {user!r}, document {row['doc_id']}: the registry commits version {row['version']} "
+                    f"with {row['chunk_count']} chunks, the copy holds {held[(row['doc_id'], row['version'])]}. "
+                    "The source was written during the copy: stop every writer and run the migration again."
+                )
 
 
 def migrate(milvus_uri: str, lance_uri: str, *, token: str = "") -> Report:
@@ -83,6 +100,12 @@ def migrate(milvus_uri: str, lance_uri: str, *, token: str = "") -> Report:
         raise MigrationError(
             f"No Milvus Lite index at {milvus_uri}: give the .db path the server used (VECTOR_GATEWAY_MILVUS_URI)."
         )
+    try:
+        from .lance import LanceStore
+    except ImportError as exc:
+        raise MigrationError(
+            f"The Lance engine is not installed here ({exc.name} is missing): pip install 'vector-gateway[lance]'."
+        ) from exc
     started = time.monotonic()
     staging = target_dir.with_name(f".{target_dir.name}.migrating")
     shutil.rmtree(staging, ignore_errors=True)
@@ -91,12 +114,14 @@ def migrate(milvus_uri: str, lance_uri: str, *, token: str = "") -> Report:
     report = Report()
     try:
         users = {names.collection(user): user for user in source.list_collections()}
+        copied: list[str] = []
         for milvus_name in source.milvus_collections():
             if milvus_name in users:
                 user = users[milvus_name]
                 dimension, model = source.describe(user)
                 target.create_collection(user, dimension, model, analysis=source.analysis_of(user))
                 _copy(source, target, user, CHUNK_FIELDS, report)
+                copied.append(user)
             elif milvus_name.startswith(names.VECTOR_STORE_PREFIX):
                 dimension, metric = milvus_vector_stores.shape(source.client, milvus_name)
                 user_name = source._properties(milvus_name).get(names.USER_NAME_PROPERTY, milvus_name)
@@ -104,9 +129,9 @@ def migrate(milvus_uri: str, lance_uri: str, *, token: str = "") -> Report:
                 _copy(source, target, milvus_name, VECTOR_FIELDS, report)
         _copy(source, target, REGISTRY, REGISTRY_FIELDS, report)
         _copy(source, target, LEASES, LEASE_FIELDS, report)
-        _check(source, target, report)
-        for name in report.tables:
-            target.optimize(name)  # compacted, indexed: the new index opens and searches at its best
+        _check(source, target, report, copied)
+        for name in report.tables:  # compacted, indexed, nothing old kept: it opens and searches at its best
+            target.optimize(name, keep=timedelta(0))
         target.close()
         if target_dir.exists():
             target_dir.rmdir()  # empty (checked above)

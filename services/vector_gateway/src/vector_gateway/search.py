@@ -12,10 +12,11 @@ Only chunks of a document's live (committed) version come back.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from concurrent.futures import ThreadPoolExecutor
+import contextvars
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ingestion_contracts.gateway import SearchHit
 
@@ -96,8 +97,14 @@ def live_versions(store: DocumentIndex, collection: str, doc_ids: set[str]) -> d
     return {row["doc_id"]: row["version"] for row in rows.values()}
 
 
+T = TypeVar("T")
 Candidates = list[tuple[float, str, dict[str, Any]]]  # (raw score, collection, entity), best first
-_RANKINGS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ranking")  # a hybrid search's BM25 ranking
+_PARALLEL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="search")  # a BM25 ranking, an early fetch
+
+
+def _in_parallel(function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` on the search pool, in this call's context (its request id reaches the logs)."""
+    return _PARALLEL.submit(contextvars.copy_context().run, function, *args)
 
 
 def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int) -> tuple[Candidates, bool]:
@@ -124,7 +131,7 @@ def _ranked(
     a wider one could add nothing (every list ran out, or nothing deeper can reach ``min_score``)."""
     kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
     if len(kinds) == 2:  # both rankings at once: an engine that releases the GIL (Lance) runs them in parallel
-        keyword = _RANKINGS.submit(_candidates, store, names, query, "keyword", limit)
+        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit)
         lists = {"semantic": _candidates(store, names, query, "semantic", limit), "keyword": keyword.result()}
     else:
         lists = {kind: _candidates(store, names, query, kind, limit) for kind in kinds}
@@ -157,19 +164,22 @@ def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetc
     candidate. Chunks deleted since the ranking (a replace that just finished) are skipped too."""
     kept: list[ScoredHit] = []
     live: dict[tuple[str, str], str | None] = {}
+
+    def is_live(h: ScoredHit) -> bool:
+        return live[(h.collection, h.entity["doc_id"])] == h.entity["version"]
+
     position = 0
     while len(kept) < top_k and position < len(ranked):
         window = ranked[position : position + top_k] if position == 0 else ranked[position:]
         position += len(window)
         # The first window's fields are fetched while its versions are checked (almost always all live).
-        early = _RANKINGS.submit(_with_fields, store, window) if fetch and position == len(window) else None
+        early = _in_parallel(_with_fields, store, window) if fetch and position == len(window) else None
         for collection in dict.fromkeys(h.collection for h in window):
             unknown = {h.entity["doc_id"] for h in window if h.collection == collection} - {
                 d for c, d in live if c == collection
             }
             found = live_versions(store, collection, unknown)
             live.update({(collection, d): found.get(d) for d in unknown})
-        is_live = lambda h: live[(h.collection, h.entity["doc_id"])] == h.entity["version"]  # noqa: E731
         if early is not None:
             fresh = [h for h in early.result() if is_live(h)][: top_k - len(kept)]
             kept += fresh

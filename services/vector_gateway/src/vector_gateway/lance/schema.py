@@ -1,7 +1,7 @@
 """Arrow schemas of the Lance tables: one per user collection, the registry, the write leases, vector stores.
 
 The fields and their meaning are milvus/schema.py's (records.py names them); JSON fields are Arrow's JSON
-extension type, which Lance stores as JSONB and filters with json_get_* (expressions.py). What Milvus keeps
+extension type, which Lance stores as JSONB and filters with json_extract (expressions.py). What Milvus keeps
 as collection properties (the embedding model, the BM25 analysis, the user's name, a vector store's metric)
 is the table schema's metadata here.
 """

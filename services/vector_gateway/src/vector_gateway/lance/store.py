@@ -18,6 +18,7 @@ import functools
 import logging
 import threading
 import time
+import warnings
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,9 @@ class LanceStore:
         self._write_locks: dict[str, threading.Lock] = {}
         self._commits: dict[str, int] = {}
         self._checked: dict[str, float] = {}
+        self._closed = threading.Event()  # set by close(): background upkeep stops touching the folder
+        self._timers: set[threading.Timer] = set()
+        self._generation = 0  # bumped by every drop: a table opened before a drop is not cached after it
         self._optimizing: set[str] = set()
         self._shapes: dict[str, tuple[int, str]] = {}
         self._analyses: dict[str, Analysis] = {}
@@ -120,8 +124,15 @@ class LanceStore:
         table_id = table_name(name)
         table = self._tables.get(table_id)
         if table is None:
-            table = self._tables[table_id] = self.db.open_table(table_id)
-            if self.maintain:  # a table left fragmented or half-indexed by an earlier process is tidied now
+            generation = self._generation
+            table = self.db.open_table(table_id)
+            with self._lock:
+                if generation != self._generation:  # dropped meanwhile: answer this call, cache nothing
+                    return table
+                table = self._tables.setdefault(table_id, table)
+            if (
+                self.maintain and not self._closed.is_set()
+            ):  # a table left fragmented or half-indexed by an earlier process is tidied now
                 threading.Thread(
                     target=self._check_quietly, args=(name,), name=f"lance-check-{table_id}", daemon=True
                 ).start()
@@ -135,7 +146,11 @@ class LanceStore:
         self._table(REGISTRY).count_rows()
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
+            for timer in self._timers:
+                timer.cancel()
+            self._timers.clear()
             self._tables.clear()
             self._db = None
 
@@ -148,9 +163,6 @@ class LanceStore:
         return schema.properties(self.db.open_table(table_id).schema)
 
     def has_collection(self, name: str) -> bool:
-        table_id = table_name(name)
-        if table_id in self._tables:
-            return True
         try:
             self._table(name)
         except (ValueError, FileNotFoundError):  # lancedb: "Table 'x' was not found"
@@ -197,7 +209,9 @@ class LanceStore:
     def drop_collection(self, name: str) -> None:
         table_id = table_name(name)
         with self._writing(name):
-            self._tables.pop(table_id, None)
+            with self._lock:
+                self._generation += 1
+                self._tables.pop(table_id, None)
             if table_id in self._names(self.db):
                 self.db.drop_table(table_id)
         self._shapes.pop(name, None)
@@ -252,6 +266,8 @@ class LanceStore:
         self, name: str, where: Where | None, fields: list[str], limit: int | None = None
     ) -> list[dict[str, Any]]:
         """Rows matching ``where``; every one of them when ``limit`` is None."""
+        if limit is not None and limit <= 0:
+            return []  # Lance reads a limit of 0 as "no limit"
         return self._rows(name, where, fields, None if limit is None else min(limit, MAX_TOPK))
 
     def query_few(self, name: str, where: Where | None, fields: list[str]) -> list[dict[str, Any]]:
@@ -283,7 +299,10 @@ class LanceStore:
         table = self._table(name)
         wanted = list(dict.fromkeys(["chunk_id", *(fields or CHUNK_OUTPUT_FIELDS)]))
         if mode == "semantic":
-            query = table.search(vector, vector_column_name="vector").distance_type("cosine").nprobes(PROBED_PARTITIONS)
+            query = table.search(vector, vector_column_name="vector").distance_type("cosine")
+            # At least PROBED_PARTITIONS partitions, more while a filter leaves too few hits (a maximum would
+            # lose them: a narrow filter's chunks sit in few partitions).
+            query = query.minimum_nprobes(PROBED_PARTITIONS).maximum_nprobes(0)
             score_column, to_score = "_distance", lambda d: 1.0 - d
         else:
             if not text.strip():
@@ -361,16 +380,18 @@ class LanceStore:
     # -- upkeep -----------------------------------------------------------------------------
     def flush(self, *names: str) -> None:
         """Writes are durable when they answer; this starts a table's upkeep when it is due (``maintain``)."""
-        if self.maintain:
+        if self.maintain and not self._closed.is_set():
             for name in names:
-                if self._due(name):
+                try:
+                    due = self._due(name)
+                except Exception as exc:  # noqa: BLE001 - the write is committed; upkeep is checked again later
+                    log.warning("checking the upkeep of %s failed: %s", name, exc)
+                    continue
+                if due:
                     self._start_optimizing(name)
 
     def _check_quietly(self, name: str) -> None:
-        try:
-            self.flush(name)
-        except Exception as exc:  # noqa: BLE001 - upkeep only: the next write checks again
-            log.info("checking the upkeep of %s failed: %s", name, exc)
+        self.flush(name)  # never raises
 
     def _committed(self, name: str) -> None:
         table_id = table_name(name)
@@ -416,13 +437,14 @@ class LanceStore:
 
     def _optimize_quietly(self, name: str) -> None:
         try:
-            self.optimize(name)
+            if not self._closed.is_set():
+                self.optimize(name)
         except Exception as exc:  # noqa: BLE001 - upkeep only: searches stay right (flat scans), the next flush retries
             log.warning("optimising %s failed: %s", name, exc)
         finally:
             self._optimizing.discard(table_name(name))
 
-    def optimize(self, name: str) -> None:
+    def optimize(self, name: str, *, keep: timedelta = KEEP_VERSIONS) -> None:
         """Build the table's vector index when it is big enough, then compact small fragments and index new rows.
 
         The index is trained while writes go on (rows added meanwhile are searched flat until the next
@@ -437,13 +459,23 @@ class LanceStore:
             table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions))
         with self._writing(name):
             self._commits[table_name(name)] = 0
-            table.optimize(cleanup_older_than=KEEP_VERSIONS)
-        if self.maintain:  # the files this compaction replaced go once no read can still be on them
+            with warnings.catch_warnings():  # keep=0 is asked for where no one else reads (a migration's copy)
+                warnings.filterwarnings("ignore", "optimize\\(cleanup_older_than=0\\)", UserWarning)
+                table.optimize(cleanup_older_than=keep)
+        if self.maintain and not self._closed.is_set():  # the replaced files go once no read can be on them
             timer = threading.Timer(KEEP_VERSIONS.total_seconds() + 1, self._clean_quietly, args=(name,))
             timer.daemon = True
+            with self._lock:
+                self._timers.add(timer)
             timer.start()
 
     def _clean_quietly(self, name: str) -> None:
+        """Remove the versions (and files) older than KEEP_VERSIONS. Lance's only way without its Python
+        package is an optimize() pass, which also compacts and indexes what arrived meanwhile (little)."""
+        with self._lock:
+            self._timers.difference_update({t for t in self._timers if t.finished.is_set()})
+        if self._closed.is_set():
+            return
         try:
             with self._writing(name):
                 self._table(name).optimize(cleanup_older_than=KEEP_VERSIONS)
