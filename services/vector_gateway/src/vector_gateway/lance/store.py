@@ -300,9 +300,11 @@ class LanceStore:
         wanted = list(dict.fromkeys(["chunk_id", *(fields or CHUNK_OUTPUT_FIELDS)]))
         if mode == "semantic":
             query = table.search(vector, vector_column_name="vector").distance_type("cosine")
-            # At least PROBED_PARTITIONS partitions, more while a filter leaves too few hits (a maximum would
-            # lose them: a narrow filter's chunks sit in few partitions).
-            query = query.minimum_nprobes(PROBED_PARTITIONS).maximum_nprobes(0)
+            # PROBED_PARTITIONS partitions; with a filter, more while too few hits pass it (a narrow filter's
+            # chunks sit in few partitions). Unbounded probing for every search doubles a 1M dense ranking.
+            query = query.nprobes(PROBED_PARTITIONS)
+            if where is not None:
+                query = query.maximum_nprobes(0)
             score_column, to_score = "_distance", lambda d: 1.0 - d
         else:
             if not text.strip():
