@@ -137,15 +137,14 @@ def build(db: str, rows: int) -> dict[str, Any]:
     return out
 
 
-def bulk_build(db: str, rows: int) -> dict[str, Any]:
-    """The same chunk and registry rows as the DocumentWriter stores, inserted in large batches with one flush
-    per 20k rows: no leases, no per-write registry lookup (what makes the writer slow down as the index grows)."""
-    from vector_gateway.milvus import MilvusStore
+def write_bulk(store: Any, rows: int) -> tuple[int, float]:
+    """``rows`` chunk rows and their registry rows, as the DocumentWriter stores them, into a new COLLECTION of
+    ``store`` (any DocumentIndex), 20,000 documents per batch and one flush each; (rows written, seconds)."""
     from vector_gateway.records import REGISTRY
     from vector_gateway.upsert import _chunk_rows, _registry_row, now_iso, plan
     from vector_gateway.versions import version_for
 
-    docs, store = corpus(), MilvusStore(db)
+    docs = corpus()
     store.create_collection(COLLECTION, DIM, "precomputed")
     analysis = store.analysis_of(COLLECTION)
     started, written, replica = time.perf_counter(), 0, 0
@@ -166,7 +165,16 @@ def bulk_build(db: str, rows: int) -> dict[str, Any]:
             if written >= rows:
                 break
         replica += 1
-    seconds = time.perf_counter() - started
+    return written, time.perf_counter() - started
+
+
+def bulk_build(db: str, rows: int) -> dict[str, Any]:
+    """The same chunk and registry rows as the DocumentWriter stores, inserted in large batches with one flush
+    per 20k rows: no leases, no per-write registry lookup (what makes the writer slow down as the index grows)."""
+    from vector_gateway.milvus import MilvusStore
+
+    store = MilvusStore(db)
+    written, seconds = write_bulk(store, rows)
     out = {"rows": store.count(COLLECTION), "insert_s": round(seconds, 1), "rows_per_s": round(written / seconds),
            "path": "bulk: gateway rows, store.insert + registry_upsert, flush per batch", **rss()}  # fmt: skip
     store.close()

@@ -22,7 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .scale_profile import COLLECTION, DIM, QUERIES, WARMUP, _requests, corpus, disk, queries, rss, stats, unit_vectors
+from .scale_profile import COLLECTION, QUERIES, WARMUP, disk, queries, rss, stats, unit_vectors, write_bulk
 
 OUT = Path("bench/results/scale_store.json")
 CACHED = "search_cache_1024mb"  # the default cache's run, the one plotted
@@ -31,30 +31,9 @@ CACHED = "search_cache_1024mb"  # the default cache's run, the one plotted
 def build(folder: str, rows: int) -> dict[str, Any]:
     from vector_gateway.lance import LanceStore
     from vector_gateway.records import REGISTRY
-    from vector_gateway.upsert import _chunk_rows, _registry_row, now_iso, plan
-    from vector_gateway.versions import version_for
 
-    docs, store = corpus(), LanceStore(folder, maintain=False)
-    store.create_collection(COLLECTION, DIM, "precomputed")
-    analysis = store.analysis_of(COLLECTION)
-    started, written, replica = time.perf_counter(), 0, 0
-    while written < rows:
-        for start in range(0, len(docs), 20_000):
-            part = docs[start : start + min(20_000, rows - written)]
-            planned = plan(COLLECTION, _requests(part, replica))
-            vectors = unit_vectors(len(part), seed=replica * 1000 + start).tolist()
-            chunks, registry, stamp = [], [], now_iso()
-            for doc, vector in zip(planned, vectors, strict=True):
-                doc.version, doc.status = version_for(1), "indexed"
-                chunks += _chunk_rows(doc, [vector], analysis)
-                registry.append(_registry_row(COLLECTION, doc, stamp))
-            store.insert(COLLECTION, chunks)
-            store.registry_upsert(registry)
-            written += len(part)
-            if written >= rows:
-                break
-        replica += 1
-    insert_s = time.perf_counter() - started
+    store = LanceStore(folder, maintain=False)  # no upkeep while writing: it runs once, timed, below
+    written, insert_s = write_bulk(store, rows)
     started = time.perf_counter()
     store.optimize(COLLECTION)
     store.optimize(REGISTRY)

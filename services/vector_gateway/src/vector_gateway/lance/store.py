@@ -130,12 +130,9 @@ class LanceStore:
                 if generation != self._generation:  # dropped meanwhile: answer this call, cache nothing
                     return table
                 table = self._tables.setdefault(table_id, table)
-            if (
-                self.maintain and not self._closed.is_set()
-            ):  # a table left fragmented or half-indexed by an earlier process is tidied now
-                threading.Thread(
-                    target=self._check_quietly, args=(name,), name=f"lance-check-{table_id}", daemon=True
-                ).start()
+            # A table left fragmented or half-indexed by an earlier process is tidied now (flush never raises).
+            if self.maintain and not self._closed.is_set():
+                threading.Thread(target=self.flush, args=(name,), name=f"lance-check-{table_id}", daemon=True).start()
         return table
 
     def _writing(self, name: str) -> threading.Lock:
@@ -391,9 +388,6 @@ class LanceStore:
                     continue
                 if due:
                     self._start_optimizing(name)
-
-    def _check_quietly(self, name: str) -> None:
-        self.flush(name)  # never raises
 
     def _committed(self, name: str) -> None:
         table_id = table_name(name)
