@@ -244,6 +244,9 @@ def main() -> int:
     for s in smoke.steps:
         print(f"{s.name:<58} {'ok' if s.ok else 'FAIL':<4} {s.seconds:>8.1f}")
     failed = [s.name for s in smoke.steps if not s.ok]
+    for s in smoke.steps:  # why, in the table itself: a CI log keeps only its tail, after every service's log
+        if not s.ok:
+            print(f"FAIL {s.name}: {s.detail[:1500]}")
     print(f"compose smoke: {len(smoke.steps) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed or not smoke.steps else 0
 

@@ -48,7 +48,8 @@ def test_the_compose_stack_builds_starts_serves_and_rides_out_its_faults(tmp_pat
         [sys.executable, str(REPO / "scripts" / "compose_smoke.py")],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=3500, check=False,
     )  # fmt: skip
-    table = proc.stdout[proc.stdout.rfind("step ") :] if "step " in proc.stdout else proc.stdout[-3000:]
+    header = "step" + " " * 20  # the table's header line (then its rows, the summary, each failure's reason)
+    table = proc.stdout[proc.stdout.rfind(header) :] if header in proc.stdout else proc.stdout[-3000:]
     print(table)
     (tmp_path / "smoke.log").write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, f"{table}\n--- stderr (tail) ---\n{proc.stderr[-6000:]}"

@@ -209,3 +209,48 @@ async def test_a_watch_needs_the_write_right_and_a_deleted_collection_forgets_it
         assert done["watched"] is True
         await call_tool(client, "delete_collection", name="sync_watch_gone", confirm=True)
     assert await app_state.folders.get("sync_watch_gone", str(folder.resolve())) is None
+
+
+async def test_setting_a_watch_syncs_the_folder_once(
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path
+) -> None:  # fmt: skip
+    """With the watcher already running (a real server), sync_folder(watch=true) is one sync of the folder: the
+    watch's catch-up waits for the call's own sync instead of racing it (both ingested every file, and the
+    call's answer depended on which finished first: a CI failure of the compose smoke)."""
+    folder = docs_dir / "watch_set_live"
+    write(folder, {f"note{i}.md": f"# Note {i}\n\nField note {i}: a wren sang from the hawthorn hedge.\n"
+                   for i in range(6)})  # fmt: skip
+    state = quick(app_state)
+    follower = watcher(state, tmp_path / "watch.lock")
+    state.watcher = follower
+    writes: list[str] = []
+    upsert = state.backend.upsert_batch
+
+    async def counted(collection: str, documents, **kwargs):  # type: ignore[no-untyped-def]
+        writes.extend(d.key for d in documents)
+        return await upsert(collection, documents, **kwargs)
+
+    state.backend.upsert_batch = counted  # type: ignore[method-assign]
+    try:
+        async with connect(state) as client, anyio.create_task_group() as tasks:
+            tasks.start_soon(follower.run)
+            await eventually(lambda: follower.leading)
+            first = await call_tool(client, "sync_folder", folder=str(folder), collection="sync_live", watch=True)
+            assert first["counts"]["added"] == 6 and first["counts"]["failed"] == 0, first
+            await eventually(lambda: follower.syncs >= 1)  # the watch's catch-up ran, after the call's sync
+            ours = str(folder.resolve())
+            await eventually(lambda: _caught_up(state, "sync_live", ours))
+            assert len(writes) == 6, sorted(writes)  # every file written once
+            (folder / "note1.md").write_text("# Note 1\n\nA kestrel hovered above the verge, then dropped.\n")
+            await eventually(lambda: finds(state, "sync_live", "kestrel hovered verge", "kestrel"))
+            assert len(writes) == 7
+            await call_tool(client, "sync_folder", folder=str(folder), collection="sync_live", watch=False)
+            tasks.cancel_scope.cancel()
+    finally:
+        state.backend.upsert_batch = upsert  # type: ignore[method-assign]
+        await state.folders.forget("sync_live")
+
+
+async def _caught_up(state: AppState, collection: str, folder: str) -> bool:
+    record = await state.folders.get(collection, folder)
+    return record is not None and record.last_sync is not None and record.last_sync.trigger == "resume"

@@ -89,7 +89,10 @@ class AppState:
         No call blocks past the 60 s timeouts agents use. Only the client's own cancel stops the job: the
         job store's wait outlasts a broker that stops answering (it then answers with the job as last seen).
         """
-        job = await self.submit_job(kind, params, description)
+        return await self.follow_job(ctx, await self.submit_job(kind, params, description))
+
+    async def follow_job(self, ctx: Any, job: Job) -> tuple[Job, bool]:
+        """run_job's wait, for a job submitted just before (sync_folder stores a watch in between)."""
         try:
             job = await self.jobs.wait(job.id, self.settings.sync_wait_s, on_progress=self.progress_reporter(ctx))
         except anyio.get_cancelled_exc_class():  # the client cancelled its call: the work stops too

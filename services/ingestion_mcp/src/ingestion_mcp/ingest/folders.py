@@ -57,6 +57,9 @@ class FolderRecord(BaseModel):
     # Files changed since the last sync, counted by the watcher; None: not known (the folder is not watched).
     changed_since: int | None = None
     watch_error: str | None = None
+    # The sync queued by the sync_folder call that set the watch: the watcher's catch-up waits for it instead of
+    # walking the folder beside it (both would ingest every new file).
+    sync_job: str | None = None
 
     @property
     def id(self) -> str:

@@ -8,7 +8,8 @@ The leader re-reads the records every `watch_refresh_s` (at once when this proce
 each watched folder with watchfiles (inotify, or polling where asked), and on a debounced batch of changes
 (an editor's save storm is one batch: `watch_step_ms` of quiet, at most `watch_debounce_ms`) queues one
 sync_folder job as the watch's owner and waits for it; changes seen meanwhile make the next batch. On
-taking the lead, each watched folder is synced once: what changed while nobody watched is caught up.
+taking the lead, each watched folder is synced once: what changed while nobody watched is caught up (after
+the sync that the sync_folder call setting the watch queued, never beside it).
 The sync itself is the one engine (ingest/sync.py): a batch only says "look again", never what to write.
 """
 
@@ -260,6 +261,7 @@ class Watcher:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
+            await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
             await self.sync(record, "resume")  # what changed while nobody watched
             async with receive:
                 async for paths in receive:
@@ -278,6 +280,14 @@ class Watcher:
         stored = await self.folders.get(record.collection, record.folder)
         before = (stored.changed_since or 0) if stored else 0
         await self.folders.change(record.collection, record.folder, changed_since=before + count)
+
+    async def finished(self, job_id: str | None) -> None:
+        """Until that job has ended (at once when it is unknown: ended long ago, or its record expired)."""
+        while job_id is not None:
+            job = await self.jobs.get(job_id)
+            if job is None or job.finished:
+                return
+            await self.jobs.wait(job_id, 30.0)
 
     async def sync(self, record: FolderRecord, trigger: str, paths: list[str] | None = None) -> None:
         """Queue one sync of the folder as the watch's owner (rights checked when the watch was set) and wait."""

@@ -85,11 +85,18 @@ def register(server: MCPServer, state: AppState) -> None:
         target = state.collection(collection)
         require("sync_folder", target, None, "write")  # dry runs too: what may not be written is not planned
         root = str(folder_root(folder, state.settings))  # a folder outside the roots is refused here, nothing queued
-        if watch is not None and not dry_run:
-            await remember_watch(state, target, root, watch, include, exclude, recursive, prune)
+        if watch is False and not dry_run:  # stopped before this sync runs
+            await remember_watch(state, target, root, False, include, exclude, recursive, prune)
         params = {"folder": folder, "collection": target, "include": include, "exclude": exclude,
                   "recursive": recursive, "prune": prune, "dry_run": dry_run}  # fmt: skip
-        job, finished = await state.run_job(ctx, "sync_folder", params, f"sync {folder}")
+        job = await state.submit_job("sync_folder", params, f"sync {folder}")
+        if watch and not dry_run:  # stored with this sync's job: the watch's catch-up waits for it
+            try:
+                await remember_watch(state, target, root, True, include, exclude, recursive, prune, job.id)
+            except ToolFailure:
+                await state.jobs.cancel(job.id, "the watch could not be stored")
+                raise
+        job, finished = await state.follow_job(ctx, job)
         stored = await state.folders.get(target, root)
         watched = bool(stored and stored.watch)
         if not finished:
@@ -109,13 +116,15 @@ def register(server: MCPServer, state: AppState) -> None:
 
 async def remember_watch(
     state: AppState, collection: str, root: str, watch: bool, include: Globs, exclude: Globs, recursive: bool,
-    prune: bool,
+    prune: bool, sync_job: str | None = None,
 ) -> None:  # fmt: skip
-    """Store the watch (or its end) before the sync runs: the record, not this process, is what is watched."""
+    """Store the watch (or its end): the record, not this process, is what is watched. A watch is stored once
+    its first sync is queued, with that job's id: the watcher's catch-up sync then runs after it, not beside it
+    (a change made before the watcher is in place is still caught by that catch-up)."""
     try:
         await state.folders.change(
             collection, root, watch=watch, include=include or [], exclude=exclude or [], recursive=recursive,
-            prune=prune, owner=current_caller().subject, changed_since=0 if watch else None,
+            prune=prune, owner=current_caller().subject, changed_since=0 if watch else None, sync_job=sync_job,
         )  # fmt: skip
     except OSError as exc:
         raise ToolFailure(
