@@ -64,6 +64,7 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 class FakeIndex:
     uri = "memory"
+    engine = "memory"
 
     def __init__(self, analysis: Analysis = DEFAULT_ANALYSIS) -> None:
         self.analysis = analysis

@@ -141,6 +141,8 @@ async def test_a_reopened_folder_keeps_collections_models_and_rows(
     assert store.describe("Reopened-1")[0] == 384 and store.analysis_of("Reopened-1") == "snowball_en"
     async with open_gateway(db, index_engine="lance", lance_uri=str(folder)) as (client, _):
         assert await _answers(client, "Reopened-1") == first
+        ready = await client.get("/readyz")  # the check is named after the engine (it said "milvus")
+        assert ready.status_code == 200 and ready.json()["checks"] == {"model": "ok", "lance": "ok"}, ready.text
 
 
 def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(

@@ -22,6 +22,7 @@ Row = dict[str, Any]
 
 class DocumentIndex(Protocol):
     uri: str  # where the store lives, for messages
+    engine: str  # what it is ("milvus", "lance"): /readyz names its check after it
 
     # -- the store itself
     def ping(self) -> None: ...

@@ -376,12 +376,13 @@ class GatewayService:
 
     async def readiness(self) -> dict[str, str]:
         checks = {"model": self.embedders.status()}
+        engine = self.store.engine  # "milvus" (Lite or a server) or "lance"
         try:
             with anyio.fail_after(5):
                 await anyio.to_thread.run_sync(self.store.ping, abandon_on_cancel=True)
-            checks["milvus"] = "ok"
+            checks[engine] = "ok"
         except TimeoutError:
-            checks["milvus"] = f"no answer from {self.store.uri} within 5 s"
+            checks[engine] = f"no answer from {self.store.uri} within 5 s"
         except Exception as exc:  # noqa: BLE001 - any failure means "not ready", with the reason
-            checks["milvus"] = f"unreachable: {getattr(exc, 'message', None) or exc}"
+            checks[engine] = f"unreachable: {getattr(exc, 'message', None) or exc}"
         return checks

@@ -59,6 +59,8 @@ def table_name(name: str) -> str:
 
 
 class LanceStore:
+    engine = "lance"
+
     def __init__(
         self, uri: str, *, analysis: Analysis = DEFAULT_ANALYSIS, maintain: bool = True, cache_mb: int = INDEX_CACHE_MB
     ) -> None:
@@ -311,7 +313,8 @@ class LanceStore:
         clause = predicate(where)
         if clause is not None:
             query = query.where(clause, prefilter=True)
-        found = query.select(wanted).limit(min(limit, MAX_TOPK)).to_arrow()
+        # The score is selected by name: left implicit, Lance logs a deprecation warning on every search.
+        found = query.select([*wanted, score_column]).limit(min(limit, MAX_TOPK)).to_arrow()
         scores = found.column(score_column).to_pylist()
         rows = schema.from_table(found.select(wanted))
         return [(to_score(float(s)), row) for s, row in zip(scores, rows, strict=True)]
@@ -371,7 +374,7 @@ class LanceStore:
         clause = predicate(where)
         if clause is not None:
             query = query.where(clause, prefilter=True)
-        found = query.bypass_vector_index().select(fields).limit(min(limit, MAX_TOPK)).to_arrow()
+        found = query.bypass_vector_index().select([*fields, "_distance"]).limit(min(limit, MAX_TOPK)).to_arrow()
         distances = found.column("_distance").to_pylist()
         rows = schema.from_table(found.select(fields))
         return [(_vector_score(float(d), metric), row) for d, row in zip(distances, rows, strict=True)]

@@ -46,6 +46,8 @@ def _row_bytes(row: dict[str, Any]) -> int:
 
 
 class MilvusStore:
+    engine = "milvus"
+
     def __init__(
         self,
         uri: str,
