@@ -15,6 +15,7 @@ import pytest
 from vector_gateway import migrate
 from vector_gateway.lance import LanceStore
 from vector_gateway.lance import store as lance_store
+from vector_gateway.lance import upkeep as lance_upkeep
 from vector_gateway.where import Eq
 
 DOCS = {
@@ -148,10 +149,10 @@ async def test_a_reopened_folder_keeps_collections_models_and_rows(
 def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lance_store, "VECTOR_INDEX_MIN_ROWS", 300)
-    monkeypatch.setattr(lance_store, "ROWS_PER_PARTITION", 25)  # 16 partitions
+    monkeypatch.setattr(lance_upkeep, "VECTOR_INDEX_MIN_ROWS", 300)
+    monkeypatch.setattr(lance_upkeep, "ROWS_PER_PARTITION", 25)  # 16 partitions
     monkeypatch.setattr(lance_store, "PROBED_PARTITIONS", 1)
-    monkeypatch.setattr(lance_store, "KEEP_VERSIONS", timedelta(seconds=1))
+    monkeypatch.setattr(lance_upkeep, "KEEP_VERSIONS", timedelta(seconds=1))
     store = LanceStore(str(tmp_path / "lance"))
     store.create_collection("big", 4, "test-model")
 
@@ -167,7 +168,7 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
         store.insert("big", [row(i) for i in range(start, start + 100)])
     query = row(123)["vector"]
     exact = [r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)]
-    assert store._due("big")  # 400 rows >= 300 and no vector index yet
+    assert store.upkeep._due("big")  # 400 rows >= 300 and no vector index yet
     store.optimize("big")
     table = store._table("big")
     assert any(i.columns == ["vector"] for i in table.list_indices())
@@ -196,15 +197,15 @@ def test_a_table_left_fragmented_by_an_earlier_process_is_compacted_when_opened(
     folder = str(tmp_path / "lance")
     writer = LanceStore(folder, maintain=False)  # a bulk writer that exits before any upkeep
     writer.create_collection("frag", 2, "m")
-    for i in range(lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4):
+    for i in range(lance_upkeep.OPTIMIZE_SMALL_FRAGMENTS + 4):
         row = {"chunk_id": f"c{i}", "doc_id": f"d{i}", "text": "t", "search_text": f"w{i}", "vector": [1.0, float(i)]}
         writer.insert("frag", [row | {"tags": [], "metadata": {}, "heading_path": []}])
     data = tmp_path / "lance" / "frag.lance" / "data"
-    assert len(list(data.iterdir())) == lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4
+    assert len(list(data.iterdir())) == lance_upkeep.OPTIMIZE_SMALL_FRAGMENTS + 4
     server = LanceStore(folder)  # the next process that opens the folder
-    assert server.count("frag") == lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4
+    assert server.count("frag") == lance_upkeep.OPTIMIZE_SMALL_FRAGMENTS + 4
     deadline = time.monotonic() + 60
     while server._table("frag").stats()["fragment_stats"]["num_fragments"] > 1 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert server._table("frag").stats()["fragment_stats"]["num_fragments"] == 1
-    assert server.count("frag") == lance_store.OPTIMIZE_SMALL_FRAGMENTS + 4
+    assert server.count("frag") == lance_upkeep.OPTIMIZE_SMALL_FRAGMENTS + 4

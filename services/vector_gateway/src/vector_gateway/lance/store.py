@@ -7,9 +7,8 @@ and a search reads what it needs (docs/scale.md, "A second engine").
 
 One process owns a folder (the embedded server's FolderLink says which). Every read sees the last write
 (``read_consistency_interval=0``). A table's writes are serialised in this process (Lance commits
-optimistically; concurrent merge-inserts of one table may conflict). New rows are searched by a flat scan
-until the table is optimised; ``flush`` starts that in the background once enough rows or commits piled up
-(``maintain``), and builds the vector index once a table is big enough to need one.
+optimistically; concurrent merge-inserts of one table may conflict). Indexes, compaction and old versions
+are upkeep.py's, started by ``flush`` when due (``maintain``).
 """
 
 from __future__ import annotations
@@ -17,8 +16,6 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import time
-import warnings
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -33,23 +30,11 @@ from ..records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
 from ..where import In, Where
 from . import schema
 from .expressions import predicate
+from .upkeep import FTS_COLUMN, KEEP_VERSIONS, Upkeep, bm25_index, key_indexes
 
 log = logging.getLogger("vector_gateway.lance")
 
-# A table is optimised (small fragments compacted, new rows added to its indexes, old versions removed)
-# once this many rows are outside its indexes or this many commits were made since the last time.
-OPTIMIZE_UNINDEXED_ROWS = 20_000
-OPTIMIZE_COMMITS = 200
-OPTIMIZE_SMALL_FRAGMENTS = 32  # e.g. left by a writer that stopped before its upkeep: every read visits each
-# The vector index (IVF, exact distances inside the probed partitions) is built once a table holds this
-# many rows; below it a flat scan is exact and fast (a few milliseconds per 10,000 rows).
-VECTOR_INDEX_MIN_ROWS = 50_000
-ROWS_PER_PARTITION = 1_000  # IVF partitions: rows / this (about sqrt(rows) at a million)
-PROBED_PARTITIONS = 24
-UPKEEP_CHECK_S = 5.0  # a table's index statistics are read at most this often (flush runs after every write)
-# Old versions are kept this long after an optimisation, for reads still running on them.
-KEEP_VERSIONS = timedelta(minutes=1)
-FTS_COLUMN = "search_text"
+PROBED_PARTITIONS = 24  # IVF partitions read by a dense search (upkeep.py makes rows / 1,000 of them)
 INDEX_CACHE_MB = 1024  # index pages kept in memory (VECTOR_GATEWAY_LANCE_CACHE_MB)
 ENGINE_METRICS = {"cosine": "cosine", "dot": "dot", "euclidean": "l2"}
 
@@ -72,12 +57,9 @@ class LanceStore:
         self._lock = threading.Lock()
         self._tables: dict[str, Any] = {}
         self._write_locks: dict[str, threading.Lock] = {}
-        self._commits: dict[str, int] = {}
-        self._checked: dict[str, float] = {}
         self._closed = threading.Event()  # set by close(): background upkeep stops touching the folder
-        self._timers: set[threading.Timer] = set()
         self._generation = 0  # bumped by every drop: a table opened before a drop is not cached after it
-        self._optimizing: set[str] = set()
+        self.upkeep = Upkeep(self._table, self._writing, self._closed, maintain=maintain)
         self._shapes: dict[str, tuple[int, str]] = {}
         self._analyses: dict[str, Analysis] = {}
 
@@ -103,7 +85,7 @@ class LanceStore:
             existing = set(self._names(db))
             for name, make in ((REGISTRY, schema.registry_schema), (LEASES, schema.lease_schema)):
                 if name not in existing:
-                    _key_indexes(db.create_table(name, schema=make(), exist_ok=True), ["key"])
+                    key_indexes(db.create_table(name, schema=make(), exist_ok=True), ["key"])
         except OSError as exc:
             raise DependencyUnavailable(
                 f"Cannot open the Lance index at {self.uri}: {exc.strerror or exc}",
@@ -146,10 +128,8 @@ class LanceStore:
 
     def close(self) -> None:
         self._closed.set()
+        self.upkeep.stop()
         with self._lock:
-            for timer in self._timers:
-                timer.cancel()
-            self._timers.clear()
             self._tables.clear()
             self._db = None
 
@@ -182,8 +162,8 @@ class LanceStore:
             if self.has_collection(name):
                 return False
             table = self.db.create_table(table_name(name), schema=schema.chunk_schema(dimension, properties))
-            table.create_index(FTS_COLUMN, config=_bm25_index(analysis))
-            _key_indexes(table, ["chunk_id", "doc_id"])  # fetches, a document's reads and deletes by key
+            table.create_index(FTS_COLUMN, config=bm25_index(analysis))
+            key_indexes(table, ["chunk_id", "doc_id"])  # fetches, a document's reads and deletes by key
             self._tables[table_name(name)] = table
         self._shapes[name] = (dimension, model_name)
         self._analyses[name] = analysis
@@ -229,7 +209,7 @@ class LanceStore:
             data = schema.to_table(rows, table.schema)
             with self._writing(name):
                 table.add(data)
-            self._committed(name)
+            self.upkeep.committed(name)
 
     def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -238,7 +218,7 @@ class LanceStore:
             data = schema.to_table(_last_per_key(rows, key), table.schema)
             with self._writing(name):
                 table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data)
-            self._committed(name)
+            self.upkeep.committed(name)
 
     @staticmethod
     def _key(name: str, table_schema: pa.Schema) -> str:
@@ -248,7 +228,7 @@ class LanceStore:
         table = self._table(name)
         with self._writing(name):
             table.delete(predicate(where) or "true")
-        self._committed(name)
+        self.upkeep.committed(name)
 
     def _rows(self, name: str, where: Where | None, fields: list[str], limit: int | None) -> list[dict[str, Any]]:
         table = self._table(name)
@@ -363,7 +343,7 @@ class LanceStore:
         properties = {schema.METRIC: metric, names.USER_NAME_PROPERTY: user_name}
         with self._writing(name):
             table = self.db.create_table(name, schema=schema.vector_store_schema(dimension, properties), exist_ok=True)
-            _key_indexes(table, ["pk"])
+            key_indexes(table, ["pk"])
 
     def vector_search(
         self, name: str, vector: list[float], *, metric: str, limit: int, where: Where | None, fields: list[str]
@@ -379,126 +359,15 @@ class LanceStore:
         rows = schema.from_table(found.select(fields))
         return [(_vector_score(float(d), metric), row) for d, row in zip(distances, rows, strict=True)]
 
-    # -- upkeep -----------------------------------------------------------------------------
+    # -- upkeep (upkeep.py) ------------------------------------------------------------------
     def flush(self, *names: str) -> None:
         """Writes are durable when they answer; this starts a table's upkeep when it is due (``maintain``)."""
-        if self.maintain and not self._closed.is_set():
-            for name in names:
-                try:
-                    due = self._due(name)
-                except Exception as exc:  # noqa: BLE001 - the write is committed; upkeep is checked again later
-                    log.warning("checking the upkeep of %s failed: %s", name, exc)
-                    continue
-                if due:
-                    self._start_optimizing(name)
-
-    def _committed(self, name: str) -> None:
-        table_id = table_name(name)
-        self._commits[table_id] = self._commits.get(table_id, 0) + 1
-
-    def _due(self, name: str) -> bool:
-        table_id = table_name(name)
-        if table_id in self._optimizing:
-            return False
-        if self._commits.get(table_id, 0) >= OPTIMIZE_COMMITS:
-            return True
-        if time.monotonic() - self._checked.get(table_id, -UPKEEP_CHECK_S) < UPKEEP_CHECK_S:
-            return False
-        self._checked[table_id] = time.monotonic()
-        table = self._table(name)
-        if self._needs_vector_index(table):
-            return True
-        if table.stats()["fragment_stats"]["num_small_fragments"] >= OPTIMIZE_SMALL_FRAGMENTS:
-            return True
-        return any(
-            table.index_stats(i.name).num_unindexed_rows >= OPTIMIZE_UNINDEXED_ROWS for i in table.list_indices()
-        )
-
-    def _needs_vector_index(self, table: Any) -> bool:
-        """A chunk table (not a vector store: those are searched exactly) big enough and not indexed yet."""
-        if FTS_COLUMN not in table.schema.names or self._has_vector_index(table):
-            return False
-        return bool(table.count_rows() >= VECTOR_INDEX_MIN_ROWS)
-
-    @staticmethod
-    def _has_vector_index(table: Any) -> bool:
-        return any(i.columns == ["vector"] for i in table.list_indices())
-
-    def _start_optimizing(self, name: str) -> None:
-        table_id = table_name(name)
-        with self._lock:
-            if table_id in self._optimizing:
-                return
-            self._optimizing.add(table_id)
-        threading.Thread(
-            target=self._optimize_quietly, args=(name,), name=f"lance-optimize-{table_id}", daemon=True
-        ).start()
-
-    def _optimize_quietly(self, name: str) -> None:
-        try:
-            if not self._closed.is_set():
-                self.optimize(name)
-        except Exception as exc:  # noqa: BLE001 - upkeep only: searches stay right (flat scans), the next flush retries
-            log.warning("optimising %s failed: %s", name, exc)
-        finally:
-            self._optimizing.discard(table_name(name))
+        for name in names:
+            self.upkeep.check(name)
 
     def optimize(self, name: str, *, keep: timedelta = KEEP_VERSIONS) -> None:
-        """Build the table's vector index when it is big enough, then compact small fragments and index new rows.
-
-        The index is trained while writes go on (rows added meanwhile are searched flat until the next
-        upkeep); the compaction holds the table's writes, because it rewrites fragments a delete may name."""
-        table = self._table(name)
-        if self._needs_vector_index(table):
-            from lancedb.index import IvfFlat
-
-            rows = table.count_rows()
-            log.info("building the vector index of %s (%d rows)", name, rows)
-            partitions = max(1, rows // ROWS_PER_PARTITION)
-            table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions))
-        with self._writing(name):
-            self._commits[table_name(name)] = 0
-            with warnings.catch_warnings():  # keep=0 is asked for where no one else reads (a migration's copy)
-                warnings.filterwarnings("ignore", "optimize\\(cleanup_older_than=0\\)", UserWarning)
-                table.optimize(cleanup_older_than=keep)
-        if self.maintain and not self._closed.is_set():  # the replaced files go once no read can be on them
-            timer = threading.Timer(KEEP_VERSIONS.total_seconds() + 1, self._clean_quietly, args=(name,))
-            timer.daemon = True
-            with self._lock:
-                self._timers.add(timer)
-            timer.start()
-
-    def _clean_quietly(self, name: str) -> None:
-        """Remove the versions (and files) older than KEEP_VERSIONS. Lance's only way without its Python
-        package is an optimize() pass, which also compacts and indexes what arrived meanwhile (little)."""
-        with self._lock:
-            self._timers.difference_update({t for t in self._timers if t.finished.is_set()})
-        if self._closed.is_set():
-            return
-        try:
-            with self._writing(name):
-                self._table(name).optimize(cleanup_older_than=KEEP_VERSIONS)
-        except Exception as exc:  # noqa: BLE001 - disk only: the next upkeep removes them
-            log.info("removing old versions of %s failed: %s", name, exc)
-
-
-def _bm25_index(analysis: Analysis) -> Any:
-    """BM25 over the gateway's analysed text (lexical.py): split on spaces, nothing else changed, so a query
-    analysed the same way matches the terms Milvus' analyzer would (stemmed, lower-cased, no stop words).
-    A "raw" collection (copied from an index made before stemming) gets words, lower-cased, stop words out."""
-    from lancedb.index import FTS
-
-    if analysis == "raw":
-        return FTS(base_tokenizer="simple", lower_case=True, stem=False, remove_stop_words=True, ascii_folding=False)
-    return FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False, ascii_folding=False)
-
-
-def _key_indexes(table: Any, columns: list[str]) -> None:
-    """B-tree indexes on the columns looked up by value: an `IN` of ten keys reads a few pages, not every row."""
-    from lancedb.index import BTree
-
-    for column in columns:
-        table.create_index(column, config=BTree())
+        """Index, compact and clean the table now (a builder or a migration, which then need no background)."""
+        self.upkeep.optimize(name, keep=keep)
 
 
 def _last_per_key(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
