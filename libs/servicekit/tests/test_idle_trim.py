@@ -99,14 +99,14 @@ def test_without_glibc_giving_back_is_a_no_op(monkeypatch: pytest.MonkeyPatch) -
         def __init__(self, name: str) -> None:
             pass  # a C library without malloc_trim (musl, macOS): the attribute is missing
 
-    memory_module._malloc_trim.cache_clear()
+    memory_module._libc_function.cache_clear()
     monkeypatch.setattr(memory_module.ctypes, "CDLL", NoTrim)
     try:
         assert memory_module.give_back_free_memory() is False
         assert memory_module.collect_and_trim() is False
     finally:
         monkeypatch.undo()
-        memory_module._malloc_trim.cache_clear()
+        memory_module._libc_function.cache_clear()
 
 
 def test_a_service_request_counts_as_work_and_a_probe_does_not() -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         UnsupportedMediaType,
     )
     from .logging import configure_logging
-    from .memory import IdleTrimmer, configure_idle_trim, give_back_free_memory, idle_trimmer
+    from .memory import IdleTrimmer, configure_allocators, configure_idle_trim, give_back_free_memory, idle_trimmer
     from .middleware import Metrics
     from .settings import ServiceSettings
 
@@ -32,7 +32,8 @@ _HOME = {
     "Conflict": "errors", "DependencyUnavailable": "errors", "NotFound": "errors", "PayloadTooLarge": "errors",
     "ServiceError": "errors", "Unprocessable": "errors", "UnsupportedMediaType": "errors",
     "configure_logging": "logging", "give_back_free_memory": "memory", "Metrics": "middleware",
-    "IdleTrimmer": "memory", "configure_idle_trim": "memory", "idle_trimmer": "memory",
+    "IdleTrimmer": "memory", "configure_allocators": "memory", "configure_idle_trim": "memory",
+    "idle_trimmer": "memory",
     "ServiceSettings": "settings",
 }  # fmt: skip
 
@@ -49,6 +50,7 @@ __all__ = [
     "ServiceSettings",
     "Unprocessable",
     "UnsupportedMediaType",
+    "configure_allocators",
     "configure_idle_trim",
     "configure_logging",
     "create_service_app",

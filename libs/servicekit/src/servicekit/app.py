@@ -78,8 +78,9 @@ def serve(app: FastAPI, settings: ServiceSettings) -> None:
     """Serve ``app`` with uvicorn on the settings' host and port until stopped."""
     import uvicorn
 
-    from .memory import configure_idle_trim
+    from .memory import configure_allocators, configure_idle_trim
 
+    configure_allocators()  # before uvicorn's threads allocate (docs/memory.md)
     configure_idle_trim(settings.idle_trim_s)
     # access_log=False: ServiceMiddleware logs every request already, as JSON with its request id.
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), access_log=False)

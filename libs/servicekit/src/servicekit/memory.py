@@ -10,6 +10,13 @@ vector_gateway/onnx_runtime.py). Where the C library is not glibc (musl, macOS) 
 run for ``quiet_s`` after some did, one background thread collects Python's cycles and trims, once. Never
 during work (the trim walks malloc's arenas under their locks: a request allocating meanwhile would wait), and
 not after every search of a burst: after the burst. docs/memory.md has the figures.
+
+A trim can only give back what sits in malloc's heap, free: ``configure_allocators`` (called first thing by each
+entry point) keeps the rest from landing where it cannot reach. Arrow (Milvus Lite's segments and files) would
+allocate from its bundled mimalloc, which keeps its freed pages for itself; it is pointed at malloc. And glibc
+gives each thread that allocates its own arena (up to 8 per core), each fragmented by what its thread keeps: two
+arenas. With both, the embedded server after a 43-file ingest and 60 s of quiet holds 520 MB, 56 over a fresh
+server on the same index (671 and 165 before); either alone only moved the memory to the other allocator.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import functools
 import gc
 import logging
 import mmap
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,16 +37,48 @@ from collections.abc import Callable, Iterator
 log = logging.getLogger("servicekit.memory")
 DEFAULT_QUIET_S = 2.0
 PAGE = mmap.PAGESIZE
+MALLOC_ARENAS = 2  # glibc's arenas for the whole process (its default: 8 per core); MALLOC_ARENA_MAX overrides
+M_ARENA_MAX = -8  # glibc's malloc.h: mallopt's parameter for the arena limit
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def _libc_function(name: str) -> Callable[..., int] | None:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim: Callable[[int], int] = libc.malloc_trim
+        function: Callable[..., int] = getattr(libc, name)
     except (OSError, AttributeError):
         return None
-    return trim
+    return function
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    return _libc_function("malloc_trim")
+
+
+def configure_allocators(arenas: int = MALLOC_ARENAS) -> dict[str, object]:
+    """Keep the process's native allocations where the idle trim can give them back; what was set, by name.
+
+    Arrow's buffers go to malloc (its default pool is a bundled mimalloc that no trim reaches), unless
+    ``ARROW_DEFAULT_MEMORY_POOL`` chose a pool; and glibc makes at most ``arenas`` arenas, unless
+    ``MALLOC_ARENA_MAX`` set the limit (glibc read it at start). Call it before threads allocate: a thread keeps
+    the arena it was given. Where the C library is not glibc the arena limit is left alone.
+    """
+    done: dict[str, object] = {}
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        pyarrow = sys.modules.get("pyarrow")
+        if pyarrow is None:  # read once, when pyarrow is imported
+            os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
+        else:  # already imported: its buffers from now on
+            pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+        done["arrow_pool"] = "system"
+    mallopt = _libc_function("mallopt")
+    if "MALLOC_ARENA_MAX" not in os.environ and mallopt is not None and arenas > 0:
+        try:
+            if mallopt(M_ARENA_MAX, arenas) == 1:  # mallopt: 1 on success
+                done["malloc_arenas"] = arenas
+        except OSError as exc:  # pragma: no cover - a C library that refuses: malloc's default stays
+            log.debug("mallopt failed: %s", exc)
+    return done
 
 
 def give_back_free_memory() -> bool:

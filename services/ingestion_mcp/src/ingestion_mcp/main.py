@@ -332,6 +332,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from servicekit import configure_allocators
+
+    # Before anything imports pyarrow or starts threads: memory an idle trim can give back (docs/memory.md).
+    configure_allocators()
     args = parse_args(argv)
     overrides = {k: v for k, v in vars(args).items() if v is not None}
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -353,8 +353,9 @@ def main(argv: list[str] | None = None) -> None:
     settings = load_settings()
     if args.check:
         sys.exit(check(settings))
-    from servicekit import configure_idle_trim, configure_logging
+    from servicekit import configure_allocators, configure_idle_trim, configure_logging
 
+    configure_allocators()  # before the worker's threads start (docs/memory.md)
     configure_logging(settings.log_level)
     configure_idle_trim(settings.idle_trim_s)
     audit.configure(settings.audit_log)  # its own sink: on at any log level
