@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -188,8 +189,9 @@ def build(engine: str, uri: str, what: str, *args: str) -> dict[str, Any]:
     if hasattr(store, "optimize"):  # Lance: the upkeep a running server does after writes, before measuring it
         from vector_gateway.records import REGISTRY
 
-        store.optimize(collection)
-        store.optimize(REGISTRY)
+        # Old versions go at once (nothing reads the builder's folder): a server removes them a minute later.
+        store.optimize(collection, keep=timedelta(0))
+        store.optimize(REGISTRY, keep=timedelta(0))
     rows = store.count(collection)
     store.close()
     return {"rows": rows, "written": written, "seconds": round(seconds, 1),
