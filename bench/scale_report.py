@@ -106,6 +106,6 @@ def plot(result: dict[str, Any], out: Path, copy_to: Path | None = None) -> None
     out.parent.mkdir(parents=True, exist_ok=True)
     figure_.savefig(out, dpi=100)
     plt.close(figure_)
-    if copy_to is not None:
+    if copy_to is not None and copy_to.resolve() != out.resolve():  # --plot may name the plot itself
         copy_to.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out, copy_to)
