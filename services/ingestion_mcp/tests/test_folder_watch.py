@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -212,7 +213,7 @@ async def test_a_watch_needs_the_write_right_and_a_deleted_collection_forgets_it
 
 
 async def test_setting_a_watch_syncs_the_folder_once(
-    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # fmt: skip
     """With the watcher already running (a real server), sync_folder(watch=true) is one sync of the folder: the
     watch's catch-up waits for the call's own sync instead of racing it (both ingested every file, and the
@@ -226,11 +227,11 @@ async def test_setting_a_watch_syncs_the_folder_once(
     writes: list[str] = []
     upsert = state.backend.upsert_batch
 
-    async def counted(collection: str, documents, **kwargs):  # type: ignore[no-untyped-def]
+    async def counted(collection: str, documents: list[Any], **kwargs: Any) -> Any:
         writes.extend(d.key for d in documents)
         return await upsert(collection, documents, **kwargs)
 
-    state.backend.upsert_batch = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(state.backend, "upsert_batch", counted)  # counts the writes; the real one runs them
     try:
         async with connect(state) as client, anyio.create_task_group() as tasks:
             tasks.start_soon(follower.run)
@@ -247,7 +248,6 @@ async def test_setting_a_watch_syncs_the_folder_once(
             await call_tool(client, "sync_folder", folder=str(folder), collection="sync_live", watch=False)
             tasks.cancel_scope.cancel()
     finally:
-        state.backend.upsert_batch = upsert  # type: ignore[method-assign]
         await state.folders.forget("sync_live")
 
 
