@@ -52,8 +52,9 @@ def rankings(store: Any) -> dict[str, dict[str, float]]:
 
 
 def unindexed(store: Any) -> int:
-    table = store._table(COLLECTION)
-    return max((table.index_stats(i.name).num_unindexed_rows for i in table.list_indices()), default=0)
+    from vector_gateway.lance.upkeep import unindexed_rows
+
+    return unindexed_rows(store._table(COLLECTION))
 
 
 def one(source: Path, work: Path, add: int) -> dict[str, Any]:

@@ -153,7 +153,7 @@ async def test_a_reopened_folder_keeps_collections_models_and_rows(
 def _indexed(store: LanceStore, name: str) -> None:
     table = store._table(name)
     deadline = time.monotonic() + 60
-    while any(table.index_stats(i.name).num_unindexed_rows for i in table.list_indices()):
+    while lance_upkeep.unindexed_rows(table):
         assert time.monotonic() < deadline, "the upkeep did not index the rows within 60 s"
         time.sleep(0.2)
 
@@ -238,9 +238,6 @@ def test_rows_outside_the_indexes_are_indexed_soon_without_another_write(
     store.create_collection("few", 2, "m")
     table = store._table("few")
 
-    def unindexed() -> int:
-        return max(table.index_stats(i.name).num_unindexed_rows for i in table.list_indices())
-
     for batch in range(3):  # an ingest: a write, its flush (as the gateway's writer calls it), the next one
         rows = [{"chunk_id": f"c{batch}-{i}", "doc_id": f"d{batch}", "text": "t", "search_text": f"w{i} heron",
                  "vector": [1.0, float(i)], "tags": [], "metadata": {}, "heading_path": []}
@@ -248,8 +245,9 @@ def test_rows_outside_the_indexes_are_indexed_soon_without_another_write(
         store.insert("few", rows)
         store.flush("few")
     deadline = time.monotonic() + 60
-    while unindexed() and time.monotonic() < deadline:  # nothing else is written: the upkeep's own timer acts
+    # Nothing else is written: the upkeep's own timer acts.
+    while lance_upkeep.unindexed_rows(table) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert unindexed() == 0 and table.count_rows() == 30
+    assert lance_upkeep.unindexed_rows(table) == 0 and table.count_rows() == 30
     assert len(store.search("few", mode="keyword", vector=None, text="heron", limit=50, where=None)) == 30
     store.close()

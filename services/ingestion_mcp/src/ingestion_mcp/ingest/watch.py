@@ -32,7 +32,7 @@ from ingestion_contracts.docling import EXTENSIONS
 from ..access.audit import record as audit
 from ..access.policy import Caller, acting_as
 from ..errors import ToolFailure
-from ..jobs import JobStore
+from ..jobs import Job, JobStore
 from ..settings import McpSettings
 from .folders import FolderRecord, FolderStore
 from .sync import SyncOptions, matches_filters
@@ -283,11 +283,14 @@ class Watcher:
 
     async def finished(self, job_id: str | None) -> None:
         """Until that job has ended (at once when it is unknown: ended long ago, or its record expired)."""
-        while job_id is not None:
-            job = await self.jobs.get(job_id)
-            if job is None or job.finished:
-                return
-            await self.jobs.wait(job_id, 30.0)
+        job = await self.jobs.get(job_id) if job_id is not None else None
+        if job is not None:
+            await self.ended(job)
+
+    async def ended(self, job: Job) -> Job:
+        while not job.finished:
+            job = await self.jobs.wait(job.id, 30.0)
+        return job
 
     async def sync(self, record: FolderRecord, trigger: str, paths: list[str] | None = None) -> None:
         """Queue one sync of the folder as the watch's owner (rights checked when the watch was set) and wait."""
@@ -297,7 +300,6 @@ class Watcher:
             job = await self.jobs.submit("sync_folder", params, f"watch {record.folder}")
             audit("watch_sync", record.collection, record.folder, f"queued:{job.id}")
         self.syncs += 1
-        while not job.finished:
-            job = await self.jobs.wait(job.id, 30.0)
+        job = await self.ended(job)
         if job.failure is not None:
             log.warning("watch sync of %s failed: %s", record.folder, job.failure.message)

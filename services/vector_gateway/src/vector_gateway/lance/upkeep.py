@@ -104,7 +104,7 @@ class Upkeep:
             return 0.0
         if table.stats()["fragment_stats"]["num_small_fragments"] >= OPTIMIZE_SMALL_FRAGMENTS:
             return 0.0
-        unindexed = max((table.index_stats(i.name).num_unindexed_rows for i in table.list_indices()), default=0)
+        unindexed = unindexed_rows(table)
         if unindexed >= OPTIMIZE_UNINDEXED_ROWS:
             return 0.0
         if unindexed == 0:
@@ -193,6 +193,11 @@ def needs_vector_index(table: Any) -> bool:
     if FTS_COLUMN not in table.schema.names or any(i.columns == ["vector"] for i in table.list_indices()):
         return False
     return bool(table.count_rows() >= VECTOR_INDEX_MIN_ROWS)
+
+
+def unindexed_rows(table: Any) -> int:
+    """The most rows any of the table's indexes has not taken in yet (searched flat until the next upkeep)."""
+    return max((table.index_stats(i.name).num_unindexed_rows for i in table.list_indices()), default=0)
 
 
 def bm25_index(analysis: Analysis) -> Any:
