@@ -11,6 +11,9 @@
 #   HOST_PIP=1      let pip inside the build see what this machine's pip sees (its configuration, CA bundle and
 #                   local wheel folders, mounted read-only; podman only) and point TORCH_INDEX_URL at the index
 #                   pip uses: for machines whose only route to packages is a local mirror or proxy.
+#   LAYERS=false    keep no intermediate images (podman --layers=false): no build cache, but each image's throwaway
+#                   stages are gone once it is built, so the disk holds the finished images only (the compose smoke
+#                   sets it under CI, on a fresh machine with nothing cached to gain from; docs/deployment.md)
 #   BUILD_ARGS      more --build-arg flags, verbatim
 # Prints one line per image: name, size, seconds.
 set -euo pipefail
@@ -40,6 +43,9 @@ if [[ "${HOST_PIP:-0}" == "1" ]]; then
     done
 elif [[ -n "${TORCH_INDEX_URL:-}" ]]; then
     args+=(--build-arg "TORCH_INDEX_URL=$TORCH_INDEX_URL")
+fi
+if [[ "${LAYERS:-}" == "false" ]]; then
+    [[ "$(basename "$ENGINE")" == "podman" ]] && args+=(--layers=false)  # docker's BuildKit keeps its cache itself
 fi
 # shellcheck disable=SC2206
 [[ -n "${BUILD_ARGS:-}" ]] && args+=($BUILD_ARGS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import time
 import uuid
@@ -16,6 +17,10 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTION = "smoke"
+# Free disk the build needs where the engine keeps images and writes its temporary layer copies: from an empty
+# store, every image built with LAYERS=false (what CI does), the peak was 5.2 GB above the start (docs/deployment.md
+# "Disk"); a CI machine that ran out of it failed deep in the gateway's build with "no space left on device".
+BUILD_ROOM_GB = float(os.environ.get("BUILD_ROOM_GB", "6"))
 RECOVERY_S = 180.0
 MARKERS = {  # what each document holds, searched for after every fault
     "text": "zebrafish-marker",
@@ -68,6 +73,31 @@ class Checks:
         return mcp_client(self.url, self.smoke.token if token is None else token)
 
     # -- build and containers -----------------------------------------------------------------
+    def room(self) -> str:
+        """Enough free disk for the build, said before it starts (set BUILD_ROOM_GB=0 to skip the check)."""
+        free: dict[int, tuple[float, list[str]]] = {}  # one entry per file system
+        for place in self.storage_places():
+            existing = next(p for p in (place, *place.parents) if p.exists())
+            where = free.setdefault(existing.stat().st_dev, (shutil.disk_usage(existing).free / 1e9, []))[1]
+            where.append(str(place))
+        said = {f"{gb:.1f} GB free at {' and '.join(where)}": gb for gb, where in free.values()}
+        engine = Path(self.smoke.engine).name
+        if short := [text for text, gb in said.items() if gb < BUILD_ROOM_GB]:
+            raise AssertionError(
+                f"building every image needs about {BUILD_ROOM_GB:.0f} GB free where {engine} keeps images and "
+                f"writes its temporary layer copies; {', '.join(short)}. Free some (`{engine} image prune`; "
+                "`podman system reset` removes every image) or build elsewhere; BUILD_ROOM_GB=0 skips this check"
+            )
+        return ", ".join(said)
+
+    def storage_places(self) -> list[Path]:
+        """Where the engine keeps images and (podman) writes a layer's temporary copy while it commits it."""
+        wanted = "{{.Store.GraphRoot}}\n{{.Store.ImageCopyTmpDir}}" if self.smoke.podman else "{{.DockerRootDir}}"
+        answer = subprocess.run([self.smoke.engine, "info", "--format", wanted], env=self.smoke.env,
+                                capture_output=True, text=True, check=False)  # fmt: skip
+        places = [Path(line.strip()) for line in answer.stdout.splitlines() if line.strip().startswith("/")]
+        return places or [Path("/var/tmp")]
+
     def build(self) -> str:
         env = {**self.smoke.env, "ENGINE": self.smoke.engine}
         result = subprocess.run([str(REPO / "scripts" / "build_images.sh")], env=env, capture_output=True, text=True,

@@ -258,6 +258,8 @@ def run_steps(smoke: Smoke, url: str, *, build: bool) -> None:
     if not smoke.step("stage documents (text, PDF, scanned PDF, DOCX, 40-page scan)",
                       lambda: stage_documents(smoke.documents)):  # fmt: skip
         return
+    if build and not smoke.step("disk: room to build every image", checks.room):
+        return
     if build and not smoke.step("build every image", checks.build):
         return
     if not smoke.step("start the stack (milvus-lite stand-in)", lambda: smoke.compose("up", "-d", *SERVICES) and None):
