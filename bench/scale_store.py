@@ -41,7 +41,7 @@ def build(folder: str, rows: int) -> dict[str, Any]:
     out = {"rows": store.count(COLLECTION), "insert_s": round(insert_s, 1), "rows_per_s": round(written / insert_s),
            "upkeep_s": round(upkeep_s, 1), **rss(), "disk_right_after": disk(Path(folder))}  # fmt: skip
     for name in (COLLECTION, REGISTRY):  # what the upkeep's timer removes a minute later in a server
-        store._table(name).optimize(cleanup_older_than=timedelta(0))
+        store.optimize(name, keep=timedelta(0))
     out["disk"] = disk(Path(folder))
     return out
 

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from ingestion_contracts.gateway import SearchRequest
 from ingestion_mcp.ingest.sync import FolderSync, SyncOptions, walk
+from ingestion_mcp.ingest.sync_lock import lock_path
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState
 
@@ -189,3 +195,77 @@ async def test_a_sync_of_changed_paths_looks_at_those_only(app_state: AppState, 
     assert sorted(Path(r).name for r in done.removed) == ["b.md", "d.md"]
     whole = await engine.run(SyncOptions(str(folder), "sync_scoped"))
     assert whole.counts() == {"added": 0, "replaced": 1, "unchanged": 2, "removed": 0, "failed": 0}  # c.md now
+
+
+async def test_two_syncs_of_one_folder_write_each_file_once(
+    app_state: AppState, docs_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """Two syncs of the same folder at once (two servers on one data folder with no broker, a CLI update beside a
+    server, two agents): the second waits for the first and finds the files in step. Before, both saw every
+    file as new and both ingested it (twice the writes; each call's counts depended on which finished first)."""
+    folder = docs_dir / "twice"
+    write(folder, {f"n{i}.md": f"# Note {i}\n\nA heron stood in the shallows at dawn, note {i}.\n" for i in range(5)})
+    writes: list[str] = []
+    upsert = app_state.backend.upsert_batch
+
+    async def counted(collection: str, documents: list[Any], **kwargs: Any) -> Any:
+        writes.extend(d.key for d in documents)
+        return await upsert(collection, documents, **kwargs)
+
+    monkeypatch.setattr(app_state.backend, "upsert_batch", counted)  # counts the writes; the real one runs them
+    try:
+        first, second = (
+            FolderSync(app_state.backend, app_state.settings),
+            FolderSync(app_state.backend, app_state.settings),
+        )
+        reports = []
+
+        async def one(engine: FolderSync) -> None:
+            reports.append((await engine.run(SyncOptions(str(folder), "sync_twice"))).counts())
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(one, first)
+            tasks.start_soon(one, second)
+    finally:
+        monkeypatch.undo()
+    assert len(writes) == 5, sorted(writes)
+    assert sorted(r["added"] for r in reports) == [0, 5] and sorted(r["unchanged"] for r in reports) == [0, 5]
+
+
+async def test_a_sync_waits_for_another_process_holding_the_folder_and_goes_on_when_it_is_killed(
+    app_state: AppState, docs_dir: Path
+) -> None:  # fmt: skip
+    """The exclusion holds across processes (a real second process holds the folder's lock), and a holder killed
+    with SIGKILL leaves nothing locked: the kernel drops its lock and the waiting sync runs."""
+    folder = docs_dir / "held"
+    write(folder, {"a.md": "# A\n\nA nuthatch walked head-first down the oak trunk.\n"})
+    prefix = folder.resolve().as_posix() + "/"
+    path = lock_path(app_state.settings.data_dir, "sync_held", prefix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        engine = FolderSync(app_state.backend, app_state.settings)
+        done: list[dict[str, int]] = []
+
+        async def run() -> None:
+            done.append((await engine.run(SyncOptions(str(folder), "sync_held"))).counts())
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run)
+            await anyio.sleep(1.5)
+            assert done == []  # waiting for the other process
+            os.kill(holder.pid, signal.SIGKILL)
+        assert done and done[0]["added"] == 1, done
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+HOLD = """
+import fcntl, sys, time
+handle = open(sys.argv[1], "a")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(600)
+"""

@@ -31,6 +31,7 @@ from ..errors import CollectionNotFound, ToolFailure, UpstreamError
 from ..settings import McpSettings
 from ..sources.paths import allowed_real_roots, ensure_inside, inside_any
 from .pipeline import BatchItem, Ingestor, IngestOutcome
+from .sync_lock import folder_sync_lock, lock_path
 
 SIZE_KEY = "sync_size"
 MTIME_KEY = "sync_mtime_ns"
@@ -264,9 +265,18 @@ class FolderSync:
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
         cancelled: Callable[[], bool] = lambda: False, on_file: OnFile = _no_lines,
     ) -> SyncReport:  # fmt: skip
-        roots = allowed_real_roots(self.settings.allowed_roots)
         root = folder_root(options.folder, self.settings)
         prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
+        # One sync of this folder into this collection at a time, whichever process runs it (sync_lock.py):
+        # the second reads the state the first left, so it finds nothing left to do.
+        async with folder_sync_lock(lock_path(self.settings.data_dir, options.collection, prefix)):
+            return await self._run(options, root, prefix, tags_for, progress, cancelled, on_file)
+
+    async def _run(
+        self, options: SyncOptions, root: Path, prefix: str, tags_for: TagsFor, progress: Progress,
+        cancelled: Callable[[], bool], on_file: OnFile,
+    ) -> SyncReport:  # fmt: skip
+        roots = allowed_real_roots(self.settings.allowed_roots)
         known = await known_documents(self.backend, options.collection, prefix)
         report = SyncReport(dry_run=options.dry_run)
         seen: set[str] = set()
