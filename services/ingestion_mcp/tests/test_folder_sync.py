@@ -235,8 +235,9 @@ async def test_two_syncs_of_one_folder_write_each_file_once(
 async def test_a_sync_waits_for_another_process_holding_the_folder_and_goes_on_when_it_is_killed(
     app_state: AppState, docs_dir: Path
 ) -> None:  # fmt: skip
-    """The exclusion holds across processes (a real second process holds the folder's lock), and a holder killed
-    with SIGKILL leaves nothing locked: the kernel drops its lock and the waiting sync runs."""
+    """The exclusion holds across processes (a real second process holds the folder's lock), a sync cancelled
+    while it waits stops at once having written nothing, and a holder killed with SIGKILL leaves nothing locked:
+    the kernel drops its lock and the waiting sync runs."""
     folder = docs_dir / "held"
     write(folder, {"a.md": "# A\n\nA nuthatch walked head-first down the oak trunk.\n"})
     prefix = folder.resolve().as_posix() + "/"
@@ -251,6 +252,10 @@ async def test_a_sync_waits_for_another_process_holding_the_folder_and_goes_on_w
         async def run() -> None:
             done.append((await engine.run(SyncOptions(str(folder), "sync_held"))).counts())
 
+        with anyio.move_on_after(1.0) as waited:  # a cancel (a job's cancel_job) while it waits
+            await run()
+        assert waited.cancelled_caught and done == []
+        assert "sync_held" not in await app_state.backend.collection_names()  # nothing written, not even made
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(run)
             await anyio.sleep(1.5)
