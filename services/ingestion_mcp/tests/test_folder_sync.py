@@ -14,7 +14,7 @@ import anyio
 import pytest
 from ingestion_contracts.gateway import SearchRequest
 from ingestion_mcp.ingest.sync import FolderSync, SyncOptions, walk
-from ingestion_mcp.ingest.sync_lock import lock_path
+from ingestion_mcp.ingest.sync_lock import folder_sync_lock, lock_path
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState
 
@@ -274,3 +274,15 @@ fcntl.flock(handle, fcntl.LOCK_EX)
 print("held", flush=True)
 time.sleep(600)
 """
+
+
+async def test_a_data_folder_that_cannot_hold_the_lock_costs_the_exclusion_not_the_sync(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:  # fmt: skip
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")  # (as root, permissions would not stop the write; a file in the way does)
+    ran = []
+    async with folder_sync_lock(lock_path(blocked, "c", "/docs/")):
+        ran.append(True)
+    assert ran == [True]
+    assert "not serialised" in caplog.text and str(tmp_path) not in caplog.text

@@ -41,6 +41,8 @@ async def folder_sync_lock(path: Path) -> AsyncIterator[None]:
         handle = open(path, "a")  # noqa: SIM115 - one open file each: flock excludes in-process holders too
     except OSError as exc:
         log.warning("folder syncs are not serialised: the data folder cannot hold their lock (%s)", exc.strerror)
+        handle = None
+    if handle is None:
         yield
         return
     with handle:
