@@ -4,8 +4,9 @@ shared by the tool tests of this package; each test gets a fresh MCP client sess
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ingestion_mcp.embedded.services import embedded_backend
@@ -61,3 +62,22 @@ async def call(client: Client, tool: str, **arguments: object) -> dict:
 @pytest.fixture
 def call_tool():
     return call
+
+
+@pytest.fixture
+def count_writes(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[str]]:
+    """``count_writes(backend)``: the keys of every document the backend writes from then on, in order (the real
+    ``upsert_batch`` still runs them; undone when the test ends)."""
+
+    def patch(backend: Any) -> list[str]:
+        writes: list[str] = []
+        upsert = backend.upsert_batch
+
+        async def counted(collection: str, documents: list[Any], **kwargs: Any) -> Any:
+            writes.extend(d.key for d in documents)
+            return await upsert(collection, documents, **kwargs)
+
+        monkeypatch.setattr(backend, "upsert_batch", counted)
+        return writes
+
+    return patch

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -198,36 +199,23 @@ async def test_a_sync_of_changed_paths_looks_at_those_only(app_state: AppState, 
 
 
 async def test_two_syncs_of_one_folder_write_each_file_once(
-    app_state: AppState, docs_dir: Path, monkeypatch: pytest.MonkeyPatch
+    app_state: AppState, docs_dir: Path, count_writes: Callable[[Any], list[str]]
 ) -> None:  # fmt: skip
     """Two syncs of the same folder at once (two servers on one data folder with no broker, a CLI update beside a
     server, two agents): the second waits for the first and finds the files in step. Before, both saw every
     file as new and both ingested it (twice the writes; each call's counts depended on which finished first)."""
     folder = docs_dir / "twice"
     write(folder, {f"n{i}.md": f"# Note {i}\n\nA heron stood in the shallows at dawn, note {i}.\n" for i in range(5)})
-    writes: list[str] = []
-    upsert = app_state.backend.upsert_batch
+    writes = count_writes(app_state.backend)
+    engines = [FolderSync(app_state.backend, app_state.settings) for _ in range(2)]
+    reports = []
 
-    async def counted(collection: str, documents: list[Any], **kwargs: Any) -> Any:
-        writes.extend(d.key for d in documents)
-        return await upsert(collection, documents, **kwargs)
+    async def one(engine: FolderSync) -> None:
+        reports.append((await engine.run(SyncOptions(str(folder), "sync_twice"))).counts())
 
-    monkeypatch.setattr(app_state.backend, "upsert_batch", counted)  # counts the writes; the real one runs them
-    try:
-        first, second = (
-            FolderSync(app_state.backend, app_state.settings),
-            FolderSync(app_state.backend, app_state.settings),
-        )
-        reports = []
-
-        async def one(engine: FolderSync) -> None:
-            reports.append((await engine.run(SyncOptions(str(folder), "sync_twice"))).counts())
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(one, first)
-            tasks.start_soon(one, second)
-    finally:
-        monkeypatch.undo()
+    async with anyio.create_task_group() as tasks:
+        for engine in engines:
+            tasks.start_soon(one, engine)
     assert len(writes) == 5, sorted(writes)
     assert sorted(r["added"] for r in reports) == [0, 5] and sorted(r["unchanged"] for r in reports) == [0, 5]
 

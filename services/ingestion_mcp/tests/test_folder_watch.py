@@ -213,7 +213,7 @@ async def test_a_watch_needs_the_write_right_and_a_deleted_collection_forgets_it
 
 
 async def test_setting_a_watch_syncs_the_folder_once(
-    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path, count_writes: Callable[[Any], list[str]]
 ) -> None:  # fmt: skip
     """With the watcher already running (a real server), sync_folder(watch=true) is one sync of the folder: the
     watch's catch-up waits for the call's own sync instead of racing it (both ingested every file, and the
@@ -224,14 +224,7 @@ async def test_setting_a_watch_syncs_the_folder_once(
     state = quick(app_state)
     follower = watcher(state, tmp_path / "watch.lock")
     state.watcher = follower
-    writes: list[str] = []
-    upsert = state.backend.upsert_batch
-
-    async def counted(collection: str, documents: list[Any], **kwargs: Any) -> Any:
-        writes.extend(d.key for d in documents)
-        return await upsert(collection, documents, **kwargs)
-
-    monkeypatch.setattr(state.backend, "upsert_batch", counted)  # counts the writes; the real one runs them
+    writes = count_writes(state.backend)
     try:
         async with connect(state) as client, anyio.create_task_group() as tasks:
             tasks.start_soon(follower.run)
