@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .scale_profile import COLLECTION, unit_vectors
+from .scale_profile import COLLECTION, stats, unit_vectors
 
 OUT = Path("bench/results/lance_ivf_kinds.json")
 QUERIES, WARMUP, DEEP = 40, 5, 20
@@ -31,7 +30,7 @@ SQ_RUNS: tuple[tuple[int, int | None], ...] = ((24, None), (24, 2), (24, 5), (16
 
 def ranking(table: Any, vectors: np.ndarray, probes: int, refine: int | None = None, exact: bool = False
             ) -> tuple[dict[str, float], list[list[str]]]:  # fmt: skip
-    """p50 / p95 ms of the dense ranking (DEEP rows, ids and distances only) and the ids found per query."""
+    """p50 / p95 / mean ms of the dense ranking (DEEP rows, ids and distances only) and the ids per query."""
     times, found = [], []
     for i, vector in enumerate(vectors):
         query = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
@@ -46,8 +45,7 @@ def ranking(table: Any, vectors: np.ndarray, probes: int, refine: int | None = N
         if i >= WARMUP:
             times.append((time.perf_counter() - started) * 1000)
             found.append(rows.column("chunk_id").to_pylist())
-    times.sort()
-    return {"p50_ms": round(statistics.median(times), 1), "p95_ms": round(times[int(0.95 * len(times)) - 1], 1)}, found
+    return stats(times), found
 
 
 def recall(found: list[list[str]], truth: list[list[str]]) -> float:
