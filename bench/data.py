@@ -11,7 +11,15 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+
+def _bench_dir() -> Path:
+    """shared/bench beside the checkout (/work/main -> /work/shared), or further up (a worktree in /work/wt/iNN)."""
+    root = Path(__file__).resolve().parents[1]
+    found = (parent / "shared" / "bench" for parent in root.parents)
+    return next((path for path in found if path.is_dir()), root.parent / "shared" / "bench")
+
+
+BENCH_DIR = _bench_dir()
 DEFAULT_DIR = BENCH_DIR / "scifact"
 DATASETS = {"scifact": BENCH_DIR / "scifact", "dbpedia-5k": BENCH_DIR / "dbpedia-5k"}
 SOURCE_PREFIX = "scifact:"  # a SciFact document's source is "scifact:<corpus id>"
