@@ -35,6 +35,11 @@ OPTIMIZE_SMALL_FRAGMENTS = 32  # e.g. left by a writer that stopped before its u
 # (a few milliseconds per 10,000 rows).
 VECTOR_INDEX_MIN_ROWS = 50_000
 ROWS_PER_PARTITION = 1_000  # IVF partitions: rows / this (about sqrt(rows) at a million)
+# Rows added after an index was trained go into its existing partitions: a table that grew from 50,000 rows to a
+# million would search partitions twenty times the size it was made for. The index is trained again (the old one
+# serves meanwhile) once the table holds this many times the rows it was trained on: at 150k, 450k, 1.35M, ...
+RETRAIN_GROWTH = 3
+VECTOR_INDEX_KIND = "IVF_FLAT"  # the kind vector_index_config makes (bench.lance_levers, docs/scale.md)
 UPKEEP_CHECK_S = 5.0  # a table's index statistics are read at most this often (checked after every write)
 OPTIMIZE_SHARE = 10  # rows outside an index wait at least this many times the table's last optimisation
 # Old versions are kept this long after an optimisation, for reads still running on them.
@@ -156,12 +161,7 @@ class Upkeep:
         upkeep); the compaction holds the table's writes, because it rewrites fragments a delete may name."""
         table = self.table(name)
         if needs_vector_index(table):
-            from lancedb.index import IvfFlat
-
-            rows = table.count_rows()
-            log.info("building the vector index of %s (%d rows)", name, rows)
-            partitions = max(1, rows // ROWS_PER_PARTITION)
-            table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions))
+            build_vector_index(table, name)
         with self.writing(name):
             self._commits[name] = 0
             with warnings.catch_warnings():  # keep=0 is asked for where no one else reads (a migration's copy)
@@ -188,11 +188,44 @@ class Upkeep:
             log.info("removing old versions of %s failed: %s", name, exc)
 
 
+def index_name(rows: int) -> str:
+    """The vector index's name records its kind and the rows it was trained on (vector_ivf_flat_t1000000)."""
+    return f"vector_{VECTOR_INDEX_KIND.lower()}_t{rows}"
+
+
+def trained_rows(name: str) -> int | None:
+    """The rows an index of this engine's kind was trained on, from its name; None for any other index."""
+    prefix = f"vector_{VECTOR_INDEX_KIND.lower()}_t"
+    return int(name[len(prefix) :]) if name.startswith(prefix) and name[len(prefix) :].isdigit() else None
+
+
 def needs_vector_index(table: Any) -> bool:
-    """A chunk table (not a vector store: those are searched exactly) big enough and not indexed yet."""
-    if FTS_COLUMN not in table.schema.names or any(i.columns == ["vector"] for i in table.list_indices()):
+    """A chunk table (not a vector store: those are searched exactly) big enough, and with no vector index of the
+    engine's kind yet, or one trained on a third of its rows or fewer (RETRAIN_GROWTH)."""
+    if FTS_COLUMN not in table.schema.names:
         return False
-    return bool(table.count_rows() >= VECTOR_INDEX_MIN_ROWS)
+    rows = table.count_rows()
+    if rows < VECTOR_INDEX_MIN_ROWS:
+        return False
+    trained = [trained_rows(i.name) for i in table.list_indices() if i.columns == ["vector"]]
+    return not trained or any(t is None or rows >= RETRAIN_GROWTH * t for t in trained)
+
+
+def build_vector_index(table: Any, name: str) -> None:
+    """Train the vector index on the table as it is; the one it replaces serves until the new one is in place."""
+    rows = table.count_rows()
+    old = [i.name for i in table.list_indices() if i.columns == ["vector"]]
+    log.info("building the vector index of %s (%d rows%s)", name, rows, f", replacing {old}" if old else "")
+    table.create_index("vector", config=vector_index_config(rows), name=index_name(rows), replace=True)
+    for stale in old:
+        if stale != index_name(rows):
+            table.drop_index(stale)
+
+
+def vector_index_config(rows: int) -> Any:
+    from lancedb.index import IvfFlat
+
+    return IvfFlat(distance_type="cosine", num_partitions=max(1, rows // ROWS_PER_PARTITION))
 
 
 def unindexed_rows(table: Any) -> int:
