@@ -53,6 +53,7 @@ def test_milvus_standalone_wiring(compose):
     assert services["vector-gateway"]["depends_on"]["milvus"]["condition"] == "service_healthy"
     uri = services["vector-gateway"]["environment"]["VECTOR_GATEWAY_MILVUS_URI"]
     assert "http://milvus:19530" in uri
+    assert services["vector-gateway"]["environment"]["VECTOR_GATEWAY_INDEX_ENGINE"] == "milvus"  # Lance: laptops
     named = {v.split(":", 1)[0] for svc in services.values() for v in svc.get("volumes", []) if isinstance(v, str)}
     assert named <= set(compose["volumes"]), "stateful services use named volumes"
     assert {"etcd-data", "minio-data", "milvus-data"} <= named

@@ -97,6 +97,7 @@ def test_gateway_points_at_the_milvus_operator_service(rendered, overlay):
     (milvus,) = by_kind(objs, "Milvus").values()
     config = next(c for n, c in by_kind(objs, "ConfigMap").items() if n.startswith("vector-gateway-config"))
     assert config["data"]["VECTOR_GATEWAY_MILVUS_URI"] == f"http://{milvus['metadata']['name']}-milvus:19530"
+    assert config["data"]["VECTOR_GATEWAY_INDEX_ENGINE"] == "milvus"  # Lance is the laptop's embedded default
     assert milvus["spec"]["mode"] == {"dev": "standalone", "prod": "cluster"}[overlay]
     for dep in ("etcd", "storage"):
         assert milvus["spec"]["dependencies"][dep].get("external", False) is False

@@ -1,7 +1,7 @@
-"""Shared fixtures: the real bundled model (loaded once), real Milvus Lite in temp folders, the app.
+"""Shared fixtures: the real bundled model (loaded once), real indexes (Lance, Milvus Lite) in temp folders, the app.
 
-Tests share one gateway (one Lite database) and use their own collection names, because
-creating a collection costs about a second on Lite.
+Tests share one gateway per engine and use their own collection names, because creating a collection costs about
+a second on Lite.
 """
 
 from __future__ import annotations
@@ -63,13 +63,12 @@ def unique() -> Callable[[str], str]:
 
 @pytest.fixture(scope="session")
 def open_gateway(embedder: Embedder) -> ClientFactory:
-    """Start an app on a Lite database and yield (client, app); the lifespan runs around it."""
+    """Start an app on the default engine (or ``index_engine=...``) and yield (client, app); the lifespan runs
+    around it. ``db`` names the Milvus Lite file; the Lance tables go beside it (``<db>.lance``)."""
 
     @asynccontextmanager
     async def opened(db: Path, **settings: Any) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
-        engine = settings.get("index_engine") or os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE")
-        if engine == "lance":  # the Lance tables beside where the Lite file would be
-            settings.setdefault("lance_uri", str(db.with_suffix(".lance")))
+        settings.setdefault("lance_uri", str(db.with_suffix(".lance")))
         app = create_app(GatewaySettings(milvus_uri=str(db), **settings), embedder=embedder)
         async with LifespanManager(app) as manager:
             transport = httpx.ASGITransport(app=manager.app, raise_app_exceptions=False)
@@ -83,10 +82,10 @@ def open_gateway(embedder: Embedder) -> ClientFactory:
 async def gateway_app(
     request: pytest.FixtureRequest, open_gateway: ClientFactory, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
-    """The shared gateway, once on each engine (Milvus Lite, Lance): every test of the API runs on both.
+    """The shared gateway, once on each embedded engine (Milvus Lite, Lance): every test of the API runs on both.
 
-    Tests that open their own gateway (open_gateway) run on Milvus Lite, or on the engine that
-    VECTOR_GATEWAY_INDEX_ENGINE names (docs/scale.md says how to run the whole module on Lance)."""
+    Tests that open their own gateway (open_gateway) run on the default engine (Lance), or on the one that
+    VECTOR_GATEWAY_INDEX_ENGINE names (VECTOR_GATEWAY_INDEX_ENGINE=milvus runs them all on Milvus Lite)."""
     async with open_gateway(tmp_path_factory.mktemp("gateway") / "milvus.db", index_engine=request.param) as opened:
         yield opened
 

@@ -177,7 +177,7 @@ async def test_model_loads_in_the_background(tmp_path, monkeypatch, embedder) ->
             assert (await client.get("/healthz")).status_code == 200
             early = await client.get("/readyz")
             assert early.status_code == 503 and early.headers["Retry-After"]
-            assert early.json()["checks"] == {"model": "loading", "milvus": "ok"}
+            assert early.json()["checks"] == {"model": "loading", "lance": "ok"}  # the default engine
             embed = await client.post("/v1/embed", json={"texts": ["x"]})
             assert embed.status_code == 503 and embed.json()["code"] == "MODEL_LOADING"
             assert embed.headers["Retry-After"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 from vector_gateway.service import GatewayService
 
 
@@ -104,7 +105,9 @@ async def test_concurrent_upserts_of_one_source_end_with_one_document(client, un
     assert (info["document_count"], info["chunk_count"]) == (1, 1)
 
 
-async def test_upsert_creates_the_collection(client: httpx.AsyncClient, unique, make_doc, upsert) -> None:
+async def test_upsert_creates_the_collection(
+    client: httpx.AsyncClient, unique, make_doc, upsert, request: pytest.FixtureRequest
+) -> None:
     name = unique("created")
     await upsert(client, name, make_doc("c.md", ["Creates its collection."]))
     listed = (await client.get("/v1/collections")).json()["collections"]
@@ -115,5 +118,7 @@ async def test_upsert_creates_the_collection(client: httpx.AsyncClient, unique, 
         "chunk_count": 1,
         "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
         "dimension": 384,
+        # The index it lives in, as get_collections and the console show it beside the counts.
+        "engine": {"milvus": "milvus-lite", "lance": "lance"}[request.node.callspec.params["gateway_app"]],
     }
     assert not any(c["name"].startswith("_") for c in listed)

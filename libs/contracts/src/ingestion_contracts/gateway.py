@@ -416,12 +416,20 @@ class DeleteDocumentResponse(WireModel):
     deleted_chunks: int
 
 
+# Milvus Lite slows as a collection grows past this many chunks (docs/scale.md): the gateway warns in its log, and
+# the MCP server's get_collections says so beside the count.
+LITE_SLOWS_AT_CHUNKS = 100_000
+
+
 class CollectionInfo(WireModel):
     name: str
     document_count: int
     chunk_count: int
     embedding_model: str
     dimension: int
+    engine: str | None = Field(
+        default=None, description="The index it lives in: lance, milvus-lite or milvus (a server)."
+    )
 
 
 class CollectionList(WireModel):

@@ -23,7 +23,7 @@ from .access.policy import Caller, PolicyError, acting_as
 from .backend import Backend
 from .console import build_console
 from .console import serves as console_serves
-from .embedded.services import data_folder, open_backend
+from .embedded.services import data_folder, embedded_index, open_backend
 from .errors import ToolFailure
 from .jobs.cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
 from .observability import REGISTRY
@@ -294,7 +294,7 @@ async def readiness(state: AppState) -> dict[str, str]:
 
 def where_data_lives(settings: McpSettings) -> str:
     if settings.embedded:
-        return f"data: {data_folder(settings)}"
+        return f"data: {data_folder(settings)} ({embedded_index(settings)})"
     return f"services: {settings.docling_service_url}, {settings.chunker_service_url}, {settings.vector_gateway_url}"
 
 

@@ -33,9 +33,11 @@ async def test_every_page_renders_the_real_data(open_state: AppState) -> None:
         home = await client.get("/")
         assert home.status_code == 200 and 'data-collection="console-pages"' in home.text
         assert 'data-test="collection-last-ingest"' in home.text
+        assert 'data-test="collection-engine">lance<' in home.text  # the index each collection lives in
 
         listing = await client.get("/collections/console-pages")
         assert f'data-doc-id="{made["doc_id"]}"' in listing.text and "Greenhouse guide" in listing.text
+        assert 'index <span id="collection-engine">lance</span>' in listing.text
         filtered = await client.get("/collections/console-pages/documents", params={"q": "no-such-thing"})
         assert 'id="documents-empty"' in filtered.text and "data-doc-id" not in filtered.text
         kept = await client.get("/collections/console-pages/documents", params={"q": "greenhouse"})

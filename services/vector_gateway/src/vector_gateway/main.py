@@ -8,17 +8,18 @@ import logging
 import sys
 import threading
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
 from pydantic import ValidationError
 from servicekit import ServiceError, configure_logging, create_service_app, serve
 
-from . import __version__
+from . import __version__, engines
 from .api.routes import router
 from .api.vector_routes import router as vector_router
 from .embedder import Embedder, EmbedderHolder
+from .engines import EngineChoice, engine_label
+from .growth import LiteGrowth
 from .index import DocumentIndex
 from .milvus import MilvusStore
 from .orders import BrokerOrders, LocalOrders, OrderSource
@@ -50,20 +51,21 @@ def _orders(settings: GatewaySettings) -> OrderSource:
     return LocalOrders()
 
 
-def open_store(settings: GatewaySettings) -> DocumentIndex:
-    """The index the settings name: Milvus (Lite or a server) or Lance tables in a folder. Nothing opens yet."""
-    if settings.index_engine == "lance":
-        from .lance import LanceStore  # lancedb is an optional dependency: imported only when chosen
-
-        lite, lance = Path(settings.milvus_uri).expanduser(), Path(settings.lance_uri).expanduser()
-        if not settings.uses_server and lite.exists() and not (lance.exists() and any(lance.iterdir())):
-            log.warning(
-                "VECTOR_GATEWAY_INDEX_ENGINE=lance starts an empty index at %s, while a Milvus Lite index is at %s: "
-                "to keep its documents, stop this process and run vector-gateway-migrate --milvus-uri %s "
-                "--lance-uri %s",
-                lance, lite, lite, lance,
-            )  # fmt: skip
-        return LanceStore(settings.lance_uri, analysis=settings.bm25_analysis, cache_mb=settings.lance_cache_mb)
+def open_store(settings: GatewaySettings, choice: EngineChoice | None = None) -> DocumentIndex:
+    """The index the settings name (engines.choose): Lance tables in a folder, Milvus Lite or a Milvus server.
+    Nothing opens yet."""
+    choice = choice or engines.choose(settings)
+    if choice.engine == "lance":
+        try:
+            from .lance import LanceStore  # lancedb is an optional dependency: imported only when chosen
+        except ImportError as exc:
+            raise RuntimeError(
+                f"The Lance engine (VECTOR_GATEWAY_INDEX_ENGINE={settings.index_engine}) needs lancedb, which is not "
+                f"installed ({exc.name} is missing): pip install 'vector-gateway[lance]', or serve Milvus with "
+                "VECTOR_GATEWAY_INDEX_ENGINE=milvus."
+            ) from exc
+        folder = str(settings.lance_folder)
+        return LanceStore(folder, analysis=settings.bm25_analysis, cache_mb=settings.lance_cache_mb)
     return MilvusStore(
         settings.milvus_uri,
         token=settings.token_for_milvus(),
@@ -76,7 +78,9 @@ def open_store(settings: GatewaySettings) -> DocumentIndex:
 
 def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -> FastAPI:
     """The gateway app. ``embedder`` injects a loaded model (tests share one across apps)."""
-    store = open_store(settings)
+    choice = engines.choose(settings)
+    engines.say_once(choice, settings)
+    store = open_store(settings, choice)
     embedders = EmbedderHolder(settings, embedder)
     orders = _orders(settings)  # no connection yet: the first write without an order opens it
 
@@ -84,6 +88,8 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.load_model_at_startup:
             embedders.start_loading()
+        if choice.migrate:  # asked for: the copy is made before anything opens the Lance folder
+            await anyio.to_thread.run_sync(engines.migrate_at_start, choice, settings)
         # Neither the model nor Milvus holds up start-up: /healthz answers at once, /readyz tells when.
         threading.Thread(target=_connect, args=(store,), name="milvus-connect", daemon=True).start()
         sweep = asyncio.create_task(_sweep(service))
@@ -116,6 +122,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         observe=app.state.metrics.observe_stage,
         leases=LeasePolicy(seconds=settings.write_lease_s),
         orders=orders,
+        growth=LiteGrowth(engine_label(store.engine, store.uri) == "milvus-lite", engines.migrate_command(settings)),
     )
     app.state.gateway = service
     app.state.settings = settings

@@ -39,8 +39,10 @@ from ingestion_contracts.gateway import (
 from . import errors, recovery
 from .documents import DocumentOrder, DocumentReader
 from .embedder import Embedder, EmbedderHolder
+from .engines import engine_label
 from .filters import COLLECTION_KEY, FilterError, build_filter, in_collection
 from .fusion import Fusion
+from .growth import LiteGrowth
 from .index import DocumentIndex
 from .locks import KeyedLocks
 from .orders import LocalOrders, OrderSource
@@ -71,8 +73,12 @@ class GatewayService:
         observe: Observe | None = None,
         leases: LeasePolicy | None = None,
         orders: OrderSource | None = None,
+        growth: LiteGrowth | None = None,
     ) -> None:
         self.store = store
+        # lance, milvus-lite or milvus (a server): what get_collections and the console show beside each count.
+        self.engine = engine_label(store.engine, store.uri)
+        self.growth = growth or LiteGrowth(False, "")
         self.embedders = embedders
         self.fusion = fusion or Fusion()
         self.candidates = candidates
@@ -127,12 +133,15 @@ class GatewayService:
 
     def _info(self, name: str) -> CollectionInfo:
         dimension, model = self.store.describe(name)
+        chunks = self.store.count(name)
+        self.growth.seen(name, chunks)
         return CollectionInfo(
             name=name,
             document_count=self.store.registry_count(in_collection(name)),
-            chunk_count=self.store.count(name),
+            chunk_count=chunks,
             embedding_model=model,
             dimension=dimension,
+            engine=self.engine,
         )
 
     def _create(self, name: str) -> CollectionInfo:
@@ -191,7 +200,9 @@ class GatewayService:
             writer = DocumentWriter(
                 self.store, embedder, self.observe, self.leases, orders=self.orders, deadline=deadline
             )
-            return writer.write(collection, docs)
+            timings = writer.write(collection, docs)
+            self.growth.check(collection, lambda: self.store.count(collection))
+            return timings
 
         async with self._locks.hold(d.key for d in docs):
             timings = await self._run(write)
@@ -277,6 +288,7 @@ class GatewayService:
             if swept:
                 await self._run(self.store.flush, collection, REGISTRY)
             removed += swept
+            await self._run(self.growth.check, collection, functools.partial(self.store.count, collection))
         log.info("uncommitted-version sweep done: %d chunk rows removed in %.0f ms", removed,
                  (time.perf_counter() - started) * 1000)  # fmt: skip
         return removed

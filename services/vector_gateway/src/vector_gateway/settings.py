@@ -19,7 +19,7 @@ BUNDLED_MODEL_ALIASES = frozenset({"", "all-MiniLM-L6-v2", BUNDLED_MODEL_NAME})
 DenseIndex = Literal["HNSW", "FLAT", "IVF_FLAT", "AUTOINDEX"]
 FlushPolicy = Literal["auto", "always", "never"]
 EmbeddingEngine = Literal["auto", "onnx", "torch"]
-IndexEngine = Literal["milvus", "lance"]
+IndexEngine = Literal["auto", "lance", "milvus"]
 
 
 def is_server_uri(uri: str) -> bool:
@@ -38,14 +38,21 @@ class GatewaySettings(ServiceSettings):
         "http://host:19530 talks to a Milvus server.",
     )
     index_engine: IndexEngine = Field(
-        default="milvus",
-        description="milvus = Milvus Lite (a .db path) or a Milvus server (VECTOR_GATEWAY_MILVUS_URI); lance = "
-        "LanceDB tables in the folder VECTOR_GATEWAY_LANCE_URI, one process per folder (docs/scale.md).",
+        default="auto",
+        description="auto = LanceDB tables in VECTOR_GATEWAY_LANCE_URI (one process per folder; 1M chunks: a search "
+        "in under 100 ms), except Milvus where VECTOR_GATEWAY_MILVUS_URI is a server or a broker serves replicas, "
+        "and a Milvus Lite index an earlier version wrote, kept until it is migrated (VECTOR_GATEWAY_MIGRATE_LITE); "
+        "lance / milvus choose outright: milvus = Milvus Lite (a .db path) or a server. docs/scale.md.",
     )
     lance_uri: str = Field(
-        default="./data/lance",
-        min_length=1,
-        description="The folder of the Lance tables (index_engine=lance).",
+        default="",
+        description="The folder of the Lance tables; empty = lance/ beside the Milvus Lite path (./data/lance).",
+    )
+    migrate_lite: bool = Field(
+        default=False,
+        description="true: at start, copy a Milvus Lite index an earlier version wrote (VECTOR_GATEWAY_MILVUS_URI) "
+        "into the empty Lance folder and serve it from Lance, as vector-gateway-migrate does; the Lite files stay "
+        "as they were. Minutes per 100,000 chunks: searches answer once it is done.",
     )
     lance_cache_mb: int = Field(
         default=1024,
@@ -151,13 +158,20 @@ class GatewaySettings(ServiceSettings):
             )
         return value
 
+    @field_validator("lance_uri")
+    @classmethod
+    def _lance_shape(cls, value: str) -> str:
+        value = value.strip()
+        if "://" in value:
+            raise ValueError(
+                f"VECTOR_GATEWAY_LANCE_URI={value!r}: give a local folder (e.g. ./data/lance); the gateway keeps "
+                "Lance tables on this machine's disk only."
+            )
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> GatewaySettings:
-        if self.index_engine == "lance" and self.broker_url is not None:
-            raise ValueError(
-                "VECTOR_GATEWAY_INDEX_ENGINE=lance keeps the index in one process's folder, but "
-                "VECTOR_GATEWAY_BROKER_URL is set for replicas sharing one index: use a Milvus server for replicas."
-            )
+        self._engines_consistent()
         if self.milvus_token is not None and not self.uses_server:
             raise ValueError(
                 "VECTOR_GATEWAY_MILVUS_TOKEN is set but VECTOR_GATEWAY_MILVUS_URI is a Milvus Lite file: "
@@ -176,6 +190,34 @@ class GatewaySettings(ServiceSettings):
                 "all-MiniLM-L6-v2."
             )
         return self
+
+    def _engines_consistent(self) -> None:
+        if self.broker_url is not None and self.index_engine == "lance":
+            raise ValueError(
+                "VECTOR_GATEWAY_INDEX_ENGINE=lance keeps the index in one process's folder, but "
+                "VECTOR_GATEWAY_BROKER_URL is set for replicas sharing one index: use a Milvus server for replicas."
+            )
+        lance_possible = self.index_engine == "lance" or (self.index_engine == "auto" and not self.deployment)
+        if self.migrate_lite and not lance_possible:
+            raise ValueError(
+                "VECTOR_GATEWAY_MIGRATE_LITE=true copies a Milvus Lite index into Lance, but these settings serve "
+                f"Milvus (VECTOR_GATEWAY_INDEX_ENGINE={self.index_engine}, VECTOR_GATEWAY_MILVUS_URI={self.milvus_uri}"
+                f"{', a broker for replicas' if self.broker_url else ''}): unset it, or use index_engine auto or lance "
+                "with a Lite path (a server's index moves with vector-gateway-migrate)."
+            )
+
+    @property
+    def deployment(self) -> bool:
+        """A Milvus server or a broker for replicas is named: index_engine auto serves Milvus (engines.py)."""
+        return self.uses_server or self.broker_url is not None
+
+    @property
+    def lance_folder(self) -> Path:
+        """The Lance tables' folder: VECTOR_GATEWAY_LANCE_URI, or lance/ beside the Milvus Lite path."""
+        if self.lance_uri:
+            return Path(self.lance_uri).expanduser()
+        lite = Path("./data/milvus.db" if self.uses_server else self.milvus_uri).expanduser()
+        return lite.parent / "lance"
 
     @property
     def hybrid_fusion(self) -> Fusion:

@@ -3,11 +3,11 @@
 The MCP tools talk to them through the same HTTP clients as in a deployment, over an in-process
 ASGI transport: one code path, no ports, no Docker.
 
-One data folder, many processes: Milvus Lite lets one process open a folder, so the first process on it
+One data folder, many processes: Lance and Milvus Lite let one process own a folder, so the first process on it
 (an MCP server, or `ingestion-index`) becomes its *host*: it holds `host.lock` (its pid written in it) and
 also serves the three services on a Unix socket in the folder's `run/` directory, both owner-only
 (embedded/socket.py). Every other process on the folder (a second agent app, `ingestion-index update` while
-the agent runs, a worker) *attaches* to that socket: no model to load, no Milvus to open, the same index.
+the agent runs, a worker) *attaches* to that socket: no model to load, no index to open, the same index.
 
 When the host exits (cleanly, or killed), the next call of an attached process finds no one at the socket
 and takes the folder over: it takes `host.lock` and starts the services itself, or, if another process
@@ -107,8 +107,9 @@ def embedded_docling_settings(docling: Any) -> Any:
 
 
 def gateway_settings(settings: McpSettings) -> Any:
-    """The embedded gateway's settings: the index in the data folder (Milvus Lite's milvus.db, or the Lance
-    tables' lance/ with VECTOR_GATEWAY_INDEX_ENGINE=lance) unless VECTOR_GATEWAY_MILVUS_URI / _LANCE_URI says."""
+    """The embedded gateway's settings: the index in the data folder (the Lance tables' lance/, or Milvus Lite's
+    milvus.db: one an earlier version wrote, or VECTOR_GATEWAY_INDEX_ENGINE=milvus) unless VECTOR_GATEWAY_MILVUS_URI
+    / _LANCE_URI says."""
     from vector_gateway.settings import GatewaySettings
 
     data_dir = settings.data_dir.expanduser().resolve()
@@ -120,6 +121,20 @@ def gateway_settings(settings: McpSettings) -> Any:
     if "VECTOR_GATEWAY_LANCE_URI" not in os.environ:
         update["lance_uri"] = str(data_dir / "lance")
     return configured.model_copy(update=update)
+
+
+def embedded_index(settings: McpSettings) -> str:
+    """The index the embedded gateway serves, as the ready message names it: "index: lance", or an earlier
+    version's Milvus Lite index kept, with the command that moves it (the gateway's log says the same once)."""
+    try:
+        from vector_gateway import engines
+    except ImportError:  # pragma: no cover - depends on the install
+        return "index: not installed"
+    gateway = gateway_settings(settings)
+    choice = engines.choose(gateway)
+    if choice.engine == "milvus" and choice.lite is not None:
+        return f"index: {choice.label}, from an earlier version; move it to Lance: {engines.migrate_command(gateway)}"
+    return f"index: {choice.label}"
 
 
 def _absent_service_app() -> Any:

@@ -166,6 +166,8 @@ class CollectionSummary(BaseModel):
     document_count: int
     chunk_count: int | None = None
     last_synced: str | None = None  # the latest sync_folder run into it, if any
+    # The index it lives in (lance, milvus-lite, milvus): in the answer, not in the schema (no tools/list bytes).
+    engine: SkipJsonSchema[str | None] = None
 
 
 class CollectionsOutput(ToolOutput):
@@ -180,6 +182,7 @@ class CollectionsOutput(ToolOutput):
     file_count: int | None = None
     embedding_model: str | None = None
     synced_folders: list[SyncedFolder] | None = None
+    engine: SkipJsonSchema[str | None] = None
 
 
 def render_error(failure: ToolFailure) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Unpack
 
 from ingestion_contracts.common import UserName
-from ingestion_contracts.gateway import SearchHit, SearchRequest
+from ingestion_contracts.gateway import LITE_SLOWS_AT_CHUNKS, CollectionInfo, SearchHit, SearchRequest
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
@@ -264,6 +264,18 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         return result(fit_budget(out, state.library.budget))
 
 
+def index_note(infos: list[CollectionInfo]) -> str:
+    """Which index holds them, and the way out when a Milvus Lite collection grew past where Lite slows."""
+    engine = next((info.engine for info in infos if info.engine), None)
+    if engine is None:
+        return ""
+    big = [info.name for info in infos if engine == "milvus-lite" and info.chunk_count >= LITE_SLOWS_AT_CHUNKS]
+    if not big:
+        return f" (index: {engine})"
+    return (f" (index: {engine}; Milvus Lite slows past {LITE_SLOWS_AT_CHUNKS:,} chunks in a collection, as in "
+            f"{', '.join(big[:3])}: vector-gateway-migrate moves the index to Lance, see docs/scale.md)")  # fmt: skip
+
+
 def _register_collections(tool: ToolDecorator, state: AppState) -> None:
     @tool(READ)
     async def get_collections(
@@ -279,14 +291,16 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
             items = [
                 CollectionSummary(
                     name=c.name, document_count=c.document_count, chunk_count=c.chunk_count,
-                    last_synced=latest_sync(synced.get(c.name, [])),
+                    last_synced=latest_sync(synced.get(c.name, [])), engine=c.engine,
                 )
                 for c in listing.collections
             ]  # fmt: skip
             total_docs = sum(c.document_count for c in items)
+            total_chunks = sum(c.chunk_count or 0 for c in items)
             return result(CollectionsOutput(
                 success=True, collections=items, total_collections=len(items),
-                message=f"Found {len(items)} collections with {total_docs} total documents",
+                message=f"Found {len(items)} collections with {total_docs} total documents and {total_chunks} chunks"
+                + index_note(listing.collections),
             ))  # fmt: skip
         info = await state.library.collection_info(collection)
         folders = (await synced_folders(state.folders)).get(info.name)
@@ -296,6 +310,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
         return result(CollectionsOutput(
             success=True, name=info.name, document_count=info.document_count, chunk_count=info.chunk_count,
             files=shown, file_count=info.document_count, embedding_model=info.embedding_model, synced_folders=folders,
+            engine=info.engine,
             message=f"Collection '{info.name}' contains {info.chunk_count} chunks from {info.document_count} files"
-            + freshness(folders),
+            + index_note([info]) + freshness(folders),
         ))  # fmt: skip
