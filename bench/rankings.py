@@ -3,7 +3,7 @@
     python -m bench.rankings --dataset scifact       # -> bench/results/tmp/lists-scifact.json
     python -m bench.rankings --dataset dbpedia-5k
 
-The corpus goes through the real pipeline (chunker preset ``default``, the bundled model, Milvus Lite) into
+The corpus goes through the real pipeline (chunker preset ``default``, the bundled model, the embedded index) into
 bench/results/tmp/<dataset>/ (reused when it is there). Each query's lists hold (corpus id, chunk id,
 raw score) 100 deep: cosine for dense, Milvus BM25 for keyword. bench.sweep scores fusion variants on them.
 """
@@ -58,14 +58,22 @@ async def build(dataset: str) -> Path:
     return work
 
 
+def open_index(work: Path) -> Any:
+    """The index the embedded server keeps in ``work`` (its data folder), opened as the server opens it: Lance,
+    or the Milvus Lite index an earlier version wrote there (vector_gateway.engines)."""
+    from vector_gateway.main import open_store
+    from vector_gateway.settings import GatewaySettings
+
+    return open_store(GatewaySettings(milvus_uri=str(work / "milvus.db"), lance_uri=str(work / "lance")))
+
+
 def dump(dataset: str, queries: dict[str, str] | None = None, out: Path | None = None) -> Path:
     from vector_gateway.embedder import create_embedder
-    from vector_gateway.milvus import MilvusStore
     from vector_gateway.settings import GatewaySettings
 
     work = asyncio.run(build(dataset))
     data = load(DATASETS[dataset])
-    store = MilvusStore(str(work / "milvus.db"))
+    store = open_index(work)
     lists = ranked_lists(store, create_embedder(GatewaySettings()), collection_name(dataset), queries or data.queries)
     path = out or TMP / f"lists-{dataset}.json"
     path.write_text(json.dumps(lists))

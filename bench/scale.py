@@ -26,6 +26,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -63,11 +64,23 @@ def build_child(engine: str, uri: str, *args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def corpus_queries(corpus: str) -> list[str]:
+    """Real queries of the corpus's sets (SciFact's 300; the mixed corpus adds dbpedia-5k's 50), shuffled once."""
+    names = QUALITY_SETS if corpus == "mixed" else (corpus,)
+    texts = []
+    for name in names:
+        with (DATASETS[name] / "queries.jsonl").open(encoding="utf-8") as handle:
+            texts += [json.loads(line)["text"] for line in handle]
+    random.Random(31).shuffle(texts)
+    return texts
+
+
 def scifact_queries(count: int) -> list[str]:
     """SciFact's queries, shuffled once (the same for every engine); repeated if more are asked for."""
-    with (DATASETS["scifact"] / "queries.jsonl").open(encoding="utf-8") as handle:
-        texts = [json.loads(line)["text"] for line in handle]
-    random.Random(31).shuffle(texts)
+    return repeated(corpus_queries("scifact"), count)
+
+
+def repeated(texts: list[str], count: int) -> list[str]:
     return (texts * (count // len(texts) + 1))[:count]
 
 
@@ -79,24 +92,92 @@ def launched(engine: str, folder: Path) -> Iterator[tuple[StdioServerParameters,
         yield scale_mcp.params(folder, where.env), started
 
 
-def run_engine(engine: str, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
-    folder = args.work / engine
+def size_folder(args: argparse.Namespace, engine: str, size: int) -> Path:
+    return args.work / engine / str(size)
+
+
+def build_size(engine: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The index of ``size`` chunks in its own folder: a copy of the largest smaller one already built, grown by
+    replicas (or built from nothing). Kept (build.json) so that a measure phase, or another run, finds it."""
+    folder = size_folder(args, engine, size)
+    record = folder / "build.json"
+    if record.is_file() and not args.rebuild:
+        log(f"{engine}: {size:,} chunks already built in {folder}")
+        return dict(json.loads(record.read_text()))
     shutil.rmtree(folder, ignore_errors=True)
-    queries = scifact_queries(1 + args.warmup + args.queries)
-    out, replica = {}, 0
-    for size in sizes:
-        log(f"{engine}: building {size:,} chunks")
-        with serving(engine, folder) as where:
-            build = build_child(engine, where.uri, "scale", str(size), str(replica))
-        disk = disk_mb(where.disk)  # as built, before the server opens (and maybe compacts) it
-        replica = build["next_replica"]
-        log(f"  {build}; measuring through the MCP server")
+    smaller = sorted((int(p.parent.name), p.parent) for p in (args.work / engine).glob("*/build.json")
+                     if p.parent.name.isdigit() and int(p.parent.name) < size)  # fmt: skip
+    replica, grown_from = 0, None
+    if smaller:
+        grown_from, source = smaller[-1]
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns("*.log", "mcp", "docs", "build.json"))
+        replica = json.loads((source / "build.json").read_text())["build"]["next_replica"]
+    folder.mkdir(parents=True, exist_ok=True)
+    log(f"{engine}: building {size:,} chunks" + (f" from the {grown_from:,} index" if grown_from else ""))
+    began = time.perf_counter()
+    with serving(engine, folder) as where:
+        build = build_child(engine, where.uri, "scale", str(size), str(replica), args.corpus)
+    entry = {"rows": build["rows"], "build": build, "disk_mb": disk_mb(where.disk), "grown_from": grown_from,
+             "corpus": args.corpus, "build_wall_s": round(time.perf_counter() - began, 1),
+             "build_load_avg": [round(x, 2) for x in psutil.getloadavg()]}  # fmt: skip
+    record.write_text(json.dumps(entry, indent=1) + "\n")
+    log(f"  {build}")
+    return entry
+
+
+def measure_size(engine: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """``--runs`` fresh MCP servers on the built index, each: open, warm-up, timed searches, memory. The entry's
+    own figures are the median run's (by p50); every run's are kept, with the median and worst p50 / p95."""
+    folder = size_folder(args, engine, size)
+    built = json.loads((folder / "build.json").read_text())
+    queries = repeated(corpus_queries(built.get("corpus", "scifact")), 1 + args.warmup + args.queries)
+    runs = []
+    for run in range(args.runs):
         with launched(engine, folder) as (launch, started):
             measured = anyio.run(scale_mcp.measure, launch, SCALE_COLLECTION, queries, args.warmup, started,
                                  folder / "server.log")  # fmt: skip
-        out[str(size)] = {"rows": build["rows"], "build": build, "disk_mb": disk, **measured,
-                          "load_avg": [round(x, 2) for x in psutil.getloadavg()]}  # fmt: skip
-        log(f"  open {measured['open_s']} s, search {measured['search']}, peak {measured['rss_peak_tree_mb']} MB")
+        measured["load_avg"] = [round(x, 2) for x in psutil.getloadavg()]
+        runs.append(measured)
+        log(f"  {engine} {size:,} run {run + 1}/{args.runs}: open {measured['open_s']} s, search "
+            f"{measured['search']}, server peak {measured['rss_peak_server_mb']} MB")  # fmt: skip
+    middle = sorted(runs, key=lambda r: r["search"]["p50_ms"])[(len(runs) - 1) // 2]
+    return {**built, **middle, "over_runs": over_runs(runs),
+            "runs": [{k: v for k, v in r.items() if k != "processes"} for r in runs]}  # fmt: skip
+
+
+def over_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median and worst of each run's p50 and p95, and the server's highest peak: what "every run" is held to."""
+    p50 = sorted(r["search"]["p50_ms"] for r in runs)
+    p95 = sorted(r["search"]["p95_ms"] for r in runs)
+    peaks = [r["rss_peak_server_mb"] for r in runs if r.get("rss_peak_server_mb")]
+    return {"runs": len(runs), "p50_median_ms": round(statistics.median(p50), 2), "p50_worst_ms": p50[-1],
+            "p50_best_ms": p50[0], "p95_median_ms": round(statistics.median(p95), 2), "p95_worst_ms": p95[-1],
+            "server_peak_max_mb": max(peaks, default=None)}  # fmt: skip
+
+
+def reindex_size(engine: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """A built Lance index given the vector index the engine makes now (its kind changed since the build)."""
+    folder = size_folder(args, engine, size)
+    record = folder / "build.json"
+    built = json.loads(record.read_text())
+    with serving(engine, folder) as where:
+        built["reindexed"] = build_child(engine, where.uri, "reindex")
+    built["disk_mb"] = disk_mb(where.disk)
+    record.write_text(json.dumps(built, indent=1) + "\n")
+    log(f"{engine} {size:,}: {built['reindexed']}")
+    return dict(built)
+
+
+def run_engine(engine: str, sizes: list[int], args: argparse.Namespace, previous: dict[str, Any]) -> dict[str, Any]:
+    out = dict(previous.get("sizes") or {})
+    if args.phase == "reindex":
+        return {"sizes": out | {str(size): reindex_size(engine, size, args) for size in sizes}}
+    for size in sizes:
+        built = build_size(engine, size, args) if args.phase in ("build", "all") else None
+        if args.phase in ("measure", "all"):
+            out[str(size)] = measure_size(engine, size, args)
+        elif built is not None:
+            out[str(size)] = built
     return {"sizes": out}
 
 
@@ -143,6 +224,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench.scale", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--rows", default="100000", help="index sizes in chunks, comma-separated")
+    parser.add_argument(
+        "--phase",
+        choices=("all", "build", "measure", "reindex"),
+        default="all",
+        help="reindex: give built Lance indexes the vector index the engine makes now; "
+        "build the indexes (each size in its own folder, grown from the next smaller one), "
+        "measure them through the MCP server, or both; a built size is reused unless --rebuild",
+    )
+    parser.add_argument("--runs", type=int, default=1, help="fresh MCP servers measured per engine and size")
+    parser.add_argument(
+        "--corpus",
+        choices=("mixed", "scifact"),
+        default="mixed",
+        help="what is replicated: SciFact + dbpedia-5k (real embeddings of both), or SciFact alone",
+    )
+    parser.add_argument("--rebuild", action="store_true", help="build every size anew")
+    parser.add_argument(
+        "--keep", action="store_true", help="merge into --out: sizes and engines not run now keep their earlier entries"
+    )
     parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated, of {', '.join(ENGINES)}")
     parser.add_argument("--queries", type=int, default=100, help="timed search tool calls per engine and size")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (after the first answer)")
@@ -157,6 +257,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    earlier = json.loads(args.out.read_text()) if args.keep and args.out.is_file() else {}
+    kept = earlier.get("engines", {})
     sizes = sorted(int(part) for part in args.rows.split(",") if part.strip())
     engines = [part.strip() for part in args.engines.split(",") if part.strip()]
     result: dict[str, Any] = {
@@ -164,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         "machine": {"cores": psutil.cpu_count(), "load_avg_start": [round(x, 2) for x in psutil.getloadavg()]},
         "command": " ".join(["python -m bench.scale", *(argv if argv is not None else sys.argv[1:])]),
         "flush_policy": os.environ.get("VECTOR_GATEWAY_FLUSH_POLICY", "auto"),  # auto: no flush on a server URI
-        "engines": {},
+        "engines": dict(kept),
     }  # fmt: skip
     runnable = []
     for engine in engines:
@@ -173,9 +275,12 @@ def main(argv: list[str] | None = None) -> None:
             result["engines"][engine] = {"unavailable": reason}
         else:
             runnable.append(engine)
-            result["engines"][engine] = attempt(functools.partial(run_engine, engine, sizes, args))
+            before = kept.get(engine, {}) if args.keep else {}
+            result["engines"][engine] = attempt(functools.partial(run_engine, engine, sizes, args, before))
         save(result, args.out)  # a long run (1M rows: hours) keeps what it measured so far
     result["ratios"] = ratios(result["engines"])
+    if earlier:  # the commands that made the entries kept from earlier runs
+        result["earlier_commands"] = [*earlier.get("earlier_commands", []), earlier.get("command")]
     if args.quality:
         save(result, args.out)
         result["quality"] = quality(runnable, args)

@@ -1,9 +1,10 @@
 """The engines bench.scale compares, each a store for the builder and an environment for the MCP server.
 
-- ``milvus-lite``: the embedded default, a Milvus Lite database in the server's data folder (data/milvus.db);
+- ``milvus-lite``: the embedded default until issue 39, a Milvus Lite database in the server's data folder
+  (data/milvus.db, VECTOR_GATEWAY_INDEX_ENGINE=milvus);
 - ``milvus-server``: a ``milvus-lite server`` process (scripts/milvus_server.py) that the gateway reaches over
   gRPC (VECTOR_GATEWAY_MILVUS_URI=http://127.0.0.1:PORT), as several processes would share it;
-- ``lance``: LanceDB tables in a folder (VECTOR_GATEWAY_INDEX_ENGINE=lance, VECTOR_GATEWAY_LANCE_URI).
+- ``lance``: the embedded default, LanceDB tables in a folder (VECTOR_GATEWAY_INDEX_ENGINE=lance, _LANCE_URI).
 
 Indexes are written by a child process (``python -m bench.scale_engines ENGINE URI ...``: Milvus Lite lets one
 process open a database, and the builder's memory is not the server's) through the gateway's own
@@ -27,7 +28,7 @@ import numpy as np
 
 from scripts.milvus_server import MilvusLiteServer
 
-from .scale_corpus import Corpus, cached
+from .scale_corpus import Corpus, cached, mixed
 
 ENGINES = ("milvus-lite", "milvus-server", "lance")
 BASELINE = "milvus-lite"
@@ -99,7 +100,7 @@ def serving(engine: str, folder: Path) -> Iterator[Served]:
     if engine == "milvus-lite":
         db = folder / "data" / "milvus.db"
         db.parent.mkdir(parents=True, exist_ok=True)
-        yield Served(str(db), {}, db)  # the data folder's default: no URI in the environment
+        yield Served(str(db), {"VECTOR_GATEWAY_INDEX_ENGINE": "milvus"}, db)  # the data folder's milvus.db
     elif engine == "lance":
         lance = folder / "lance"
         env = {"VECTOR_GATEWAY_INDEX_ENGINE": "lance", "VECTOR_GATEWAY_LANCE_URI": str(lance)}
@@ -172,11 +173,22 @@ def originals(corpus: Corpus) -> Iterator[tuple[list[Any], np.ndarray]]:
 
 
 def build(engine: str, uri: str, what: str, *args: str) -> dict[str, Any]:
-    """``scale TARGET REPLICA``: replicas of SciFact up to TARGET chunks; ``quality DATASET``: the set as is."""
-    store = open_store(engine, uri)
+    """``scale TARGET REPLICA [CORPUS]``: replicas of the corpus (mixed: SciFact + dbpedia-5k; or scifact) up to
+    TARGET chunks; ``quality DATASET``: the set as is; ``reindex`` (Lance): the vector index the upkeep makes now."""
     started = time.perf_counter()
+    if what == "reindex":  # Lance: the vector index the engine's upkeep makes now (an older kind is replaced)
+        from vector_gateway.lance import LanceStore
+
+        store = LanceStore(uri, maintain=False)  # no background upkeep racing this one
+        before = [i.name for i in store._table(SCALE_COLLECTION).list_indices() if i.columns == ["vector"]]
+        store.optimize(SCALE_COLLECTION, keep=timedelta(0))
+        after = [i.name for i in store._table(SCALE_COLLECTION).list_indices() if i.columns == ["vector"]]
+        store.close()
+        return {"before": before, "after": after, "seconds": round(time.perf_counter() - started, 1)}
+    store = open_store(engine, uri)
     if what == "scale":
-        corpus, target, used = cached("scifact"), int(args[0]), [int(args[1])]
+        corpus = mixed() if (args[2] if len(args) > 2 else "scifact") == "mixed" else cached("scifact")
+        target, used = int(args[0]), [int(args[1])]
         have = store.count(SCALE_COLLECTION) if store.has_collection(SCALE_COLLECTION) else 0
         written = _write(store, SCALE_COLLECTION, corpus, replicas(corpus, target, have, used))
         collection, next_replica = SCALE_COLLECTION, used[-1] + 1

@@ -64,10 +64,22 @@ def table(result: dict[str, Any]) -> str:
             lines.append(f"| {engine} | {state}: {reason[:200]} |||||||")
             continue
         for size, e in got["sizes"].items():
+            if "search" not in e:  # built, not measured yet
+                built = f"{e['build']['rows_per_s']} | {e['disk_mb']}"
+                lines.append(f"| {engine} | {int(size):,} | {built} | not measured |||||")
+                continue
             search = e["search"]
             lines.append(f"| {engine} | {int(size):,} | {e['build']['rows_per_s']} | {e['disk_mb']} | {e['open_s']} | "
                          f"{search['p50_ms']} | {search['p95_ms']} | {e['rss_peak_tree_mb']} | "
                          f"{e['rss_after_tree_mb']} |")  # fmt: skip
+    for engine, got in result["engines"].items():
+        for size, e in (got.get("sizes") or {}).items():
+            if (spread := e.get("over_runs")) and spread["runs"] > 1:
+                lines.append(
+                    f"\n{engine} at {int(size):,} rows, {spread['runs']} runs: p50 median {spread['p50_median_ms']} / "
+                    f"worst {spread['p50_worst_ms']} ms, p95 median {spread['p95_median_ms']} / worst "
+                    f"{spread['p95_worst_ms']} ms, server peak <= {spread['server_peak_max_mb']} MB"
+                )
     for engine, sizes in result.get("ratios", {}).items():
         for size, r in sizes.items():
             shown = ", ".join(f"{name} x{value}" for name, value in r.items())

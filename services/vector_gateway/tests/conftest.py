@@ -67,9 +67,12 @@ def open_gateway(embedder: Embedder) -> ClientFactory:
     around it. ``db`` names the Milvus Lite file; the Lance tables go beside it (``<db>.lance``)."""
 
     @asynccontextmanager
-    async def opened(db: Path, **settings: Any) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
+    async def opened(
+        db: Path, model: Embedder | None = None, **settings: Any
+    ) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
+        """``model``: another loaded embedder than the shared one (another precision, another model)."""
         settings.setdefault("lance_uri", str(db.with_suffix(".lance")))
-        app = create_app(GatewaySettings(milvus_uri=str(db), **settings), embedder=embedder)
+        app = create_app(GatewaySettings(milvus_uri=str(db), **settings), embedder=model or embedder)
         async with LifespanManager(app) as manager:
             transport = httpx.ASGITransport(app=manager.app, raise_app_exceptions=False)
             async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:

@@ -165,7 +165,7 @@ async def test_model_loads_in_the_background(tmp_path, monkeypatch, embedder) ->
     # The cached model loads in ~50 ms; hold the load until the test has seen the "loading" state.
     gate = threading.Event()
 
-    def slow_load(settings: GatewaySettings) -> Any:
+    def slow_load(settings: GatewaySettings, stored: Any = None) -> Any:
         assert gate.wait(60)
         return embedder
 

@@ -209,15 +209,15 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
     assert (
         store.search("big", mode="keyword", vector=None, text="zebra", limit=3, where=None)[0][1]["chunk_id"] == "c1000"
     )
-    # Grown to three times the rows its index was trained on, the table is indexed again: rows added to a trained
-    # index land in its old partitions, which would grow twenty-fold between 50k and 1M rows (docs/scale.md).
-    assert [i.name for i in table.list_indices() if i.columns == ["vector"]] == ["vector_ivf_flat_t400"]
+    # Grown to twice the rows its index was trained on, the table is indexed again: rows added to a trained index
+    # land in its old partitions, which would grow twenty-fold between 50k and 1M rows (docs/scale.md).
+    assert [i.name for i in table.list_indices() if i.columns == ["vector"]] == ["vector_ivf_sq_t400"]
     writer.insert("big", [row(i) for i in range(2000, 2799)])  # 1,200 rows with c1000
     deadline = time.monotonic() + 60
     while lance_upkeep.needs_vector_index(table) and time.monotonic() < deadline:
         store.flush("big")  # what every write does: the upkeep sees the growth
         time.sleep(0.3)
-    assert [i.name for i in table.list_indices() if i.columns == ["vector"]] == ["vector_ivf_flat_t1200"]
+    assert [i.name for i in table.list_indices() if i.columns == ["vector"]] == ["vector_ivf_sq_t1200"]
     again = store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)
     assert again[0][1]["chunk_id"] == "c123" and store.count("big") == 1200
 

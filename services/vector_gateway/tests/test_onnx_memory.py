@@ -17,7 +17,7 @@ from vector_gateway.settings import GatewaySettings
 def resident():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
 
-embedder = create_embedder(GatewaySettings(milvus_uri="unused.db"))
+embedder = create_embedder(GatewaySettings(milvus_uri="unused.db", embedding_precision="fp32"))
 embedder.embed_documents(["warm up", "the arena"])
 loaded = resident()
 sentence = "The committee reviewed progress against the plan and noted that several milestones slipped. "

@@ -29,7 +29,8 @@ import json, sys
 from vector_gateway.embedder import create_embedder
 from vector_gateway.settings import GatewaySettings
 texts = json.loads(sys.argv[2])
-embedder = create_embedder(GatewaySettings(milvus_uri="unused.db", embedding_cache_dir=sys.argv[1]))
+embedder = create_embedder(GatewaySettings(milvus_uri="unused.db", embedding_cache_dir=sys.argv[1],
+                                           embedding_precision="fp32"))
 print(json.dumps({
     "imported": sorted(name for name in ("torch", "sentence_transformers") if name in sys.modules),
     "path": embedder.session_settings.get("path"), "dimension": embedder.dimension,
@@ -46,7 +47,7 @@ def start(cache: Path) -> dict:
 
 
 def settings(**fields: object) -> GatewaySettings:
-    return GatewaySettings(milvus_uri="unused.db", **fields)
+    return GatewaySettings(milvus_uri="unused.db", embedding_precision="fp32", **fields)
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,7 @@ async def test_concurrent_upserts_of_one_source_end_with_one_document(client, un
 
 
 async def test_upsert_creates_the_collection(
-    client: httpx.AsyncClient, unique, make_doc, upsert, request: pytest.FixtureRequest
+    client: httpx.AsyncClient, unique, make_doc, upsert, request: pytest.FixtureRequest, embedder
 ) -> None:
     name = unique("created")
     await upsert(client, name, make_doc("c.md", ["Creates its collection."]))
@@ -116,9 +116,11 @@ async def test_upsert_creates_the_collection(
         "name": name,
         "document_count": 1,
         "chunk_count": 1,
-        "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+        # The embedder's identity: the model, marked "+int8" where the CPU embeds int8 (int8.py).
+        "embedding_model": embedder.model_name,
         "dimension": 384,
         # The index it lives in, as get_collections and the console show it beside the counts.
         "engine": {"milvus": "milvus-lite", "lance": "lance"}[request.node.callspec.params["gateway_app"]],
     }
     assert not any(c["name"].startswith("_") for c in listed)
+    assert embedder.model_name.startswith("sentence-transformers/all-MiniLM-L6-v2")

@@ -13,12 +13,15 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from servicekit import DependencyUnavailable
 
+from . import int8
+from .int8 import INT8_BATCH, Precision, ensure_int8, identity
 from .settings import BUNDLED_MODEL_ALIASES, BUNDLED_MODEL_NAME, GatewaySettings
 
 if TYPE_CHECKING:
@@ -178,13 +181,16 @@ def surely_onnx_on_cpu(settings: GatewaySettings) -> bool:
     return settings.embedding_device == "cpu" or (settings.embedding_device == "auto" and not gpu_possible())
 
 
-def create_embedder(settings: GatewaySettings) -> Embedder:
+def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) -> Embedder:
+    """The embedder the settings name. ``stored``: the embedding model every collection of the index records, from
+    which ``VECTOR_GATEWAY_EMBEDDING_PRECISION=auto`` keeps the precision an index was made with (int8.py)."""
     name, path = resolve_model(settings.embedding_model)
     if surely_onnx_on_cpu(settings):  # before torch is imported: a verified model needs neither it nor its memory
         from .light_embedder import open_light
 
+        precision = _precision(settings, stored, onnx_on_cpu=True)
         light = open_light(name, path, settings.embedding_cache_dir, batch_size=settings.embedding_batch_size,
-                           threads=settings.embedding_threads)  # fmt: skip
+                           threads=settings.embedding_threads, precision=precision)  # fmt: skip
         if light is not None:
             return light
         if not torch_installed():
@@ -199,7 +205,7 @@ def create_embedder(settings: GatewaySettings) -> Embedder:
     model = load_sentence_transformer(path, device)
     if engine == "onnx":
         try:
-            return onnx_embedder(name, model, path, settings)
+            return onnx_embedder(name, model, path, settings, _precision(settings, stored, onnx_on_cpu=True))
         except Exception as exc:  # noqa: BLE001 - any export or session failure: the torch engine still works
             log.warning(
                 "embedding model %s cannot run on ONNX Runtime (%s: %s); embedding with torch on the CPU instead",
@@ -208,8 +214,11 @@ def create_embedder(settings: GatewaySettings) -> Embedder:
     return SentenceTransformerEmbedder(name, model, batch_size=settings.embedding_batch_size)
 
 
-def onnx_embedder(name: str, model: SentenceTransformer, path: Path, settings: GatewaySettings) -> Embedder:
-    """The full load on ONNX Runtime; it leaves the manifest of the torch-free start for the next one."""
+def onnx_embedder(
+    name: str, model: SentenceTransformer, path: Path, settings: GatewaySettings, precision: Precision = "fp32"
+) -> Embedder:
+    """The full load on ONNX Runtime; it leaves the manifest of the torch-free start for the next one (checked on
+    the fp32 graph), then runs the int8 variant when that is the precision."""
     from .light_check import record_light_path
     from .onnx_embedder import OnnxEmbedder
     from .onnx_export import ensure_onnx
@@ -218,15 +227,30 @@ def onnx_embedder(name: str, model: SentenceTransformer, path: Path, settings: G
     embedder = OnnxEmbedder(name, model, onnx_path, batch_size=settings.embedding_batch_size,
                             threads=settings.embedding_threads)  # fmt: skip
     record_light_path(embedder, model, path, onnx_path)
+    if precision == "int8":
+        graph, threads = ensure_int8(onnx_path), settings.embedding_threads
+        embedder = OnnxEmbedder(identity(name, "int8"), model, graph, batch_size=INT8_BATCH, threads=threads)
+        embedder.precision = "int8"
     return embedder
+
+
+def _precision(settings: GatewaySettings, stored: list[str] | None, *, onnx_on_cpu: bool) -> Precision:
+    precision, why = int8.choose(settings.embedding_precision, stored or [], onnx_on_cpu=onnx_on_cpu,
+                                 deployment=settings.deployment)  # fmt: skip
+    log.info("embedding precision %s: %s", precision, why)
+    return precision
 
 
 class EmbedderHolder:
     """Loads the model in a background thread so /healthz answers while the weights load."""
 
-    def __init__(self, settings: GatewaySettings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, settings: GatewaySettings, embedder: Embedder | None = None, stored: Callable[[], list[str]] | None = None
+    ) -> None:
+        """``stored``: lists the embedding model of every collection of the index (for the precision, int8.py)."""
         self._settings = settings
         self._embedder = embedder
+        self._stored = stored
         self._error: str | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -243,7 +267,7 @@ class EmbedderHolder:
                 return
             started = time.perf_counter()
             try:
-                self._embedder = create_embedder(self._settings)
+                self._embedder = create_embedder(self._settings, self._stored_models())
             except Exception as exc:  # noqa: BLE001 - any load failure is reported by /readyz and every call
                 self._error = f"{type(exc).__name__}: {exc}"
                 log.error("embedding model failed to load: %s", self._error)
@@ -253,13 +277,23 @@ class EmbedderHolder:
             gc.collect()
             gc.freeze()
             log.info(
-                "embedding model %s loaded (%s on %s%s) in %.1f s",
+                "embedding model %s loaded (%s %s on %s%s) in %.1f s",
                 self._embedder.model_name,
                 getattr(self._embedder, "engine", "custom"),
+                getattr(self._embedder, "precision", "fp32"),
                 self._embedder.device,
                 ", torch-free" if getattr(self._embedder, "path", "") == "torch-free" else "",
                 time.perf_counter() - started,
             )
+
+    def _stored_models(self) -> list[str]:
+        if self._stored is None or self._settings.embedding_precision != "auto":
+            return []
+        try:
+            return self._stored()
+        except Exception as exc:  # noqa: BLE001 - unreadable now: the CPU decides, and a mismatch is refused per call
+            log.warning("could not read the collections' embedding models (%s): the precision follows the CPU", exc)
+            return []
 
     def status(self) -> str:
         if self._embedder is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from servicekit import Conflict, NotFound, Unprocessable
 
+from .int8 import precision_of
+
 
 def collection_not_found(name: str, available: list[str]) -> NotFound:
     listed = ", ".join(available) if available else "none yet"
@@ -39,6 +41,19 @@ def embedding_mismatch(collection: str, stored: tuple[int, str], model: str, dim
         code="EMBEDDING_MISMATCH",
         suggestion="Index into a new collection, or run the gateway with the collection's model.",
         details={"collection_model": stored[1], "collection_dimension": stored[0], "gateway_model": model},
+    )
+
+
+def precision_mismatch(collection: str, stored: str, model: str) -> Conflict:
+    """int8 and fp32 vectors of one model are not the same vectors (int8.py): never searched or mixed unknowingly."""
+    made, runs = precision_of(stored), precision_of(model)
+    return Conflict(
+        f"Collection {collection!r} holds {made} vectors ({stored!r}), but this gateway embeds with {runs} "
+        f"({model!r}); queries and new chunks would not be comparable with them.",
+        code="EMBEDDING_MISMATCH",
+        suggestion=f"Run the gateway with VECTOR_GATEWAY_EMBEDDING_PRECISION={made} (auto follows an index whose "
+        "collections agree), or re-ingest into a new collection.",
+        details={"collection_model": stored, "gateway_model": model},
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .int8 import INT8_BATCH, Precision, ensure_int8, identity
 from .onnx_export import onnx_file, stale_reason
 from .onnx_runtime import OnnxEncoder, Session, open_session
 
@@ -151,10 +152,11 @@ class LightEmbedder(OnnxEncoder):
 
 
 def open_light(
-    name: str, model_dir: Path, cache_dir: Path | None, *, batch_size: int, threads: int
+    name: str, model_dir: Path, cache_dir: Path | None, *, batch_size: int, threads: int, precision: Precision = "fp32"
 ) -> LightEmbedder | None:
     """The torch-free embedder when a manifest that still holds lies beside the cached ONNX file; None, with one
-    log line saying why, when the full path must load the model (and then write the manifest)."""
+    log line saying why, when the full path must load the model (and then write the manifest). ``int8`` runs the
+    int8 variant of that file (int8.py; the manifest, checked on fp32, says how to feed and pool it)."""
     try:
         onnx_path = onnx_file(model_dir, cache_dir)
         if (stale := stale_reason(onnx_path)) is not None and onnx_path.is_file():
@@ -164,7 +166,11 @@ def open_light(
             log.info("embedding model %s has no %s yet: loading it with sentence-transformers", name, MANIFEST_NAME)
             return None
         tokenizer = FileTokenizer(model_dir / manifest.tokenizer_file, manifest)
-        embedder = LightEmbedder(name, tokenizer, open_session(onnx_path, threads), manifest, batch_size=batch_size)
+        graph = ensure_int8(onnx_path) if precision == "int8" else onnx_path
+        session = open_session(graph, threads)
+        batch_size = INT8_BATCH if precision == "int8" else batch_size
+        embedder = LightEmbedder(identity(name, precision), tokenizer, session, manifest, batch_size=batch_size)
+        embedder.precision = precision
     except Exception as exc:  # noqa: BLE001 - whatever is wrong with the cache, the full path still loads the model
         reason = str(exc).splitlines()[0] if str(exc) else ""
         log.warning("embedding model %s cannot start torch-free (%s: %s); loading it with sentence-transformers, "

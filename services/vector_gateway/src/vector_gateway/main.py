@@ -81,15 +81,17 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
     choice = engines.choose(settings)
     engines.say_once(choice, settings)
     store = open_store(settings, choice)
-    embedders = EmbedderHolder(settings, embedder)
+    embedders = EmbedderHolder(
+        settings, embedder, stored=lambda: [store.describe(n)[1] for n in store.list_collections()]
+    )
     orders = _orders(settings)  # no connection yet: the first write without an order opens it
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.load_model_at_startup:
-            embedders.start_loading()
         if choice.migrate:  # asked for: the copy is made before anything opens the Lance folder
             await anyio.to_thread.run_sync(engines.migrate_at_start, choice, settings)
+        if settings.load_model_at_startup:
+            embedders.start_loading()
         # Neither the model nor Milvus holds up start-up: /healthz answers at once, /readyz tells when.
         threading.Thread(target=_connect, args=(store,), name="milvus-connect", daemon=True).start()
         sweep = asyncio.create_task(_sweep(service))

@@ -69,6 +69,7 @@ class OnnxEncoder:
 
     engine = "onnx"
     path = ""  # which load made it (session_settings["path"]): "sentence-transformers" or "torch-free"
+    precision = "fp32"  # or "int8" (int8.py): the graph it runs; the model name then says so too
 
     def __init__(self, model_name: str, session: Session, inputs: list[str], *, batch_size: int) -> None:
         self._name = model_name

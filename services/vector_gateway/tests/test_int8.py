@@ -1,0 +1,96 @@
+"""int8 embeddings (int8.py): chosen from the CPU and the index, made once beside the fp32 export, close to fp32's
+vectors, recorded with each collection, and never mixed with fp32's unknowingly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from vector_gateway import int8
+from vector_gateway.embedder import Embedder, create_embedder, resolve_model
+from vector_gateway.main import create_app
+from vector_gateway.onnx_export import onnx_file
+from vector_gateway.settings import BUNDLED_MODEL_NAME, GatewaySettings
+
+INT8 = f"{BUNDLED_MODEL_NAME}+int8"
+TEXTS = [
+    "Ospreys dive for fish in cold lakes and carry them head first.",
+    "A torque wrench tightens bolts to a set force.",
+    "Mitochondrial DNA mutations accumulate with age in human muscle fibres.",
+    "The 1987 Tour de France was won by Stephen Roche.",
+]
+
+
+def settings(**fields: Any) -> GatewaySettings:
+    return GatewaySettings(**{"milvus_uri": "unused.db", **fields})
+
+
+@pytest.fixture(scope="module")
+def int8_embedder() -> Embedder:
+    return create_embedder(settings(embedding_precision="int8"))
+
+
+@pytest.fixture(scope="module")
+def fp32_embedder() -> Embedder:
+    return create_embedder(settings(embedding_precision="fp32"))
+
+
+def test_auto_follows_the_setting_the_index_and_then_the_cpu() -> None:
+    vnni, avx2 = {"avx2", "avx512_vnni"}, {"avx2", "fma"}
+    choose = int8.choose
+    assert choose("auto", [], onnx_on_cpu=True, flags=vnni)[0] == "int8"
+    assert choose("auto", [], onnx_on_cpu=True, flags=avx2)[0] == "fp32"  # its int8 kernel saturates: fp32 stays
+    assert choose("auto", [], onnx_on_cpu=True, flags={"amx_int8"})[0] == "int8"
+    assert choose("auto", [BUNDLED_MODEL_NAME], onnx_on_cpu=True, flags=vnni)[0] == "fp32"  # an fp32 index stays so
+    assert choose("auto", [INT8, INT8], onnx_on_cpu=True, flags=avx2)[0] == "int8"  # a folder moved to another CPU
+    assert choose("auto", [INT8, BUNDLED_MODEL_NAME], onnx_on_cpu=True, flags=avx2)[0] == "fp32"  # mixed: the CPU
+    assert choose("auto", [], onnx_on_cpu=False, flags=vnni)[0] == "fp32"  # torch (a GPU)
+    assert choose("auto", [], onnx_on_cpu=True, deployment=True, flags=vnni)[0] == "fp32"  # replicas: say it
+    assert choose("int8", [BUNDLED_MODEL_NAME], onnx_on_cpu=True, flags=avx2)[0] == "int8"  # said outright
+    assert (int8.identity(BUNDLED_MODEL_NAME, "int8"), int8.precision_of(INT8)) == (INT8, "int8")
+
+
+def test_int8_needs_onnx_on_the_cpu() -> None:
+    for fields in ({"embedding_engine": "torch"}, {"embedding_device": "cuda"}):
+        with pytest.raises(ValueError, match="VECTOR_GATEWAY_EMBEDDING_PRECISION=int8 runs on ONNX Runtime"):
+            settings(embedding_precision="int8", **fields)
+
+
+def test_the_int8_embedder_is_close_to_fp32_and_says_what_it_is(
+    int8_embedder: Embedder, fp32_embedder: Embedder
+) -> None:
+    assert int8_embedder.model_name == INT8 and fp32_embedder.model_name == BUNDLED_MODEL_NAME
+    assert getattr(int8_embedder, "precision", None) == "int8" and int8_embedder.dimension == 384
+    quantized, full = np.asarray(int8_embedder.embed_documents(TEXTS)), np.asarray(fp32_embedder.embed_documents(TEXTS))
+    cosine = (quantized * full).sum(axis=1)
+    assert cosine.min() > 0.98 and cosine.mean() > 0.99, cosine  # close (bench.int8: 0.9956 on 288 passages) ...
+    assert not np.allclose(quantized, full, atol=1e-4)  # ... but other vectors: hence the identity
+    query = np.asarray(int8_embedder.embed_query(TEXTS[2]))
+    assert int(np.argmax(full @ query)) == 2
+    # Made once beside the fp32 export: its layers' weights in int8 (the word embeddings stay fp32).
+    graph = int8.int8_file(onnx_file(resolve_model("")[1]))
+    assert graph.is_file() and graph.stat().st_size < 0.8 * graph.with_name("model.onnx").stat().st_size
+
+
+async def test_a_collection_keeps_its_precision_and_the_other_is_refused(
+    open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, int8_embedder: Embedder, fp32_embedder: Embedder
+) -> None:
+    db = tmp_path / "milvus.db"
+    doc = make_doc("osprey.md", TEXTS[:2])
+    async with open_gateway(db, int8_embedder) as (client, _):
+        await upsert(client, "birds", doc)
+        assert (await client.get("/v1/collections/birds")).json()["embedding_model"] == INT8
+    async with open_gateway(db, fp32_embedder) as (client, _):  # the other precision: refused, said why
+        found = await client.post("/v1/search", json={"query": "fish", "collections": ["birds"]})
+        assert found.status_code == 409 and found.json()["code"] == "EMBEDDING_MISMATCH", found.text
+        assert "holds int8 vectors" in found.json()["error"]
+        assert "VECTOR_GATEWAY_EMBEDDING_PRECISION=int8" in found.json()["suggestion"]
+        again = await client.post("/v1/collections/birds/documents", json=make_doc("heron.md", ["Herons wait."]))
+        assert again.status_code == 409 and again.json()["code"] == "EMBEDDING_MISMATCH"
+    # auto (no embedder injected: the gateway loads its own) follows the index: int8, whatever the CPU has.
+    app = create_app(settings(milvus_uri=str(db), lance_uri=str(db.with_suffix(".lance")), embedding_engine="onnx"))
+    holder = app.state.gateway.embedders
+    holder._load()
+    assert holder.get().model_name == INT8
