@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.util
 import json
 import os
@@ -121,6 +122,10 @@ async def over_http(bin_dir: Path, work: Path, pdf: Path, query: str, expect: st
 async def main(args: argparse.Namespace) -> None:
     if importlib.util.find_spec("torch") is not None or importlib.util.find_spec("sentence_transformers"):
         fail("torch or sentence-transformers is installed here: the user's install has neither")
+    try:  # URL and HTML ingest (trafilatura needs lxml's html_clean, which old pips leave out)
+        importlib.import_module("trafilatura")
+    except ImportError as exc:
+        fail(f"trafilatura does not import: {exc}")
     bin_dir = Path(sys.executable).parent
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
