@@ -19,6 +19,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from mcp import Client
@@ -348,3 +349,34 @@ async def test_the_service_credential_opens_only_the_operator_endpoints(
             assert (await http.get(f"{base}/metrics", headers={"Authorization": "Bearer nope"})).status_code == 401
             init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             assert (await http.post(f"{base}/mcp", json=init, headers=service)).status_code == 401
+
+
+async def test_chatgpt_search_and_fetch_answer_within_the_callers_rights(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+) -> None:
+    """The chatgpt profile as ChatGPT reaches it (a connector over HTTP with OAuth): a user's search spans only the
+    collections the policy lets them read, and another user's document answers fetch as a made-up id does."""
+    async with Client(build_server(app_state)) as owner:  # every right: no caller outside a request
+        ids = {}
+        for collection, text in TEXT.items():
+            made = await call(owner, "ingest_text", text=text, name=collection, collection=collection,
+                              response_format="detailed")  # fmt: skip
+            ids[collection] = f"{collection}:{made['doc_id']}"
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, profiles=["chatgpt"]) as (base, _):
+        async with httpx.AsyncClient() as http:  # what a connector reads first, with no token
+            for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
+                assert (await http.get(base + path)).json()["resource"] == f"{base}/mcp", path
+        issuer = Issuer(keys, f"{base}/mcp")
+        async with session(base, issuer.token("alice", scope="alice")) as client:
+            found = await client.call_tool("search", {"query": "orchids misting watered"})
+            results = json.loads(found.content[0].text)["results"]
+            assert [r["id"] for r in results] == [ids["alice-notes"]], results
+            assert results[0]["url"] == f"{base}/collections/alice-notes/documents/{ids['alice-notes'].split(':')[1]}"
+            own = await client.call_tool("fetch", {"id": ids["alice-notes"]})
+            assert not own.is_error and "greenhouse" in json.loads(own.content[0].text)["text"]
+            theirs = await client.call_tool("fetch", {"id": ids["bob-notes"]})
+            made_up = await client.call_tool("fetch", {"id": "bob-nothing:abcdef"})
+            assert theirs.is_error and made_up.is_error
+            mask = {"error": "No document with id 'X'."}
+            assert json.loads(theirs.content[0].text) | mask == json.loads(made_up.content[0].text) | mask
+            assert "bob" not in theirs.content[0].text.replace(ids["bob-notes"], "")

@@ -89,7 +89,8 @@ class McpSettings(BaseSettings):
     # Poll instead of inotify (network file systems, some container mounts); None: watchfiles decides.
     watch_force_polling: bool | None = None
     # An answer larger than this many (estimated) tokens is truncated with a hint to narrow it.
-    response_token_budget: int = Field(default=8000, ge=500)
+    # At most Claude Code's cap on a tool answer (25,000 tokens): an answer the budget pages fits it (docs/clients.md).
+    response_token_budget: int = Field(default=8000, ge=500, le=25_000)
 
     # Remote sources (ingest_from_url, fetch_file, fetch_repo): SSRF-safe by default. Private, loopback
     # and link-local addresses are refused unless a host or CIDR is listed here.
@@ -115,6 +116,9 @@ class McpSettings(BaseSettings):
     oauth_jwks_file: Path | None = None
     # This server's resource URL (the tokens' audience), e.g. https://mcp.example.com/mcp.
     oauth_audience: str | None = None
+    # The address clients reach this server at (behind a route or proxy), e.g. https://mcp.example.com: the links the
+    # chatgpt profile gives to a document's console page. Default: the OAuth audience's origin, else http://host:port.
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
     oauth_algorithms: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(ALGORITHMS))
     oauth_leeway_s: float = Field(default=30.0, ge=0, le=300)
     # An unknown key id refetches the issuer's keys at most this often (key rotation).

@@ -4,4 +4,4 @@ Adding a profile is its folder plus its name in NAMES (docs/profiles.md). A prof
 when it is served (record.load). This module imports nothing: the settings read NAMES from it.
 """
 
-NAMES = ("ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian")
+NAMES = ("ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian", "chatgpt")
