@@ -74,8 +74,58 @@ def _heads(runs: list[list[SearchHit]], laid: Layout) -> list[_Head]:
     return heads
 
 
+_ATX_OR_FENCE = re.compile(
+    r"^ {0,3}(?:(?P<hashes>#{1,6})(?=[ \t]|$)(?P<title>[^\n]*)|(?P<fence>`{3,}|~{3,})[^\n]*)", re.M
+)
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+MAX_TITLE_CHARS = 200  # as the chunker cuts a heading path's titles (chunker_service/markdown.py)
+
+
+def _heading_lines(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """(offset, level, title) of the ATX headings in text[start:end] outside fenced code, as the chunker reads
+    them (a section holds whole code blocks: it never starts inside one)."""
+    found: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    for match in _ATX_OR_FENCE.finditer(text, start, end):
+        if match.group("fence"):
+            marker = match.group("fence")
+            if fence is None and not (marker[0] == "`" and "`" in text[match.end("fence") : match.end()]):
+                fence = marker
+            elif fence is not None and marker[0] == fence[0] and len(marker) >= len(fence) and not text[
+                match.end("fence") : match.end()].strip():  # fmt: skip
+                fence = None
+        elif fence is None:
+            title = _CLOSING.sub("", match.group("title").strip()).strip()
+            title = title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
+            if title:
+                found.append((match.start(), len(match.group("hashes")), title))
+    return found
+
+
+def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
+    """``heads`` with a head for every heading line that has none: a heading with no text of its own whose line
+    the chunker joined to the chunk before it, or one followed at once by a heading of its own level."""
+    out: list[_Head] = []
+    for index, head in enumerate(heads):
+        out.append(head)
+        end = heads[index + 1].start if index + 1 < len(heads) else len(laid.text)
+        path, levels = list(head.path), list(head.levels) if head.levels is not None else None
+        own = bool(head.path)
+        for offset, level, title in _heading_lines(laid.text, head.start, end):
+            if own and title == head.path[-1] and not laid.text[head.start : offset].strip():
+                own = False
+                continue  # the head's own heading line
+            if levels is not None:
+                keep = next((k for k in range(len(levels) - 1, -1, -1) if levels[k] < level), -1) + 1
+                path, levels = [*path[:keep], title], [*levels[:keep], level]
+            else:
+                path = [*path[:-1], title]
+            out.append(_Head(list(path), list(levels) if levels is not None else None, offset, []))
+    return out
+
+
 def _sections(runs: list[list[SearchHit]], laid: Layout, pages: list[PageStart]) -> list[OutlineSection]:
-    heads = _heads(runs, laid)
+    heads = _unlisted(_heads(runs, laid), laid)
     ends = [*(h.start for h in heads[1:]), len(laid.text)]
     offsets = [p.offset for p in pages]
 
