@@ -102,25 +102,37 @@ def _heading_lines(text: str, start: int, end: int) -> list[tuple[int, int, str]
     return found
 
 
+def _nested(path: list[str], levels: list[int] | None, title: str, level: int) -> tuple[list[str], list[int] | None]:
+    """The path of a heading of ``level`` that follows a section with ``path``: it closes the sections at its
+    level and below (without levels: a sibling of the last)."""
+    if levels is None:
+        return [*path[:-1], title], None
+    keep = next((k for k in range(len(levels) - 1, -1, -1) if levels[k] < level), -1) + 1
+    return [*path[:keep], title], [*levels[:keep], level]
+
+
 def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
     """``heads`` with a head for every heading line that has none: a heading with no text of its own whose line
-    the chunker joined to the chunk before it, or one followed at once by a heading of its own level."""
+    the chunker joined to the chunk after it (a part title straight before its first chapter's, at one level)
+    or to the chunk before it. Each heading line is one section, from its line to the next heading line."""
     out: list[_Head] = []
     for index, head in enumerate(heads):
-        out.append(head)
         end = heads[index + 1].start if index + 1 < len(heads) else len(laid.text)
+        lines = _heading_lines(laid.text, head.start, end)
+        own = next((k for k, (_, _, title) in enumerate(lines) if head.path and title == head.path[-1]), None)
+        if own is None:
+            out.append(head)
+            own = -1
+        else:  # the lines before the head's own: its earlier siblings or parents, with no text of their own
+            path, levels = head.path[:-1], head.levels[:-1] if head.levels is not None else None
+            for offset, level, title in lines[:own]:
+                path, levels = _nested(path, levels, title, level)
+                out.append(_Head(path, levels, offset, []))
+            out.append(_Head(head.path, head.levels, lines[own][0], head.run))
         path, levels = list(head.path), list(head.levels) if head.levels is not None else None
-        own = bool(head.path)
-        for offset, level, title in _heading_lines(laid.text, head.start, end):
-            if own and title == head.path[-1] and not laid.text[head.start : offset].strip():
-                own = False
-                continue  # the head's own heading line
-            if levels is not None:
-                keep = next((k for k in range(len(levels) - 1, -1, -1) if levels[k] < level), -1) + 1
-                path, levels = [*path[:keep], title], [*levels[:keep], level]
-            else:
-                path = [*path[:-1], title]
-            out.append(_Head(list(path), list(levels) if levels is not None else None, offset, []))
+        for offset, level, title in lines[own + 1 :]:
+            path, levels = _nested(path, levels, title, level)
+            out.append(_Head(path, levels, offset, []))
     return out
 
 
@@ -134,7 +146,8 @@ def _sections(runs: list[list[SearchHit]], laid: Layout, pages: list[PageStart])
 
     sections: list[OutlineSection] = []
     for position, (head, end) in enumerate(zip(heads, ends, strict=True)):
-        chunks = head.run or next(h.run for h in heads[position:] if h.run)[:1]
+        later = next((h.run[:1] for h in heads[position:] if h.run), None)
+        chunks = head.run or later or next(h.run[-1:] for h in reversed(heads[:position]) if h.run)
         sections.append(OutlineSection(
             position=position, heading_path=head.path, heading_levels=head.levels, start=head.start,
             end=max(head.start, end), page=_page_at(head.start), page_end=_page_at(max(head.start, end - 1)),

@@ -103,7 +103,7 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
         state.library.budget.check_start(
             offset,
             page.total,
-            f"offset {offset}: '{name}' holds {page.total} documents",
+            f"offset {offset}: '{name}' holds {page.total} document(s)",
             "Ask for offset 0 to see them." if page.total else "Ingest a document first.",
         )
         items = [document_item(d, response_format == "detailed") for d in page.documents]
