@@ -43,19 +43,20 @@ def _copy_with_analysis(work: Path, source: str, target: str, analysis: str) -> 
     for row in rows:
         by_doc.setdefault(row["doc_id"], []).append(row)
     languages: Counter[str] = Counter()
-    if not store.has_collection(target):
-        dimension, model = store.describe(source)
-        store.create_collection(target, dimension, model)
-        out = []
-        for chunks in by_doc.values():
-            chunks.sort(key=lambda r: r["chunk_index"])
-            language = lexical.document_language([r["text"] for r in chunks]) if analysis == "snowball_multi" else "en"
-            languages[language] += 1
-            for row in chunks:
-                text = search_text(row["title"], row["heading_path"] or [], row["text"], analysis, language)  # type: ignore[arg-type]
-                out.append({**row, "search_text": text})
-        store.insert(target, out)
-        store.flush(target)
+    if store.has_collection(target):  # made by an earlier run, maybe with another analysis code: made again
+        store.drop_collection(target)
+    dimension, model = store.describe(source)
+    store.create_collection(target, dimension, model)
+    out = []
+    for chunks in by_doc.values():
+        chunks.sort(key=lambda r: r["chunk_index"])
+        language = lexical.document_language([r["text"] for r in chunks]) if analysis == "snowball_multi" else "en"
+        languages[language] += 1
+        for row in chunks:
+            text = search_text(row["title"], row["heading_path"] or [], row["text"], analysis, language)  # type: ignore[arg-type]
+            out.append({**row, "search_text": text})
+    store.insert(target, out)
+    store.flush(target)
     store.close()
     return dict(languages)
 

@@ -208,7 +208,12 @@ class Converter:
         return ConvertResponse(
             file_name=file_name,
             file_type=file_type,
-            title=_title(rendered, file_name, pdf_info.title if pdf_info else metadata_title(data, file_type)),
+            title=_title(
+                rendered,
+                file_name,
+                pdf_info.title if pdf_info else metadata_title(data, file_type),
+                outlined=file_type == "pdf" and levels_known,
+            ),
             page_count=page_count,
             pipeline=pipeline,
             markdown=rendered.markdown,
@@ -300,8 +305,11 @@ def text_segments(file_name: str, data: bytes) -> list[Segment]:
     return [Segment(kind="paragraph", text=block) for block in blocks if block.strip()]
 
 
-def _title(rendered: Rendered, file_name: str, metadata: str | None) -> str:
-    """The first title or heading, else the metadata's title, else the file name without extension."""
+def _title(rendered: Rendered, file_name: str, metadata: str | None, *, outlined: bool = False) -> str:
+    """The first title or heading, else the metadata's title, else the file name without extension. A PDF whose
+    headings are its bookmarks' has its first section there ("Part I Gnuplot"): its metadata's title comes first."""
+    if outlined and metadata:
+        return metadata
     for block in rendered.blocks:
         if block.kind in ("title", "heading"):
             return block.text[:300]

@@ -11,11 +11,12 @@ keeps being queried as it was built and never mixes two analyses:
   document by py3langid (its model ships inside the wheel) among the languages Snowball stems; a text too
   short or too mixed to tell is English. Every stem is then folded to its letters without accents
   ("Binärpakete" -> German stem "binarpak", "Bröker" -> "broker"), so a name typed with or without its
-  accents matches. A query's language is not known (two or three words cannot tell it): each query word is
-  analysed in every language of LANGUAGES and the distinct terms are searched together. A term only one
-  language's stemmer makes matches only text stemmed in that language, so an English collection is searched
-  by its English terms (plus terms no English document holds), and a collection holding German, French and
-  English manuals finds each in its own words.
+  accents matches. An English document's terms are its folded English stems, exactly what snowball_en makes
+  but for the accents; another language's terms carry their language (LANGUAGE_MARK: "de\u01c2binarpak"), so
+  no term of one language meets a term of another by chance. A query's language is not known (two or three
+  words cannot tell it): it is analysed in English as before, and each word in every other language too, as
+  marked terms. An English collection holds no marked term, so it ranks and scores as with English alone; a
+  collection of German, French and English manuals finds each in its own words.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ MIN_LANGUAGE_PROBABILITY = 0.9
 LANGUAGE_SAMPLE_CHARS = 20_000  # enough text to tell; a 300-page manual is not read whole
 
 _WORD = re.compile(r"\w+")
+# Between a language and a term of that language: a letter (one token for Milvus' standard tokenizer and Lance's
+# whitespace one) that no text's word holds.
+LANGUAGE_MARK = "\u01c2"
 _local = threading.local()
 _identifier_lock = threading.Lock()
 _identifier: Any = None
@@ -106,20 +110,23 @@ def analyze(text: str, analysis: Analysis, language: str = DEFAULT_LANGUAGE) -> 
         return text
     if analysis == "snowball_en":
         return " ".join(stem(word) for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS)
-    english = language == "en"
-    return " ".join(_term(w, language) for w in _words(text) if not (english and w in ENGLISH_STOP_WORDS))
+    if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
+        return " ".join(fold(stem(word)) for word in _words(text) if word not in ENGLISH_STOP_WORDS)
+    return " ".join(f"{language}{LANGUAGE_MARK}{_term(word, language)}" for word in _words(text))
 
 
 def analyze_query(text: str, analysis: Analysis) -> str:
-    """The query as BM25 matches it: for snowball_multi, each word's terms in every language, each term once."""
+    """The query as BM25 matches it: for snowball_multi, its English terms (as a document's), then each word's
+    terms in every other language, marked, each once."""
     if analysis != "snowball_multi":
         return analyze(text, analysis)
-    terms: dict[str, None] = {}
-    for word in _words(text):
+    english = analyze(text, analysis)
+    others: dict[str, None] = {}
+    for word in dict.fromkeys(_words(text)):
         for language in LANGUAGES:
-            if not (language == "en" and word in ENGLISH_STOP_WORDS):
-                terms[_term(word, language)] = None
-    return " ".join(terms)
+            if LANGUAGES[language] != "english":
+                others[f"{language}{LANGUAGE_MARK}{_term(word, language)}"] = None
+    return " ".join([english, *others]).strip()
 
 
 def _language_identifier() -> Any:
