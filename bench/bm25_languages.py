@@ -37,7 +37,8 @@ def _copy_with_analysis(work: Path, source: str, target: str, analysis: str) -> 
     from vector_gateway.milvus import MilvusStore
     from vector_gateway.passages import search_text
 
-    store = MilvusStore(str(work / "milvus.db"), analysis=analysis)  # type: ignore[arg-type]  # a name of lexical.ANALYSES
+    kind = lexical.known_analysis(analysis)
+    store = MilvusStore(str(work / "milvus.db"), analysis=kind)
     rows = store.query(source, None, ROW_FIELDS)
     by_doc: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -53,7 +54,7 @@ def _copy_with_analysis(work: Path, source: str, target: str, analysis: str) -> 
         language = lexical.document_language([r["text"] for r in chunks]) if analysis == "snowball_multi" else "en"
         languages[language] += 1
         for row in chunks:
-            text = search_text(row["title"], row["heading_path"] or [], row["text"], analysis, language)  # type: ignore[arg-type]
+            text = search_text(row["title"], row["heading_path"] or [], row["text"], kind, language)
             out.append({**row, "search_text": text})
     store.insert(target, out)
     store.flush(target)

@@ -46,27 +46,28 @@ def _summary(values: list[float]) -> dict[str, float]:
             "median": round(statistics.median(ordered), 3), "max": round(ordered[-1], 3)}  # fmt: skip
 
 
-async def measure(data: Path, file: Path, count: int, seed: int) -> dict[str, Any]:
+async def measure(data: Path, file: Path, count: int, seed: int, collection: str = COLLECTION) -> dict[str, Any]:
     from ingestion_mcp.ingest.pipeline import BatchItem
 
     async with open_stack(data) as stack:
         names = {c.name for c in (await stack.backend.list_collections()).collections}
-        if COLLECTION not in names:
-            await stack.ingestor.ingest_many([BatchItem(file_path=str(file))], collection=COLLECTION)
-        listing = await stack.backend.list_documents(COLLECTION, offset=0, limit=1)
-        doc = await stack.backend.get_document(COLLECTION, listing.documents[0].doc_id)
+        if collection not in names:
+            await stack.ingestor.ingest_many([BatchItem(file_path=str(file))], collection=collection)
+        listing = await stack.backend.list_documents(collection, offset=0, limit=50)
+        wanted = next(d for d in listing.documents if file.name in d.source)
+        doc = await stack.backend.get_document(collection, wanted.doc_id)
         sentences = _sentences(doc.content, count, seed)
         report: dict[str, Any] = {"file": file.name, "sentences": len(sentences)}
         for mode in ("hybrid", "semantic", "keyword"):
             scores, first = [], 0
             for sentence in sentences:
-                found = await stack.backend.search(SearchRequest(query=sentence, collections=[COLLECTION], mode=mode))
+                found = await stack.backend.search(SearchRequest(query=sentence, collections=[collection], mode=mode))
                 holding = [hit for hit in found.hits if sentence[:60] in " ".join(hit.text.split())]
                 scores.append(holding[0].score if holding else 0.0)
                 first += bool(holding) and found.hits[0].chunk_id == holding[0].chunk_id
             off = []
             for query in OFF_TOPIC:
-                found = await stack.backend.search(SearchRequest(query=query, collections=[COLLECTION], mode=mode))
+                found = await stack.backend.search(SearchRequest(query=query, collections=[collection], mode=mode))
                 off.append(found.hits[0].score if found.hits else 0.0)
             report[mode] = {"exact_sentence": _summary(scores), "sentence_first": round(first / len(sentences), 3),
                             "off_topic_best": _summary(off)}  # fmt: skip
@@ -80,9 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--file", type=Path, default=Path("/usr/share/doc/gnuplot/gnuplot.pdf"))
     parser.add_argument("--sentences", type=int, default=60)
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--collection", default=COLLECTION, help="where the manual is (or goes)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    report = asyncio.run(measure(args.data, args.file, args.sentences, args.seed))
+    report = asyncio.run(measure(args.data, args.file, args.sentences, args.seed, args.collection))
     print(json.dumps(report, indent=1))
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
