@@ -78,6 +78,7 @@ _ATX_OR_FENCE = re.compile(
     r"^ {0,3}(?:(?P<hashes>#{1,6})(?=[ \t]|$)(?P<title>[^\n]*)|(?P<fence>`{3,}|~{3,})[^\n]*)", re.M
 )
 _CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+RUNNING_HEAD = 24  # characters (spaces aside) of a page number and running head, at most
 MAX_TITLE_CHARS = 200  # as the chunker cuts a heading path's titles (chunker_service/markdown.py)
 
 
@@ -144,13 +145,22 @@ def _sections(runs: list[list[SearchHit]], laid: Layout, pages: list[PageStart])
     def _page_at(offset: int) -> int | None:
         return pages[max(bisect_right(offsets, offset) - 1, 0)].page if pages else None
 
+    def _last_page(start: int, end: int) -> int | None:
+        """The page of a section's last character, but the page before when all the section holds of its last
+        page is a running head ("87", "gnuplot 5.4") printed before the next section's title."""
+        index = bisect_right(offsets, max(start, end - 1)) - 1
+        tail = "".join(laid.text[offsets[index] : end].split()) if index > 0 else ""
+        if index > 0 and offsets[index] > start and len(tail) <= RUNNING_HEAD:
+            return pages[index - 1].page
+        return _page_at(max(start, end - 1))
+
     sections: list[OutlineSection] = []
     for position, (head, end) in enumerate(zip(heads, ends, strict=True)):
         later = next((h.run[:1] for h in heads[position:] if h.run), None)
         chunks = head.run or later or next(h.run[-1:] for h in reversed(heads[:position]) if h.run)
         sections.append(OutlineSection(
             position=position, heading_path=head.path, heading_levels=head.levels, start=head.start,
-            end=max(head.start, end), page=_page_at(head.start), page_end=_page_at(max(head.start, end - 1)),
+            end=max(head.start, end), page=_page_at(head.start), page_end=_last_page(head.start, end),
             chunk_start=chunks[0].chunk_index, chunk_end=chunks[-1].chunk_index,
         ))  # fmt: skip
     return sections
