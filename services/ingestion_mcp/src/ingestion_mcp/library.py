@@ -54,6 +54,13 @@ class ResponseBudget:
     def chars(self) -> int:
         return self.tokens * CHARS_PER_TOKEN
 
+    @staticmethod
+    def check_start(start: int, total: int, where: str, ask: str) -> None:
+        """A paged read that starts at or past the end (``total`` items or characters) is an error that says
+        where the end is and what to ask instead (``where``: "offset 900: 'manual.pdf' has 505 sections")."""
+        if start > 0 and start >= total:
+            raise ToolFailure(f"{where}; nothing is left to read there.", ask, code="PAST_END")
+
     def window(self, text: str, start: int = 0) -> tuple[str, bool]:
         """The part of `text` from `start` that fits, and whether more follows it."""
         return text[start : start + self.chars], start + self.chars < len(text)

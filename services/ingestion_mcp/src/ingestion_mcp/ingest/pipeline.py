@@ -108,6 +108,7 @@ class Work:
     page_spans: list[PageSpan] = field(default_factory=list)
     page_count: int | None = None
     pipeline: str | None = None
+    levels_known: bool = True  # false: the converter guessed the heading levels (a PDF without bookmarks)
     chunks: ChunkResponse | None = None
     vectors: list[list[float]] = field(default_factory=list)
     model: str | None = None  # the embedding model that made `vectors`
@@ -267,6 +268,7 @@ class Ingestor:
             work.markdown, work.title = converted.markdown, work.item.title or converted.title
             work.page_spans, work.page_count = converted.page_spans, converted.page_count
             work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)
+            work.levels_known = converted.levels_known
             doc.file_type = converted.file_type
         self.check_text(work.markdown, minimum=doc.is_text_input)
 
@@ -354,11 +356,13 @@ class Ingestor:
     def upsert_request(self, work: Work, chunking: str, force: bool, order: int | None = None) -> UpsertDocumentRequest:
         doc, chunked = work.doc, work.chunks
         assert doc is not None and chunked is not None
+        # Levels the converter guessed are not stored as the document's: its outline then says levels_known false.
+        dropped = set() if work.levels_known else {"heading_levels"}
         return UpsertDocumentRequest(
             source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
             content_hash=doc.content_hash, page_count=work.page_count or None, last_modified=doc.last_modified,
-            tags=work.tags,
-            metadata=work.item.metadata or {}, chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
+            tags=work.tags, metadata=work.item.metadata or {},
+            chunks=[ChunkIn(**c.model_dump(exclude=dropped)) for c in chunked.chunks],
             chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
         )  # fmt: skip
 

@@ -100,6 +100,12 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
         """List the documents of a collection (newest first), a page at a time."""
         name = state.collection(collection)
         page = await state.library.documents(name, offset=offset, limit=limit)
+        state.library.budget.check_start(
+            offset,
+            page.total,
+            f"offset {offset}: '{name}' holds {page.total} document(s)",
+            "Ask for offset 0 to see them." if page.total else "Ingest a document first.",
+        )
         items = [document_item(d, response_format == "detailed") for d in page.documents]
         more = offset + len(items) < page.total
         return result(DocumentListOutput(
@@ -119,6 +125,12 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
         """Return the full Markdown of an indexed document, rebuilt from its chunks (paged when long)."""
         name = state.collection(collection)
         doc = await state.library.document(name, await resolve_doc_id(state, name, doc_id, key))
+        state.library.budget.check_start(
+            start_char,
+            len(doc.content),
+            f"start_char {start_char}: '{doc_name(doc.key or doc.source)}' holds {len(doc.content)} characters",
+            "Read it from start_char=0, or by section with get_document_section.",
+        )
         content, truncated = state.library.budget.window(doc.content, start_char)
         message = (
             f"'{doc_name(doc.key or doc.source)}': characters {start_char}-{start_char + len(content)} "

@@ -169,6 +169,12 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
     ) -> Annotated[CallToolResult, OutlineOutput]:
         """A document's sections in order: heading, level, page, size in tokens."""
         doc = await read_structure(state, collection, doc_id, key)
+        state.library.budget.check_start(
+            offset,
+            len(doc.sections),
+            f"offset {offset}: '{doc_name(doc)}' has {len(doc.sections)} sections",
+            f"Ask for offset 0-{len(doc.sections) - 1}.",
+        )
         detailed = response_format == "detailed"
         entries = [
             OutlineEntry(
@@ -212,6 +218,12 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         section = find_section(doc, heading, position)
         last = section_end(doc, section, subsections)
         text = doc.content[section.start : last.end]
+        state.library.budget.check_start(
+            start_char,
+            len(text),
+            f"start_char {start_char}: the section holds {len(text)} characters",
+            "Read it from start_char=0, or the next section by its position.",
+        )
         content, truncated = state.library.budget.window(text, start_char)
         pages = [p for s in doc.sections[section.position : last.position + 1] for p in (s.page, s.page_end) if p]
         answer = SectionOutput(
@@ -255,6 +267,13 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
             raise ToolFailure(f"'{doc_name(doc)}' has {count} pages; there is no page {first_page}.",
                               f"Ask for pages 1-{count}.", code="PAGE_NOT_FOUND")  # fmt: skip
         pages = page_texts(doc, first_page, last)
+        if pages and pages[0].page == first_page:
+            state.library.budget.check_start(
+                start_char,
+                len(pages[0].text),
+                f"start_char {start_char}: page {first_page} holds {len(pages[0].text)} characters",
+                f"Read page {first_page} from start_char=0, or the next page.",
+            )
         if response_format == "detailed":
             for page in pages:
                 page.headings = [" > ".join(s.heading_path) for s in doc.sections if s.page == page.page and
