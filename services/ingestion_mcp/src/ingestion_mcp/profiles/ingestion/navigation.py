@@ -7,6 +7,8 @@ Each answer fits the response budget; a cut one says `truncated` and which call 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Annotated
 
 from ingestion_contracts.gateway import DocumentStructure, OutlineSection
@@ -98,6 +100,22 @@ def _norm(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+# A heading's own numbering, printed before its title ("Part II", "Chapter 3", "Appendix A", "3.2.1", "IV."): an agent
+# asks for "Plotting styles" where the manual prints "Part II Plotting styles".
+_LABEL = r"(?i:part|chapter|section|appendix|annex|book)"
+_NUMBERING = re.compile(rf"^(?:{_LABEL}\s+\S+|(?:{_LABEL}\s+)?(?:[IVXLCDM]+|\d+(?:\.\d+)*|[A-Z](?=\.))\.?)\s+")
+
+
+def _bare(title: str) -> str:
+    """The title without the numbering printed before it; the title itself when nothing would be left."""
+    return _norm(_NUMBERING.sub("", " ".join(title.split()), count=1)) or _norm(title)
+
+
+def _matching(doc: DocumentStructure, wanted: list[str], norm: Callable[[str], str]) -> list[OutlineSection]:
+    want = [norm(t) for t in wanted]
+    return [s for s in doc.sections if want and [norm(t) for t in s.heading_path[-len(want) :]] == want]
+
+
 def find_section(doc: DocumentStructure, heading: list[str] | None, position: int | None) -> OutlineSection:
     """The section at an outline position, or the one whose heading path ends with `heading`."""
     if (heading is None) == (position is None):
@@ -114,8 +132,8 @@ def find_section(doc: DocumentStructure, heading: list[str] | None, position: in
                 code="SECTION_NOT_FOUND",
             )
         return doc.sections[position]
-    wanted = [_norm(t) for t in heading or []]
-    found = [s for s in doc.sections if wanted and [_norm(t) for t in s.heading_path[-len(wanted) :]] == wanted]
+    # The titles as printed first; only where none matches, the titles without their numbering ("Part II").
+    found = _matching(doc, heading or [], _norm) or _matching(doc, heading or [], _bare)
     if len(found) == 1:
         return found[0]
     if not found:
