@@ -11,8 +11,9 @@ from ingestion_contracts.vectors import VectorMetric
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from .profiles import NAMES as PROFILE_NAMES
-
+# The tool profiles, one folder each under profiles/ (docs/profiles.md). Here, below the profiles, so that the
+# settings can check INGESTION_MCP_PROFILES without importing any profile; profiles.NAMES is this tuple.
+PROFILE_NAMES = ("ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian")
 # Asymmetric signature algorithms only: "none" and HS* would let anyone holding the public key sign.
 ALGORITHMS = ("RS256", "ES256", "PS256", "EdDSA")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
