@@ -10,10 +10,9 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from scripts.compose_smoke import Smoke
+from scripts.compose_stack import APP_SERVICES, APP_UID, Smoke, call, mcp_client, run, search_hits
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTION = "smoke"
@@ -32,7 +31,6 @@ MARKERS = {  # what each document holds, searched for after every fault
 
 
 def app_services() -> list[str]:
-    from scripts.compose_smoke import APP_SERVICES
 
     return APP_SERVICES
 
@@ -68,7 +66,6 @@ class Checks:
         self.ingested: dict[str, dict[str, Any]] = {}
 
     def client(self, token: str | None = None) -> Any:
-        from scripts.compose_smoke import mcp_client
 
         return mcp_client(self.url, self.smoke.token if token is None else token)
 
@@ -109,7 +106,6 @@ class Checks:
         return "; ".join(" ".join(line.split()) for line in lines if " MB " in line)
 
     def containers(self) -> str:
-        from scripts.compose_smoke import APP_UID
 
         for service in app_services():
             uid = self.smoke.exec(service, "id", "-u").stdout.strip()
@@ -131,7 +127,6 @@ class Checks:
                 f"{os.environ.get('IMAGE_TAG', '0.1.0')}"  # fmt: skip
         name = f"{self.smoke.project}-nocopyup"
         tmpfs = "/home/app:notmpcopyup" if self.smoke.podman else "/home/app"
-        from scripts.compose_smoke import APP_UID, run
 
         run([self.smoke.engine, "run", "-d", "--name", name, "--read-only", "--tmpfs", "/tmp", "--tmpfs", tmpfs,
              "--user", f"{APP_UID}:0", "--cap-drop", "ALL", "-e", "VECTOR_GATEWAY_MILVUS_URI=/tmp/milvus.db", image],
@@ -159,7 +154,6 @@ class Checks:
 
     # -- MCP ----------------------------------------------------------------------------------
     async def ingest(self) -> str:
-        from scripts.compose_smoke import call
 
         text = (
             f"The {MARKERS['text']} protocol describes how the ingestion pipeline converts documents, splits "
@@ -181,7 +175,6 @@ class Checks:
         return ", ".join(f"{kind} {n} chunks" for kind, n in counts.items())
 
     async def found_everything(self, client: Any) -> None:
-        from scripts.compose_smoke import search_hits
 
         for kind, query in MARKERS.items():
             hits = await search_hits(client, query, collection=COLLECTION)
@@ -195,8 +188,6 @@ class Checks:
     async def search(self) -> str:
         import httpx2
 
-        from scripts.compose_smoke import search_hits
-
         async with self.client() as client:
             await self.found_everything(client)
             hits = await search_hits(client, "axolotl Ambystoma mexicanum blastema", collection=COLLECTION)
@@ -209,7 +200,6 @@ class Checks:
     async def _job_under_fault(self, file_name: str, fault: Any) -> str:
         """Ingest ``file_name`` as a job; once a worker is converting it, ``fault()`` (stop or kill the worker, then
         start it); the job must end completed, its document listed once and searchable."""
-        from scripts.compose_smoke import call, search_hits
 
         async with self.client() as client:
             answer = await call(client, "ingest_document", {
@@ -257,7 +247,6 @@ class Checks:
         return await self._job_under_fault("long-scan-2.pdf", kill_start)
 
     async def restart(self, service: str) -> str:
-        from scripts.compose_smoke import call
 
         self.smoke.compose("restart", service)
         started = time.monotonic()
@@ -285,7 +274,6 @@ class Checks:
     async def watched_folder(self) -> str:
         """sync_folder(watch=true) on the documents volume: the sync runs on the worker, the watch in the MCP
         container; a file edited and one deleted on the host are followed without another call."""
-        from scripts.compose_smoke import call, search_hits
 
         folder = self.smoke.documents / "synced"
         folder.mkdir(mode=0o755, exist_ok=True)
@@ -323,8 +311,6 @@ class Checks:
         import jwt
         from cryptography.hazmat.primitives.asymmetric import rsa
         from jwt.algorithms import RSAAlgorithm
-
-        from scripts.compose_smoke import search_hits
 
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
