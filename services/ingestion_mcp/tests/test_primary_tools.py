@@ -88,13 +88,13 @@ async def test_unknown_collection_lists_the_available_ones(connect, call_tool) -
         await call_tool(client, "ingest_text", text=NOTE, name="notes-b", collection="notes_b")
         out = await call_tool(client, "get_collections", collection="no_such_collection")
         assert out["success"] is False and "notes_b" in out["available_collections"]
-        assert out["suggestion"].startswith("Use get_collections without parameters")
+        assert "notes_b" in out["error"] and out["suggestion"].startswith("Use one of the available collections")
         searched = await call_tool(client, "search", query="glacier", collection="no_such_collection")
         assert searched["success"] is False and "notes_b" in searched["available_collections"]
         # A name is one path segment, never a path: it cannot reach the gateway's other endpoints.
         for hostile in ("notes_b/documents", "../vector-stores/default", "a?limit=1", "notes_b/../notes_b", "%2e%2e"):
             out = await call_tool(client, "get_collections", collection=hostile)
-            assert out["success"] is False and ("not found" in out["error"] or "Invalid name" in out["error"]), out
+            assert out["success"] is False and ("does not exist" in out["error"] or "Invalid name" in out["error"]), out
 
 
 async def test_filter_injection_and_unknown_keys_are_refused(connect, call_tool) -> None:
