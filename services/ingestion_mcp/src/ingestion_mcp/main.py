@@ -12,7 +12,6 @@ from functools import partial
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
 
 from .access import audit
 from .access.auth import OAuthGate
@@ -182,7 +181,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from servicekit import configure_allocators
+    from servicekit import configure_allocators, settings_or_exit
 
     # Before anything imports pyarrow or starts threads: memory an idle trim can give back (docs/memory.md).
     configure_allocators()
@@ -193,12 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     # keepalive chatter) would only bury it. Set either variable to see them.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    try:
-        settings = McpSettings(**overrides)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        print(f"ingestion-mcp: invalid configuration: {problems}", file=sys.stderr)
-        raise SystemExit(2) from None
+    settings = settings_or_exit(McpSettings, "ingestion-mcp", **overrides)
     from servicekit import configure_idle_trim, configure_logging
 
     configure_logging(settings.log_level)

@@ -23,8 +23,8 @@ from typing import Any
 
 from arq.connections import RedisSettings
 from arq.worker import Retry, async_check_health, func
-from pydantic import ValidationError
 from servicekit import idle_trimmer
+from servicekit.settings import settings_or_exit
 
 from .access import audit
 from .access.policy import on_behalf_of
@@ -333,11 +333,7 @@ def build_worker(settings: McpSettings, **options: Any) -> QueueWorker:
 
 def load_settings() -> McpSettings:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        settings = McpSettings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise SystemExit(f"ingestion-mcp-worker: invalid configuration: {problems}") from None
+    settings = settings_or_exit(McpSettings, "ingestion-mcp-worker")
     if not settings.broker_url:
         raise SystemExit(
             "ingestion-mcp-worker: set INGESTION_MCP_BROKER_URL (e.g. redis://localhost:6379/0) to the broker "
