@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from scripts.compose_stack import APP_SERVICES, APP_UID, Smoke, call, mcp_client, run, search_hits
+from scripts.compose_stack import APP_SERVICES, APP_UID, Smoke, mcp_client, run, search_hits, succeeded
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTION = "smoke"
@@ -162,11 +162,13 @@ class Checks:
         async with self.client() as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert {"ingest_text", "ingest_document", "search", "get_job_status"} <= tools, sorted(tools)
-            answer = await call(client, "ingest_text", {"text": text, "name": "smoke-note", "collection": COLLECTION})
+            answer = await succeeded(
+                client, "ingest_text", {"text": text, "name": "smoke-note", "collection": COLLECTION}
+            )
             self.ingested["text"] = await job_of(client, answer)
             for kind, name in (("pdf", "sample.pdf"), ("scan", "scan.pdf"), ("docx", "sample.docx"),
                                ("html", "sample.html")):  # fmt: skip
-                answer = await call(client, "ingest_document", {
+                answer = await succeeded(client, "ingest_document", {
                     "file_path": f"/data/documents/{name}", "collection": COLLECTION, "response_format": "detailed",
                 })  # fmt: skip
                 self.ingested[kind] = await job_of(client, answer)
@@ -202,7 +204,7 @@ class Checks:
         start it); the job must end completed, its document listed once and searchable."""
 
         async with self.client() as client:
-            answer = await call(client, "ingest_document", {
+            answer = await succeeded(client, "ingest_document", {
                 "file_path": f"/data/documents/{file_name}", "collection": COLLECTION, "response_format": "detailed",
             })  # fmt: skip
             job_id = answer.get("job_id")
@@ -210,7 +212,7 @@ class Checks:
             deadline = time.monotonic() + 120
             job: dict[str, Any] = {}
             while time.monotonic() < deadline:  # until a worker has claimed it and works on it
-                job = (await call(client, "get_job_status", {"job_id": job_id}))["job"]
+                job = (await succeeded(client, "get_job_status", {"job_id": job_id}))["job"]
                 if job["status"] != "running" or job["current_step"].startswith("converting page"):
                     break
                 await asyncio.sleep(0.3)
@@ -224,7 +226,9 @@ class Checks:
             stem = file_name.removesuffix(".pdf")
             hits = await search_hits(client, "orchard office visited", collection=COLLECTION)
             assert any(h["source"].endswith(file_name) for h in hits) or chunks(result), f"{file_name} not searchable"
-            listed = await call(client, "list_documents", {"collection": COLLECTION, "response_format": "detailed"})
+            listed = await succeeded(
+                client, "list_documents", {"collection": COLLECTION, "response_format": "detailed"}
+            )
             names = [str(d.get("source") or d.get("name") or "") for d in listed.get("documents") or []]
             copies = sum(1 for n in names if n.endswith(file_name))
             assert copies == 1, f"{file_name} listed {copies} times: {names}"
@@ -257,7 +261,7 @@ class Checks:
                     await self.found_everything(client)
                     if service == "redis":  # the queue again: a new ingest runs through it to the worker
                         marker = f"after-redis-{uuid.uuid4().hex[:6]}"
-                        answer = await call(client, "ingest_text", {
+                        answer = await succeeded(client, "ingest_text", {
                             "text": f"The {marker} note was written after Redis restarted.", "name": marker,
                             "collection": COLLECTION,
                         })  # fmt: skip
@@ -284,7 +288,7 @@ class Checks:
             (folder / name).chmod(0o644)
         where = {"folder": "/data/documents/synced", "collection": "smoke_sync"}
         async with self.client() as client:
-            first = await job_of(client, await call(client, "sync_folder", {**where, "watch": True}))
+            first = await job_of(client, await succeeded(client, "sync_folder", {**where, "watch": True}))
             assert first["counts"]["added"] == 2 and first["counts"]["failed"] == 0, first
             (folder / "heron.md").write_text("# Heron\n\nThe heron flew off with a wriggling eel at dusk.\n")
             started = time.monotonic()
@@ -296,14 +300,14 @@ class Checks:
             edit_s = time.monotonic() - started
             (folder / "otter.md").unlink()
             while True:
-                listed = await call(client, "list_documents", {"collection": "smoke_sync", "limit": 10})
+                listed = await succeeded(client, "list_documents", {"collection": "smoke_sync", "limit": 10})
                 if [d["source"] for d in listed["documents"]] == ["heron.md"]:
                     break
                 assert time.monotonic() - started < 180, f"the deleted file was not pruned: {listed}"
                 await asyncio.sleep(0.5)
-            shown = await call(client, "get_collections", {"collection": "smoke_sync"})
+            shown = await succeeded(client, "get_collections", {"collection": "smoke_sync"})
             assert shown["synced_folders"][0]["watched"] is True, shown
-            await call(client, "sync_folder", {**where, "watch": False})
+            await succeeded(client, "sync_folder", {**where, "watch": False})
         return f"2 files synced by the worker; a host edit searchable in {edit_s:.1f} s; a host deletion pruned"
 
     async def oauth(self) -> str:

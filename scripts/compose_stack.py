@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from scripts.service_stack import call, session
 
 REPO = Path(__file__).resolve().parents[1]
 APP_SERVICES = ["docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"]
@@ -123,28 +124,19 @@ def run(command: list[str], *, env: dict[str, str] | None = None, check: bool = 
 
 
 # -- MCP ----------------------------------------------------------------------------------------------
-@asynccontextmanager
-async def mcp_client(url: str, token: str | None) -> AsyncIterator[Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
+def mcp_client(url: str, token: str | None) -> Any:
+    """A real MCP client over streamable HTTP (scripts/service_stack.session), with the stack's long reads."""
+    return session(url, token, read_s=300.0)
 
 
-async def call(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    answer = await client.call_tool(tool, arguments)
-    body = answer.structured_content or {}
-    if answer.is_error or body.get("success") is False:
-        raise AssertionError(f"{tool}: {body or answer.content}")
+async def succeeded(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool's answer (scripts/service_stack.call); every step of the smoke expects it to succeed."""
+    body = await call(client, tool, **arguments)
+    if body["is_error"] or body.get("success") is False:
+        raise AssertionError(f"{tool}: {body}")
     return body
 
 
 async def search_hits(client: Any, query: str, **extra: Any) -> list[dict[str, Any]]:
-    body = await call(client, "search", {"query": query, "response_format": "detailed", **extra})
+    body = await succeeded(client, "search", {"query": query, "response_format": "detailed", **extra})
     return list(body.get("results") or [])
