@@ -154,3 +154,35 @@ async def test_collections_take_the_names_users_write(connect, call_tool) -> Non
         for hostile in ("../x", "a?limit=1", "..", "_documents"):
             out = await call_tool(client, "search", query="glacier", collection=hostile)
             assert out["success"] is False and "Invalid name" in out["error"], out
+
+
+async def test_get_document_detailed_counts_the_whole_document(connect, call_tool, docs_dir: Path) -> None:
+    """get_document's detailed answer carries stats over the whole document (not only the page of content it
+    returns): a DOCX's headings by level and a PDF's pages, counted from the stored document's map."""
+    from tests.fixtures.make_fixtures import make_docx, make_pdf
+
+    make_docx(docs_dir / "stats.docx", "Pond survey", [
+        ("Frogs", ["Common frogs spawn in the shallow margin of the pond in early March."]),
+        ("Newts", ["Smooth newts wrap each egg in a folded leaf of water mint."]),
+    ])  # fmt: skip
+    make_pdf(
+        docs_dir / "stats.pdf", [(f"Part {n}", [f"Part {n} of the field survey of amphibians."]) for n in (1, 2, 3)]
+    )
+    async with connect() as client:
+        for name in ("stats.docx", "stats.pdf"):
+            made = await call_tool(client, "ingest_document", file_path=str(docs_dir / name), collection="notes_stats",
+                                   response_format="detailed", force=True)  # fmt: skip
+            assert made["status"] in ("indexed", "replaced"), made
+            concise = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_stats")
+            assert "stats" not in concise, concise
+            detailed = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_stats",
+                                       response_format="detailed", start_char=10)  # fmt: skip
+            stats, content = detailed["stats"], concise["content"]
+            assert stats["characters"] == len(content) and stats["words"] == len(content.split()), stats
+            assert stats["chunks"] == made["chunks_created"] and stats["estimated_tokens"] > stats["words"] // 2
+            if name.endswith(".docx"):
+                assert stats["headings"] == {"1": 1, "2": 2} and stats["sections"] == 3, stats
+                assert "pages" not in stats, stats
+            else:
+                assert stats["pages"] == 3, stats
+        await call_tool(client, "delete_collection", name="notes_stats", confirm=True)

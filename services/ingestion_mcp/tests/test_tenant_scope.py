@@ -152,6 +152,9 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
                 "get_document": lambda n: call(client, "get_document", collection=n, doc_id=bob_doc),
                 "find_similar": lambda n: call(client, "find_similar", collection=n, doc_id=bob_doc),
                 "get_document by key": lambda n: call(client, "get_document", collection=n, key="lathe"),
+                "get_document detailed": lambda n: call(
+                    client, "get_document", collection=n, doc_id=bob_doc, response_format="detailed"
+                ),
                 "get_document_outline": lambda n: call(client, "get_document_outline", collection=n, doc_id=bob_doc),
                 "get_document_section": lambda n: call(
                     client, "get_document_section", collection=n, doc_id=bob_doc, position=0
