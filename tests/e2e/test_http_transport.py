@@ -57,8 +57,10 @@ def server(tmp_path: Path) -> Iterator[str]:
         deadline = time.monotonic() + 10
         while announced not in (tmp_path / "server.log").read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
-        log_text = (tmp_path / "server.log").read_text()
-        assert announced in log_text and '--header "Authorization: Bearer $AUTH_TOKEN"' in log_text, log_text
+        lines = (tmp_path / "server.log").read_text().splitlines()
+        ready = [event["msg"] for event in map(json.loads, lines) if event.get("event") == "ready"]  # JSON logs
+        assert len(ready) == 1 and ready[0].startswith(announced), lines
+        assert '--header "Authorization: Bearer $AUTH_TOKEN"' in ready[0], ready
         yield base
     finally:
         process.terminate()

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 import anyio
+from servicekit.logging import announce
 
 from .access import audit
 from .access.auth import OAuthGate
@@ -65,10 +66,11 @@ async def announce_when_ready(
         if not told and anyio.current_time() - began > STILL_STARTING_S:
             told = True
             pending = ", ".join(f"{name} ({state})" for name, state in checks.items() if state != "ok")
-            print(f"ingestion-mcp is still starting; waiting for: {pending or 'the listener'}", file=sys.stderr)
+            announce(f"ingestion-mcp is still starting; waiting for: {pending or 'the listener'}", "ingestion_mcp",
+                     event="starting", waiting_for=pending)  # fmt: skip
         await anyio.sleep(poll_s)
     freeze_startup_objects()
-    print(message(), file=sys.stderr, flush=True)
+    announce(message(), "ingestion_mcp", event="ready")
 
 
 def freeze_startup_objects() -> None:
@@ -120,7 +122,10 @@ async def _serve_http(server: Any, state: AppState) -> None:
     settings, backend = state.settings, state.backend
     relay = CancelRelay()
     guarded = http_app(server, state, relay)
-    config = uvicorn.Config(guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    # log_config=None: uvicorn's records go to the root handler (one JSON line each), not to its own text handlers.
+    config = uvicorn.Config(
+        guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), log_config=None
+    )
     http = uvicorn.Server(config)
     async with anyio.create_task_group() as tasks:
         if settings.broker_url:  # beside the server, never around it: a broker fault never stops the server
@@ -195,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = settings_or_exit(McpSettings, "ingestion-mcp", **overrides)
     from servicekit import configure_idle_trim, configure_logging
 
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, json_logs=settings.json_logs)
     configure_idle_trim(settings.idle_trim_s)
     audit.configure(settings.audit_log)  # its own sink: on at any log level
     try:

@@ -38,6 +38,9 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
+    # One JSON line per event on stderr (and the ready message as one); false: plain text, for a person at a
+    # terminal (`make run` sets it).
+    json_logs: bool = True
     # Where the audit records go (docs/auth.md): "stderr", "off", or a file appended to; whatever log_level says.
     audit_log: str = Field(default="stderr", min_length=1)
     profiles: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["ingestion"])
