@@ -72,7 +72,18 @@ class JobManager:
         self._task_of[job.id] = task
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(lambda _: self._task_of.pop(job.id, None))
+        task.add_done_callback(lambda _: self._never_ran(job))
         return job
+
+    @staticmethod
+    def _never_ran(job: Job) -> None:
+        """A task cancelled before its first step never enters _run: its job ends cancelled here, as _run ends it
+        (else a job cancelled at once stayed "running" for good)."""
+        if job.finished:
+            return
+        job.finish(cancelled=True)
+        JOBS.labels("running").dec()
+        JOBS.labels(job.status).inc()
 
     async def _run(self, job: Job, body: JobBody, on_progress: ProgressFn | None) -> None:
         async def progress(fraction: float, step: str) -> None:

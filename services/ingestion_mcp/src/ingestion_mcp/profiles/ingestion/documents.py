@@ -183,12 +183,16 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
 async def find_job(state: AppState, job_id: str) -> Job:
     job = await state.own_job(job_id)  # another caller's job answers as unknown
     if job is None:
-        raise ToolFailure(
-            f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
-            "Use list_active_jobs to see running jobs.",
-            code="JOB_NOT_FOUND",
-        )
+        raise job_not_found(state, job_id)
     return job
+
+
+def job_not_found(state: AppState, job_id: str) -> ToolFailure:
+    return ToolFailure(
+        f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
+        "Use list_active_jobs to see running jobs.",
+        code="JOB_NOT_FOUND",
+    )
 
 
 def _register_jobs(tool: ToolDecorator, state: AppState) -> None:
@@ -209,15 +213,12 @@ def _register_jobs(tool: ToolDecorator, state: AppState) -> None:
     @tool(CANCEL)
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Stop a background job at its next step: it ends 'cancelled', nothing written (unless already storing)."""
-        job = await find_job(state, job_id)
-        if job.status != "running":
-            info = job_info(job)
-            return result(JobOutput(success=True, job=info, message=f"Job {job.id} already ended: {job.status}."))
-        await state.jobs.cancel(job_id)
-        job = await state.jobs.wait(job_id, 5.0)
-        info = job_info(job)
-        note = "cancelled; nothing was written" if job.status == "cancelled" else job.status
-        return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {note}."))
+        job = await state.cancel_job(job_id)  # audited, a refused or unknown one included
+        if job is None:
+            raise job_not_found(state, job_id)
+        note = {"cancelled": "cancelled; nothing was written", "running": "stopping (still storing what it began)"}
+        said = note.get(job.status, f"already ended: {job.status}")
+        return result(JobOutput(success=True, job=job_info(job), message=f"Job {job.id} {said}."))
 
     @tool(READ)
     async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
