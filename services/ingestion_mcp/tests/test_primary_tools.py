@@ -48,9 +48,9 @@ async def test_tools_have_bounds_output_schemas_and_truthful_annotations(connect
 async def test_ingest_text_concise_then_detailed_then_search(connect, call_tool) -> None:
     async with connect() as client:
         out = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a")
-        assert out == {
+        assert out == {  # is_error: the call helper's, from the MCP result
             "success": True, "status": "indexed", "name": "field-notes", "collection": "notes_a",
-            "chunks_created": out["chunks_created"], "message": out["message"],
+            "chunks_created": out["chunks_created"], "message": out["message"], "is_error": False,
         }  # fmt: skip
         assert out["message"].startswith("Successfully ingested text 'field-notes' into notes_a (")
         again = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a",
