@@ -2,7 +2,7 @@
 HTTP, break it, tear it down. Prints a table (step, ok, seconds) and exits non-zero on any failure.
 
     make compose-smoke                 (scripts/compose_smoke.sh: podman + podman-compose here, docker compose v2 too)
-    .venv/bin/python scripts/compose_smoke.py [--no-build] [--keep-up] [--engine podman|docker]
+    .venv/bin/python scripts/compose_smoke.py [--no-build | --build-only] [--keep-up] [--engine podman|docker]
 
 The stack is docker-compose.yml with docker-compose.milvus-lite.yml over it: `milvus-lite server` stands in for
 Milvus standalone (a test stand-in; etcd and MinIO are left out, their images cannot be had without a registry).
@@ -56,6 +56,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", default=os.environ.get("ENGINE") or shutil.which("podman") or "docker")
     parser.add_argument("--no-build", action="store_true", help="use the images already built")
+    parser.add_argument(
+        "--build-only", action="store_true", help="check the disk, build every image, stop (CI's images stage)"
+    )
     parser.add_argument("--keep-up", action="store_true", default=os.environ.get("KEEP_UP") == "1")
     args = parser.parse_args()
 
@@ -88,7 +91,7 @@ def main() -> int:
     smoke.env_file.write_text(env_text)
     url = f"http://127.0.0.1:{smoke.port}/mcp"
     try:
-        run_steps(smoke, url, build=not args.no_build)
+        run_steps(smoke, url, build=not args.no_build, build_only=args.build_only)
     finally:
         if not all(s.ok for s in smoke.steps):
             for service in SERVICES:
@@ -115,14 +118,16 @@ def main() -> int:
     return 1 if failed or not smoke.steps else 0
 
 
-def run_steps(smoke: Smoke, url: str, *, build: bool) -> None:
+def run_steps(smoke: Smoke, url: str, *, build: bool, build_only: bool = False) -> None:
     checks = Checks(smoke, url)
-    if not smoke.step("stage documents (text, PDF, scanned PDF, DOCX, 40-page scan)",
-                      lambda: stage_documents(smoke.documents)):  # fmt: skip
+    if not build_only and not smoke.step("stage documents (text, PDF, scanned PDF, DOCX, 40-page scan)",
+                                         lambda: stage_documents(smoke.documents)):  # fmt: skip
         return
     if build and not smoke.step("disk: room to build every image", checks.room):
         return
     if build and not smoke.step("build every image", checks.build):
+        return
+    if build_only:
         return
     if not smoke.step("start the stack (milvus-lite stand-in)", lambda: smoke.compose("up", "-d", *SERVICES) and None):
         return
