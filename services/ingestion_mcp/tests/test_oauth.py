@@ -171,8 +171,8 @@ async def test_two_users_see_and_change_only_their_own_collections(
             hidden = await call(client, "list_documents", collection="bob-notes")
             missing = await call(client, "list_documents", collection="bob-nothing-here")
             # A collection Alice may not read answers as one that does not exist, and is not listed as available.
-            assert hidden["error"].startswith("Collection 'bob-notes' does not exist. Available collections:")
-            assert missing["success"] is False and "bob-notes" not in hidden["error"].split("exist.", 1)[1]
+            assert hidden["error"].startswith("Collection 'bob-notes' not found. Available collections:")
+            assert missing["success"] is False and "bob-notes" not in hidden["error"].split("found.", 1)[1]
             assert hidden["available_collections"] == missing["available_collections"], (hidden, missing)
             assert "bob-notes" not in hidden["available_collections"]
             assert forbidden(await call(client, "delete_collection", name="bob-notes", confirm=True), "admin")

@@ -94,7 +94,7 @@ async def test_unknown_collection_lists_the_available_ones(connect, call_tool) -
         # A name is one path segment, never a path: it cannot reach the gateway's other endpoints.
         for hostile in ("notes_b/documents", "../vector-stores/default", "a?limit=1", "notes_b/../notes_b", "%2e%2e"):
             out = await call_tool(client, "get_collections", collection=hostile)
-            assert out["success"] is False and ("does not exist" in out["error"] or "Invalid name" in out["error"]), out
+            assert out["success"] is False and ("not found" in out["error"] or "Invalid name" in out["error"]), out
 
 
 async def test_filter_injection_and_unknown_keys_are_refused(connect, call_tool) -> None:

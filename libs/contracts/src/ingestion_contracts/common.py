@@ -61,7 +61,7 @@ class ErrorBody(BaseModel):
     request_id: str | None = None
 
 
-MISSING_LISTED = 50  # a "does not exist" names at most this many collections in its message (details: all)
+MISSING_LISTED = 50  # a "not found" names at most this many collections in its message (details: all)
 
 
 def collection_missing(name: str, available: list[str]) -> ErrorBody:
@@ -72,7 +72,7 @@ def collection_missing(name: str, available: list[str]) -> ErrorBody:
     if len(available) > MISSING_LISTED:
         listed += f" and {len(available) - MISSING_LISTED} more"
     return ErrorBody(
-        error=f"Collection {name!r} does not exist. Available collections: {listed}.",
+        error=f"Collection {name!r} not found. Available collections: {listed}.",  # the plan's words, then the list
         code="COLLECTION_NOT_FOUND",
         suggestion="Use one of the available collections, or index a document into a new one (it is created then).",
         details={"collection": name, "available_collections": available},

@@ -124,7 +124,7 @@ async def test_an_upload_is_refused_as_the_tools_refuse(open_state: AppState) ->
         assert answer.status_code == 400 and "Unsupported file type: .exe" in answer.text
         assert 'id="error"' in answer.text
         missing = await client.get("/collections/console-nothing")
-        assert missing.status_code == 404 and "does not exist" in missing.text
+        assert missing.status_code == 404 and "not found" in missing.text
 
 
 async def test_the_documents_table_shows_each_source_s_pages(open_state: AppState) -> None:

@@ -237,7 +237,7 @@ class GuardedBackend:
         return [name for name in await self.backend.collection_names() if caller.can("read", name)]
 
     async def missing(self, collection: str, said: CollectionNotFound | None = None) -> CollectionNotFound:
-        """The one "does not exist" (ingestion_contracts.common.collection_missing, as the gateway words it),
+        """The one "not found" (ingestion_contracts.common.collection_missing, as the gateway words it),
         listing only the collections the caller may read: a missing and an unreadable collection answer alike.
         What the gateway ``said`` stands when the caller may read every collection (it lists what it may read)."""
         if said is not None and current_caller().everywhere("read"):
