@@ -47,7 +47,7 @@ async def until_found(client: Client, collection: str, query: str, word: str, pr
 
 
 def make_pdf(path: Path, sentence: str) -> None:
-    make_fixtures.make_pdf(path, [("Field notes", [sentence])])
+    make_fixtures.make_pdf(path, [("Field notes", [sentence])], title=None, plain=True)
 
 
 def make_docx(path: Path, sentence: str) -> None:

@@ -44,7 +44,8 @@ PARAPHRASE_QUERY = "Why was the ballot delayed? Many participants had the flu."
 def make_report(path: Path) -> None:
     # ~400 tokens a page, so 200-token chunks fall inside pages and the passage sits mid-page 2.
     pages = [FILLER * 5, [*(FILLER * 2), KEYWORD_PASSAGE, *(FILLER * 3)], FILLER * 3]
-    make_pdf(path, [(f"Laboratory report, part {number}", page) for number, page in enumerate(pages, start=1)])
+    parts = [(f"Laboratory report, part {number}", page) for number, page in enumerate(pages, start=1)]
+    make_pdf(path, parts, title=None, plain=True)
 
 
 def make_minutes(path: Path, extra: str = "") -> None:
