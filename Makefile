@@ -8,11 +8,11 @@ export HF_HUB_OFFLINE := 1
 install:
 	@scripts/install.sh
 
-run: install  ## MCP server over streamable HTTP on http://127.0.0.1:8000/mcp, embedded services
-	$(VENV)/ingestion-mcp --transport streamable-http
+run: install  ## MCP server over streamable HTTP on http://127.0.0.1:8000/mcp, embedded services (logs as text, for a person)
+	INGESTION_MCP_JSON_LOGS=$${INGESTION_MCP_JSON_LOGS:-false} $(VENV)/ingestion-mcp --transport streamable-http
 
-run-stdio: install  ## MCP server over stdio (what MCP clients launch)
-	$(VENV)/ingestion-mcp
+run-stdio: install  ## MCP server over stdio (what MCP clients launch; logs as text, for a person)
+	INGESTION_MCP_JSON_LOGS=$${INGESTION_MCP_JSON_LOGS:-false} $(VENV)/ingestion-mcp
 
 dist: install  ## wheels + sdists of every distribution and the model distribution (twine-checked), dist/server.json (registry schema), the .mcpb bundle (npx mcpb): docs/packaging.md
 	$(VENV)/python -m scripts.build_dist

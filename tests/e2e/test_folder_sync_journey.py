@@ -12,10 +12,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from docx import Document
-from fpdf import FPDF
-from journeys import call, server_params
+from journeys import server_params
 from mcp import Client
+from service_stack import call
+
+from tests.fixtures import make_fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -46,20 +47,11 @@ async def until_found(client: Client, collection: str, query: str, word: str, pr
 
 
 def make_pdf(path: Path, sentence: str) -> None:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    pdf.add_page()
-    pdf.multi_cell(0, 6, "Field notes")
-    pdf.ln(4)
-    pdf.multi_cell(0, 6, sentence)
-    pdf.output(str(path))
+    make_fixtures.make_pdf(path, [("Field notes", [sentence])], title=None, plain=True)
 
 
 def make_docx(path: Path, sentence: str) -> None:
-    doc = Document()
-    doc.add_heading("Survey", level=1)
-    doc.add_paragraph(sentence)
-    doc.save(str(path))
+    make_fixtures.make_docx(path, "Survey", [(None, [sentence])])
 
 
 async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) -> None:

@@ -8,50 +8,22 @@ run again; afterwards the index holds exactly one copy of the document.
 
 from __future__ import annotations
 
-import json
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 import redis
 from journeys import long_text
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from redis_server import SKIP_REASON, RedisServer, redis_binary
-from service_stack import BIN, ServiceProcess, ServiceStack, collection_state
+from service_stack import ServiceProcess, ServiceStack, call, collection_state
+from topology import Topology, connected, running
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
-
-
-@dataclass
-class Topology:
-    stack: ServiceStack
-    a: ServiceProcess
-    b: ServiceProcess
-    worker: ServiceProcess
-    broker_url: str
-
-    def record(self, job_id: str) -> dict[str, Any]:
-        """The job's record straight from the broker (what no replica's memory holds)."""
-        raw = redis.Redis.from_url(self.broker_url).get(f"ingestion-mcp:job:{job_id}")
-        assert raw is not None
-        return json.loads(raw)
-
-    def start_worker(self) -> None:
-        ready = self.worker.log_text().count("worker ready")
-        self.worker.start()
-        deadline = time.monotonic() + 120
-        while self.worker.log_text().count("worker ready") == ready:
-            assert self.worker.process is not None and self.worker.process.poll() is None, self.worker.log_tail()
-            assert time.monotonic() < deadline, self.worker.log_tail()
-            time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -64,43 +36,10 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 
 @pytest.fixture(scope="module")
 def topology(stack_session: ServiceStack, broker: RedisServer) -> Iterator[Topology]:
-    stack_session.ensure_running()
-    env = {"INGESTION_MCP_BROKER_URL": broker.url, "INGESTION_MCP_SYNC_WAIT_S": "2",
-           "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO",
+    env = {"INGESTION_MCP_SYNC_WAIT_S": "2", "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO",
            "INGESTION_MCP_WATCH_LEASE_S": "3", "INGESTION_MCP_WATCH_REFRESH_S": "1"}  # fmt: skip
-    a, b = stack_session.mcp_replica("queue-a", **env), stack_session.mcp_replica("queue-b", **env)
-    worker = stack_session.mcp_replica("queue-worker", **env)
-    worker.command = str(BIN / "ingestion-mcp-worker")
-    topology = Topology(stack_session, a, b, worker, broker.url)
-    try:
-        for replica in (a, b):
-            replica.start()
-        topology.start_worker()
-        for replica in (a, b):
-            replica.wait_ready()
+    with running(stack_session, broker, "queue", env) as topology:
         yield topology
-    finally:
-        for process in (a, b, worker):
-            process.stop()
-
-
-@asynccontextmanager
-async def connected(topology: Topology, replica: ServiceProcess) -> AsyncIterator[Client]:
-    if replica.process is None or replica.process.poll() is not None:
-        replica.start()
-        replica.wait_ready()
-    headers = topology.stack.headers()
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
-        Client(streamable_http_client(f"{replica.url}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 async def start_long_ingest(client: Client, collection: str, marker: str, paragraphs: int = 300) -> str:
@@ -220,7 +159,7 @@ async def test_a_watched_folder_is_synced_by_the_worker_and_one_replica_watches(
         if started.get("job_id"):
             final = (await follow(via_a, started["job_id"]))[-1]
             assert final["status"] == "completed" and final["result"]["counts"]["added"] == 2, final
-    broker = redis.Redis.from_url(topology.broker_url)
+    broker = redis.Redis.from_url(topology.broker.url)
     assert broker.smembers("ingestion-mcp:folders"), "the watch is a record in the broker, not a replica's memory"
     leader = watching_replica(topology, broker)
     other = topology.b if leader is topology.a else topology.a

@@ -91,21 +91,8 @@ class Library:
         """The names of the collections, A to Z."""
         return await self.backend.collection_names()
 
-    async def unknown_collection(self, name: str) -> CollectionNotFound:
-        """A missing collection, with the names that exist (details["available_collections"])."""
-        return CollectionNotFound(
-            f"Collection '{name}' not found.",
-            "Use get_collections without parameters to see available collections.",
-            code="COLLECTION_NOT_FOUND",
-            status=404,
-            details={"available_collections": await self.collections()},
-        )
-
     async def collection_info(self, name: str) -> CollectionInfo:
-        try:
-            return await self.backend.get_collection(name)
-        except CollectionNotFound:
-            raise await self.unknown_collection(name) from None
+        return await self.backend.get_collection(name)
 
     async def create_collection(self, name: str) -> CollectionInfo:
         try:
@@ -119,18 +106,12 @@ class Library:
             ) from None
 
     async def delete_collection(self, name: str) -> DeleteCollectionResponse:
-        try:
-            return await self.backend.delete_collection(name)
-        except CollectionNotFound:
-            raise await self.unknown_collection(name) from None
+        return await self.backend.delete_collection(name)
 
     # -- documents ----------------------------------------------------------------------------
     async def documents(self, collection: str, *, offset: int = 0, limit: int = 20) -> DocumentList:
         """One page of a collection's documents, newest first."""
-        try:
-            return await self.backend.list_documents(collection, offset=offset, limit=limit)
-        except CollectionNotFound:
-            raise await self.unknown_collection(collection) from None
+        return await self.backend.list_documents(collection, offset=offset, limit=limit)
 
     async def documents_across(self, collections: list[str] | None, *, offset: int, limit: int) -> list[DocumentInfo]:
         """One page over several collections in turn (all of them, A to Z, when None): `offset` skips the
@@ -184,7 +165,7 @@ class Library:
         try:
             return await self.backend.get_document(collection, doc_id)
         except NotFound as exc:
-            raise await self._missing(collection, doc_id, exc) from None
+            raise self._missing(collection, doc_id, exc) from None
 
     async def structure(self, collection: str, doc_id: str) -> DocumentStructure:
         """A document's Markdown with its map: sections (heading path and levels, pages, offsets) and where
@@ -192,15 +173,12 @@ class Library:
         try:
             return await self.backend.get_structure(collection, doc_id)
         except NotFound as exc:
-            raise await self._missing(collection, doc_id, exc) from None
+            raise self._missing(collection, doc_id, exc) from None
 
     async def doc_id_of(self, collection: str, key: str) -> str:
         """The doc_id of the document whose identity is `key` (a path, URL or name, as it was ingested; a
         path is also tried resolved)."""
-        try:
-            found = await self.find_key(collection, key)
-        except CollectionNotFound:
-            raise await self.unknown_collection(collection) from None
+        found = await self.find_key(collection, key)
         if found is None:
             raise DocumentNotFound(
                 f"No document with key '{key}' in collection '{collection}'.",
@@ -214,11 +192,12 @@ class Library:
         try:
             return await self.backend.delete_document(collection, doc_id)
         except NotFound as exc:
-            raise await self._missing(collection, doc_id, exc) from None
+            raise self._missing(collection, doc_id, exc) from None
 
-    async def _missing(self, collection: str, doc_id: str, exc: NotFound) -> ToolFailure:
+    @staticmethod
+    def _missing(collection: str, doc_id: str, exc: NotFound) -> ToolFailure:
         if isinstance(exc, CollectionNotFound):
-            return await self.unknown_collection(collection)
+            return exc  # said where the name was resolved (the guard, the gateway), listing what the caller may read
         return DocumentNotFound(
             f"Document '{doc_id}' not found in collection '{collection}'.",
             "Use list_documents or search to find the doc_id; it may have been deleted or replaced.",
@@ -228,14 +207,9 @@ class Library:
 
     # -- search -------------------------------------------------------------------------------
     async def search(self, request: SearchRequest) -> SearchResponse:
-        """The gateway's search; a missing collection it names is a CollectionNotFound in this facade's words."""
-        try:
-            return await self.backend.search(request)
-        except CollectionNotFound as exc:  # the guard names the one missing (it may be filters.collection)
-            name = exc.details.get("collection") or next(iter(request.collections or []), None)
-            if not isinstance(name, str):
-                raise
-            raise await self.unknown_collection(name) from None
+        """The gateway's search; a missing collection it names (an argument or filters.collection) is a
+        CollectionNotFound."""
+        return await self.backend.search(request)
 
     async def similar(self, collection: str, doc: DocumentInfo, top_k: int) -> list[SearchHit]:
         """The documents of a collection closest in meaning to `doc`, best first, `doc` itself left out: each

@@ -11,8 +11,9 @@ from ingestion_contracts.vectors import VectorMetric
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from .profiles import NAMES as PROFILE_NAMES
-
+# The tool profiles, one folder each under profiles/ (docs/profiles.md). Here, below the profiles, so that the
+# settings can check INGESTION_MCP_PROFILES without importing any profile; profiles.NAMES is this tuple.
+PROFILE_NAMES = ("ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian", "chatgpt")
 # Asymmetric signature algorithms only: "none" and HS* would let anyone holding the public key sign.
 ALGORITHMS = ("RS256", "ES256", "PS256", "EdDSA")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -37,6 +38,9 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
+    # One JSON line per event on stderr (and the ready message as one); false: plain text, for a person at a
+    # terminal (`make run` sets it).
+    json_logs: bool = True
     # Where the audit records go (docs/auth.md): "stderr", "off", or a file appended to; whatever log_level says.
     audit_log: str = Field(default="stderr", min_length=1)
     profiles: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["ingestion"])

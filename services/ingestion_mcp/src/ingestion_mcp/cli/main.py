@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
+from servicekit.settings import settings_or_exit
 
 from ..backend import Backend
 from ..errors import ToolFailure, UpstreamError
@@ -76,11 +76,7 @@ def load_settings(args: argparse.Namespace) -> McpSettings:
         overrides["obsidian_collection"] = args.collection
     if "data_dir" in args:
         overrides["data_dir"] = args.data_dir
-    try:
-        settings = McpSettings(**overrides)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise CliError(EXIT_CONFIG, f"invalid configuration: {problems}") from None
+    settings = settings_or_exit(McpSettings, "ingestion-index", **overrides)
     if args.command in ("full", "update"):
         vault = settings.vault_path
         if vault is None:

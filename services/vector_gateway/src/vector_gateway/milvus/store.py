@@ -81,6 +81,9 @@ class MilvusStore:
 
     def _connect(self) -> Any:
         from pymilvus import MilvusClient
+        from servicekit.logging import adopt_library_logs
+
+        adopt_library_logs()  # pymilvus installs plain-text handlers at import: its errors become JSON lines
 
         is_lite = "://" not in self.uri
         if is_lite:

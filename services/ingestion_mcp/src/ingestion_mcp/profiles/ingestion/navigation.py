@@ -24,9 +24,9 @@ from ...tools.annotations import READ
 from ...tools.common import profile_tools, result
 from .documents import DocRefArg, KeyArg, resolve_doc_id
 from .documents import doc_name as short_name
-from .models import CollectionArg, FormatArg, ToolOutput, render_error
+from .models import CollectionArg, FormatArg, OffsetArg, ToolOutput, render_error
 
-StartCharArg = Annotated[int, Field(default=0, ge=0)]  # a cut answer names the call that reads on
+StartCharArg = OffsetArg  # a cut answer names the call that reads on
 PREAMBLE = "(before the first heading)"
 
 
@@ -182,7 +182,7 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         doc_id: DocRefArg = None,
         key: KeyArg = None,
         collection: CollectionArg = None,
-        offset: Annotated[int, Field(default=0, ge=0)] = 0,
+        offset: OffsetArg = 0,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, OutlineOutput]:
         """A document's sections in order: heading, level, page, size in tokens."""

@@ -24,7 +24,6 @@ from .models import (
     CollectionArg,
     CollectionsOutput,
     CollectionSummary,
-    FileIngestOutput,
     ForceArg,
     FormatArg,
     IngestNames,
@@ -38,9 +37,7 @@ from .models import (
     Stages,
     TagFilterArg,
     TagsArg,
-    TextIngestOutput,
     TopKArg,
-    UrlIngestOutput,
     render_error,
 )
 from .sync import freshness
@@ -65,8 +62,7 @@ def ingest_output(
     outcome: IngestOutcome, label: str, response_format: str, **names: Unpack[IngestNames]
 ) -> IngestOutput:
     created = outcome.chunks if outcome.status in ("indexed", "replaced") else 0
-    shape = FileIngestOutput if "file_name" in names else UrlIngestOutput if "url" in names else TextIngestOutput
-    out: IngestOutput = shape.model_validate({
+    out = IngestOutput.model_validate({
         "success": True, "message": ingest_message(outcome, label), "status": outcome.status,
         "collection": outcome.collection, "chunks_created": created, **names,
     })  # fmt: skip
@@ -161,9 +157,9 @@ def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
         force: ForceArg = False,
-    ) -> Annotated[CallToolResult, FileIngestOutput]:
-        """Ingest a file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, image), identified by its absolute path;
-        an unchanged file is skipped. For text you have use ingest_text; for the web, ingest_from_url."""
+    ) -> Annotated[CallToolResult, IngestOutput]:
+        """Ingest a file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, image), identified by its absolute path.
+        For text you have use ingest_text; for the web, ingest_from_url."""
         name = Path(file_path).name
         params = {
             "file_path": file_path, "collection": state.collection(collection), "source": source, "tags": tags,
@@ -187,15 +183,13 @@ def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
                 description="Identity: the same name again updates or replaces it.",
             ),
         ] = None,
-        source: Annotated[
-            str | None, Field(default=None, max_length=2048, description="Filterable label, e.g. 'slack'.")
-        ] = None,
+        source: SourceArg = None,
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
         force: ForceArg = False,
-    ) -> Annotated[CallToolResult, TextIngestOutput]:
+    ) -> Annotated[CallToolResult, IngestOutput]:
         """Ingest text you already have (plain or Markdown, 50+ characters), identified by its name (else its
         content). Markdown headings become each passage's section."""
         params = {
