@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
+from mcp import Client
 from pydantic import SecretStr
 
 from scripts.serve_app import serving
