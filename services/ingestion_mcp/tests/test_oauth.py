@@ -350,7 +350,7 @@ async def test_chatgpt_search_and_fetch_answer_within_the_callers_rights(
             for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
                 assert (await http.get(base + path)).json()["resource"] == f"{base}/mcp", path
         issuer = Issuer(keys, f"{base}/mcp")
-        async with session(base, issuer.token("alice", scope="alice")) as client:
+        async with session(f"{base}/mcp", issuer.token("alice", scope="alice")) as client:
             found = await client.call_tool("search", {"query": "orchids misting watered"})
             results = json.loads(found.content[0].text)["results"]
             assert [r["id"] for r in results] == [ids["alice-notes"]], results
