@@ -145,12 +145,24 @@ def _sections(runs: list[list[SearchHit]], laid: Layout, pages: list[PageStart])
     def _page_at(offset: int) -> int | None:
         return pages[max(bisect_right(offsets, offset) - 1, 0)].page if pages else None
 
+    def _bare(text: str) -> str:
+        """Text as a running head repeats it from page to page: no spaces, no digits (the page number)."""
+        return re.sub(r"[\s\d]+", "", text)
+
+    openings = [_bare(laid.text[p.offset : p.offset + 4 * RUNNING_HEAD]) for p in pages]
+
+    def _running_head(tail: str) -> bool:
+        """A page number alone, or a short text that opens at least three other pages too ("gnuplot 5.4 87")."""
+        bare = _bare(tail)
+        if len("".join(tail.split())) > RUNNING_HEAD:
+            return False
+        return not bare or sum(o.startswith(bare) for o in openings) > 3
+
     def _last_page(start: int, end: int) -> int | None:
         """The page of a section's last character, but the page before when all the section holds of its last
         page is a running head ("87", "gnuplot 5.4") printed before the next section's title."""
         index = bisect_right(offsets, max(start, end - 1)) - 1
-        tail = "".join(laid.text[offsets[index] : end].split()) if index > 0 else ""
-        if index > 0 and offsets[index] > start and len(tail) <= RUNNING_HEAD:
+        if index > 0 and offsets[index] > start and _running_head(laid.text[offsets[index] : end]):
             return pages[index - 1].page
         return _page_at(max(start, end - 1))
 

@@ -94,6 +94,9 @@ def job_info(job: Job) -> JobInfo:
     )  # fmt: skip
 
 
+LIST_OFFSET_CEILING = 1_000_000  # the gateway's GET /v1/collections/{c}/documents ?offset= ceiling
+
+
 def register(server: MCPServer, state: AppState) -> None:
     tool = profile_tools(server, render_error)
     _register_documents(tool, state)
@@ -111,7 +114,9 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DocumentListOutput]:
         """List the documents of a collection (newest first), a page at a time."""
         name = state.collection(collection)
-        page = await state.library.documents(name, offset=offset, limit=limit)
+        # The gateway pages up to a million documents in; further than that is past any collection's end, and
+        # reading at the ceiling still answers the total for the past-the-end answer below.
+        page = await state.library.documents(name, offset=min(offset, LIST_OFFSET_CEILING), limit=limit)
         state.library.budget.check_start(
             offset,
             page.total,

@@ -49,9 +49,7 @@ FormatArg = Annotated[Literal["concise", "detailed"], Field(default="concise", j
 SourceArg = Annotated[str | None, Field(default=None, max_length=2048)]
 ForceArg = Annotated[bool, Field(default=False, json_schema_extra=said_once("default"))]
 # Where a page of a list or a text starts (0: the start); the instructions say how paging goes.
-OffsetArg = Annotated[
-    int, Field(default=0, ge=0, le=1_000_000, json_schema_extra=said_once("default", "minimum", "maximum"))
-]
+OffsetArg = Annotated[int, Field(default=0, ge=0, json_schema_extra=said_once("default", "minimum"))]
 MetadataArg = Annotated[dict[str, Any] | None, Field(default=None)]
 QueryArg = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to find, in words.")]
 TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K)]
