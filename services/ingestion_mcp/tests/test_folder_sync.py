@@ -16,6 +16,7 @@ import pytest
 from ingestion_contracts.gateway import SearchRequest
 from ingestion_mcp.ingest.sync import FolderSync, SyncOptions
 from ingestion_mcp.ingest.sync_lock import folder_sync_lock, lock_path
+from ingestion_mcp.jobs import Job
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState
 
@@ -177,6 +178,12 @@ async def test_progress_tells_the_real_stage_from_the_first_file_on(app_state: A
     stages = {step.split(": ", 1)[1] for step in before_stored}
     assert {"reading", "converting", "chunking", "embedding", "storing"} <= stages, before_stored
     assert [f for f, _ in steps] == sorted(f for f, _ in steps) and steps[-1] == (1.0, "file 20/20: done"), steps
+    job = Job(id="j", type="sync_folder", description="sync")
+    for fraction, step in steps:
+        await job.advance(fraction, step)
+    job.finish(result={})
+    assert set(job.step_ms) <= {"queued", "comparing", "reading", "converting", "chunking", "embedding", "storing",
+                                "done"}, job.step_ms  # one timing per stage, not one per file  # fmt: skip
 
 
 async def test_a_sync_of_changed_paths_looks_at_those_only(app_state: AppState, docs_dir: Path) -> None:
