@@ -37,6 +37,8 @@ def test_walk_refuses_links_out_and_special_files(tmp_path: Path) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("secret")
     (root / "link.md").symlink_to(outside)
+    (root / "NEWS.gz").symlink_to("changelog.gz")  # broken, and of a type skipped anyway: skipped, not failed
+    (root / "broken.md").symlink_to("gone.md")
     os.mkfifo(root / "pipe.md")
     found = list(Walk(root, [root], SyncOptions(str(root), "c")).all())
     entries = sorted(e.rel for e in found if hasattr(e, "size"))
@@ -44,7 +46,9 @@ def test_walk_refuses_links_out_and_special_files(tmp_path: Path) -> None:
     assert entries == ["a.md", "sub/b.txt"]
     assert "outside the allowed folders" in refused["link.md"]
     assert "not a regular file" in refused["pipe.md"]
-    assert [(e.rel, e.extension) for e in found if hasattr(e, "extension")] == [("skip.gz", ".gz")]
+    assert "broken or looping" in refused["broken.md"]
+    assert sorted((e.rel, e.extension) for e in found if hasattr(e, "extension")) == [
+        ("NEWS.gz", ".gz"), ("skip.gz", ".gz")]  # fmt: skip
     assert str(tmp_path) not in " ".join(refused.values())
     flat = list(Walk(root, [root], SyncOptions(str(root), "c", recursive=False, exclude=("*.txt",))).all())
     assert sorted(e.rel for e in flat if hasattr(e, "size")) == ["a.md"]

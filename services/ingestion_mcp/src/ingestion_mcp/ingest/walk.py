@@ -275,7 +275,9 @@ class Walk:
             found = self._link(path, rel)
             if found is None or isinstance(found, Refusal):
                 if found is not None and not self.ignores.ignored(rel, False) and matches_filters(rel, self.options):
-                    yield found
+                    # a broken link named like a file that is skipped anyway (NEWS.gz) is skipped, not a failure
+                    skipped = extension_of(path.name) in SKIPPED_EXTENSIONS
+                    yield Skipped(rel, extension_of(path.name)) if skipped else found
                 return
             target, key_rel = found
         try:
