@@ -496,3 +496,31 @@ async def test_a_folder_that_vanishes_mid_sync_is_recorded_and_the_next_sync_goe
     assert again["counts"] == {"added": 24 - written, "replaced": 0, "unchanged": written, "removed": 0, "failed": 0}
     assert sorted(writes) == sorted(set(writes)) and len(writes) == 24  # each file written once
     assert (await library.documents("sync_vanish", limit=50)).total == 24
+
+
+async def test_a_renamed_folder_keeps_its_documents_until_asked_to_remove_them(connect, docs_dir: Path) -> None:
+    """A folder renamed (or deleted) after it was synced: its documents stay, get_collections and a sync of the
+    old path say so and how many, max_removals covering them removes them (and forgets the folder)."""
+    folder, moved = docs_dir / "renamed_before", docs_dir / "renamed_after"
+    write(folder, {"a.md": "# A\n\nThe signalman pulls the lever for the down line at noon.\n",
+                   "b.md": "# B\n\nThe porter loads the milk churns onto the guard's van.\n"})  # fmt: skip
+    async with connect() as client:
+        await call(client, "sync_folder", folder=str(folder), collection="sync_renamed")
+        folder.rename(moved)
+        (shown,) = (await call(client, "get_collections", collection="sync_renamed"))["synced_folders"]
+        assert "not there" in shown["error"], shown
+        old = await call(client, "sync_folder", folder=str(folder), collection="sync_renamed")
+        assert old["success"] is False and "The 2 documents synced from it are kept" in old["error"], old
+        assert "max_removals=2" in old["suggestion"] and await documents_of(client, "sync_renamed") == 2
+        plan = await call(client, "sync_folder", folder=str(folder), collection="sync_renamed", max_removals=2,
+                          dry_run=True)  # fmt: skip
+        assert (
+            plan["message"].startswith("Would remove the 2 documents")
+            and await documents_of(client, "sync_renamed") == 2
+        )
+        gone = await call(client, "sync_folder", folder=str(folder), collection="sync_renamed", max_removals=2)
+        assert gone["counts"] == {"removed": 2} and await documents_of(client, "sync_renamed") == 0, gone
+        new = await call(client, "sync_folder", folder=str(moved), collection="sync_renamed")
+        assert new["counts"]["added"] == 2
+        (shown,) = (await call(client, "get_collections", collection="sync_renamed"))["synced_folders"]
+        assert shown["folder"] == str(moved.resolve()) and "error" not in shown, shown

@@ -237,6 +237,8 @@ def shown(r: FolderRecord, offset: int = 0, page: int = FAILING_PAGE) -> SyncedF
     """A record as get_collections shows it: a page of its failing files from `offset`."""
     last, full = r.last_sync, r.last_full
     error, at = (r.watch_error, r.watch_error_at) if r.watch and r.watch_error else (None, None)
+    if error is None and not os.path.isdir(r.folder):
+        error = "the folder is not there (deleted, moved or unmounted); its documents are kept (see sync_folder)"
     if error is None and last is not None and (last.error or last.cancelled):
         error, at = last.error or "the last sync was cancelled before its end", last.at
     failing = [f"{rel}: {why}" for rel, why in sorted(r.failing.items())[offset : offset + page]]

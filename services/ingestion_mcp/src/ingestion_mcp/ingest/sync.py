@@ -24,6 +24,7 @@ Memory: the walk is a generator over os.scandir and files are sent in batches of
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import stat
 import time
@@ -39,6 +40,7 @@ from .pipeline import BatchItem, Ingestor, IngestOutcome
 from .sync_lock import folder_sync_lock, lock_path
 from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_paths
 
+log = logging.getLogger("ingestion_mcp.sync")
 __all__ = ["FolderSync", "SyncOptions", "SyncReport", "check_patterns", "folder_root", "matches_filters"]
 SIZE_KEY = "sync_size"
 MTIME_KEY = "sync_mtime_ns"
@@ -166,6 +168,21 @@ async def _no_progress(done: float, seen: int, message: str) -> None:
 
 def _no_lines(verdict: str, rel: str, detail: str) -> None:
     return None
+
+
+async def remove_folder_documents(backend: Backend, collection: str, known: dict[str, Known]) -> list[str]:
+    """Delete these documents (a folder that is gone, removed on request); the keys removed."""
+    removed = []
+    for key, was in known.items():
+        try:
+            await backend.delete_document(collection, was.doc_id)
+        except CollectionNotFound:
+            break
+        except ToolFailure as exc:  # one that cannot be removed now is left; the rest go
+            log.warning("a document of a folder that is gone was not removed: %s", exc.message)
+            continue
+        removed.append(key)
+    return removed
 
 
 def folder_root(folder: str, settings: McpSettings) -> Path:

@@ -118,6 +118,8 @@ class RedisLeadership:
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
+    if isinstance(exc, FolderProblem):
+        return str(exc)
     return exc.message if isinstance(exc, ToolFailure) else f"{type(exc).__name__}: {exc}"
 
 
@@ -316,14 +318,18 @@ class Watcher:
         while folder_problem(root, self.settings) is not None:
             await anyio.sleep(CHECK_S)
 
-    async def guard(self, root: Path, identity: tuple[int, int] | None) -> None:
-        """Ends the watch when its folder goes or is replaced (awatch does not: see CHECK_S)."""
-        while True:
-            await anyio.sleep(CHECK_S)
-            if (problem := folder_problem(root, self.settings)) is not None:
-                raise FolderProblem(problem)
-            if folder_identity(root) != identity:
-                raise FolderReplaced()
+    async def guard(self, root: Path, identity: tuple[int, int] | None, stop: anyio.Event) -> None:
+        """Ends the watch when its folder goes or is replaced (awatch does not: see CHECK_S). However the watch
+        ends, `stop` tells watchfiles' thread at once (a cancel alone waits out its 5 s wait for events)."""
+        try:
+            while True:
+                await anyio.sleep(CHECK_S)
+                if (problem := folder_problem(root, self.settings)) is not None:
+                    raise FolderProblem(problem)
+                if folder_identity(root) != identity:
+                    raise FolderReplaced()
+        finally:
+            stop.set()
 
     async def watch_and_sync(self, record: FolderRecord) -> None:
         """Watch first, then catch up, then one sync per batch: a change made at any moment is never missed.
@@ -336,19 +342,20 @@ class Watcher:
             raise FolderProblem(problem)
         identity = folder_identity(root)
         send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
+        stop = anyio.Event()
 
         async def watch() -> None:
             async with send:
                 async for changes in awatch(
                     root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
                     step=self.settings.watch_step_ms, recursive=record.recursive,
-                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
+                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True, stop_event=stop,
                 ):  # fmt: skip
                     send.send_nowait(relative(root, changes))
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch)
-            tasks.start_soon(self.guard, root, identity)
+            tasks.start_soon(self.guard, root, identity, stop)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
             await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
             await self.sync(record, "resume")  # what changed while nobody watched

@@ -18,7 +18,15 @@ from ...access.policy import current_caller
 from ...errors import ToolFailure, failure_from
 from ...ingest.acquire import now_iso
 from ...ingest.folders import LastSync, SyncedFolder, failing_after, latest_sync
-from ...ingest.sync import FolderSync, SyncOptions, SyncReport, check_patterns, folder_root
+from ...ingest.sync import (
+    FolderSync,
+    SyncOptions,
+    SyncReport,
+    check_patterns,
+    folder_root,
+    known_documents,
+    remove_folder_documents,
+)
 from ...ingest.walk import scope_paths
 from ...jobs import ProgressFn, uninterrupted
 from ...sources.paths import ensure_inside
@@ -150,7 +158,7 @@ def register(server: MCPServer, state: AppState) -> None:
         check_patterns(include or [], exclude or [])  # a malformed glob is refused before anything runs
         if max_removals is not None and max_removals < 0:
             raise ToolFailure("max_removals must be 0 or more.", "Pass how many documents the sync may remove.")
-        if watch is False and not dry_run and (gone := await _unwatch_gone(state, target, folder)) is not None:
+        if (gone := await _gone(state, target, folder, watch, dry_run, max_removals)) is not None:
             return gone
         root = str(folder_root(folder, state.settings))  # a folder outside the roots is refused here, nothing queued
         options = {"include": include, "exclude": exclude, "recursive": recursive, "prune": prune,
@@ -200,22 +208,51 @@ def sync_message(target: str, done: dict[str, Any], dry_run: bool, watched: bool
     return text
 
 
-async def _unwatch_gone(state: AppState, target: str, folder: str) -> CallToolResult | None:
-    """watch: false on a watched folder that is no longer there (deleted, renamed): the watch stops, nothing syncs."""
+async def _gone(
+    state: AppState, target: str, folder: str, watch: bool | None, dry_run: bool, max_removals: int | None
+) -> CallToolResult | None:
+    """A folder synced into the collection that is no longer there (deleted, renamed, unmounted): nothing to
+    sync, its documents are kept and the answer says how many; `watch: false` stops its watch; `max_removals`
+    covering them all removes them and forgets the folder. None: the folder is there, or was never synced."""
     try:
         folder_root(folder, state.settings)
         return None
     except ToolFailure:
-        real = str(ensure_inside(folder, state.settings.allowed_roots))
-    stored = await state.folders.get(target, real)
-    if stored is None or not stored.watch:
-        return None
-    kept = stored.model_dump(include={"include", "exclude", "recursive", "prune", "ignore_files"})
-    await remember_watch(state, target, real, False, kept)
-    return result(SyncOutput(
-        success=True, collection=target, watched=False,
-        message=f"Stopped watching {folder}: it is not there, so nothing was synced; its documents are kept.",
-    ))  # fmt: skip
+        real = ensure_inside(folder, state.settings.allowed_roots)  # out of the roots: refused here as always
+    if real.exists():
+        return None  # a file, not a folder: the usual refusal
+    stored = await state.folders.get(target, str(real))
+    known = await known_documents(state.backend, target, real.as_posix().rstrip("/") + "/")
+    if stored is None and not known:
+        return None  # never synced: a typo, refused as "Not a folder"
+    n, stopped = len(known), ""
+    if watch is False and not dry_run and stored is not None and stored.watch:
+        kept = stored.model_dump(include={"include", "exclude", "recursive", "prune", "ignore_files"})
+        await remember_watch(state, target, str(real), False, kept)
+        stopped = "Stopped watching it. "
+    if max_removals is not None and n <= max_removals:
+        if not dry_run:
+            n = len(await remove_folder_documents(state.backend, target, known))
+            await state.folders.forget(target, str(real))
+        verb = "Would remove" if dry_run else "Removed"
+        return result(SyncOutput(
+            success=True, collection=target, watched=False, counts={"removed": n},
+            message=f"{stopped}{verb} the {n} documents of {folder}, which is not there any more"
+            + ("." if dry_run else "; the folder is forgotten."),
+        ))  # fmt: skip
+    if stopped:
+        return result(SyncOutput(
+            success=True, collection=target, watched=False,
+            message=f"{stopped}{folder} is not there, so nothing was synced; its {n} documents are kept "
+            f"(max_removals={n} removes them).",
+        ))  # fmt: skip
+    raise ToolFailure(
+        f"Not a folder: {folder} is not there any more (deleted, moved or unmounted). The {n} documents synced from "
+        "it are kept; nothing was synced.",
+        f"Put the folder back and sync again; or pass max_removals={n} to remove its documents (watch: false stops "
+        "its watch). A folder moved elsewhere is synced under its new path.",
+        code="FOLDER_GONE",
+    )
 
 
 async def remember_watch(
