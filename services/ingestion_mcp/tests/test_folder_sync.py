@@ -524,3 +524,24 @@ async def test_a_renamed_folder_keeps_its_documents_until_asked_to_remove_them(c
         assert new["counts"]["added"] == 2
         (shown,) = (await call(client, "get_collections", collection="sync_renamed"))["synced_folders"]
         assert shown["folder"] == str(moved.resolve()) and "error" not in shown, shown
+
+
+async def test_ingestion_index_keeps_notes_past_the_bound_unless_told(app_state: AppState, docs_dir: Path) -> None:
+    """`ingestion-index update` on the wrong vault, or after most notes moved away, drops none of the index
+    (it dropped them all); --max-removals N drops them."""
+    from ingestion_mcp.cli.index import VaultIndexer
+    from ingestion_mcp.cli.main import parse_args
+
+    vault = docs_dir / "vault_bound"
+    write(vault, {f"n{i:02}.md": f"# N{i}\n\nThe carter greases the axle of wagon {i}.\n" for i in range(12)})
+    settings = app_state.settings.model_copy(update={"obsidian_collection": "sync_vault_bound"})
+    indexer = VaultIndexer(app_state.backend, settings)
+    assert (await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None)).indexed == 12
+    for i in range(11):
+        (vault / f"n{i:02}.md").unlink()
+    kept = await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None)
+    assert kept.removed == 0 and kept.held == 11 and kept.unchanged == 1, kept
+    args = parse_args(["update", "--max-removals", "11"])
+    dropped = await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None,
+                                 max_removals=args.max_removals)  # fmt: skip
+    assert dropped.removed == 11 and dropped.held == 0, dropped

@@ -232,20 +232,21 @@ class Walk:
 
     def all(self, start: Path | None = None) -> Iterator[Entry | Refusal | Skipped]:
         """Every candidate under the folder (or its sub-folder `start`), streamed, A to Z per folder."""
-        stack = [start or self.root]
+        first = start or self.root
+        stack: list[tuple[Path, str]] = [(first, self.rel(first))]
         while stack:
-            folder = stack.pop()
+            folder, folder_rel = stack.pop()
             try:
                 with os.scandir(folder) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as exc:
-                yield Refusal(self.rel(Path(folder)) or ".", f"cannot list folder: {exc.strerror or exc}", True)
+                yield Refusal(folder_rel or ".", f"cannot list folder: {exc.strerror or exc}", True)
                 continue
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
-                path = Path(entry.path)
-                yield from self.one(path, self.rel(path), stack)
+                rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
+                yield from self.one(Path(entry.path), rel, stack, entry)
 
     def in_scope(self) -> Iterator[Entry | Refusal | Skipped]:
         """The whole folder, or only the changed paths (options.paths): a folder among them is walked, a file
@@ -269,9 +270,13 @@ class Walk:
             elif path.exists() or path.is_symlink():
                 yield from self.one(path, rel, [])
 
-    def one(self, path: Path, rel: str, stack: list[Path]) -> Iterator[Entry | Refusal | Skipped]:
+    def one(
+        self, path: Path, rel: str, stack: list[tuple[Path, str]], entry: os.DirEntry[str] | None = None
+    ) -> Iterator[Entry | Refusal | Skipped]:
+        """One path of the folder (`entry`: as the folder listing gave it, which saves a system call or two)."""
         target, key_rel = path, rel
-        if path.is_symlink():
+        link = entry.is_symlink() if entry is not None else path.is_symlink()
+        if link:
             found = self._link(path, rel)
             if found is None or isinstance(found, Refusal):
                 if found is not None and not self.ignores.ignored(rel, False) and matches_filters(rel, self.options):
@@ -281,13 +286,13 @@ class Walk:
                 return
             target, key_rel = found
         try:
-            st = path.stat()
+            st = entry.stat() if entry is not None else path.stat()  # (a link's target: links were judged above)
         except OSError as exc:
             yield Refusal(rel, f"cannot stat: {exc.strerror or exc}")
             return
         if stat.S_ISDIR(st.st_mode):
-            if self.options.recursive and not self.ignores.ignored(rel, True):
-                stack.append(path)
+            if self.options.recursive and not link and not self.ignores.ignored(rel, True):
+                stack.append((path, rel))
             return
         if self.ignores.ignored(rel, False) or not matches_filters(rel, self.options):
             return
