@@ -242,10 +242,11 @@ async def test_a_real_folder_survives_an_agent_s_slips(tmp_path: Path) -> None:
         assert (await synced(client, usrdoc, "usrdoc", watch=True))["counts"]["unchanged"] == total
         moved = docs / "usrdoc-renamed"
         usrdoc.rename(moved)
-        with anyio.fail_after(30):
-            while "not there" not in ((state := await folder_state(client, "usrdoc")).get("error") or ""):
+        with anyio.fail_after(30):  # the watch's own error, with since when
+            while not (state := await folder_state(client, "usrdoc")).get("error_at"):
                 await anyio.sleep(0.5)
-        assert state["error_at"] and state["watched"] is True and await documents(client, "usrdoc") == total
+        assert "not there" in state["error"] and state["watched"] is True, state
+        assert await documents(client, "usrdoc") == total
         moved.rename(usrdoc)
         (usrdoc / "zstd" / "NOTES.txt").write_text("Notes: the quokka compression level suits nightly backups.\n")
         seconds = await until_found(client, "usrdoc", "quokka compression level backups", "quokka")
