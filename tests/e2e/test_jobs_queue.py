@@ -191,3 +191,42 @@ async def test_a_watched_folder_is_synced_by_the_worker_and_one_replica_watches(
     assert synced["watched"] and synced["last_synced"] and synced["last_result"], synced
     async with connected(topology, other) as client:
         await call(client, "sync_folder", folder=str(folder), collection=collection, watch=False)
+
+
+async def test_a_sync_whose_worker_is_killed_goes_on_without_losing_or_doubling(
+    topology: Topology, collection: str
+) -> None:
+    """Issue 37: a sync's worker killed with SIGKILL after its first batch is stored. The job is run again by
+    another worker; what the first try wrote is found in step (written once), the rest is added; the folder's
+    record says what the sync did. Counted: files acknowledged in the answer, stored, lost, doubled."""
+    folder = topology.stack.workdir / f"killed-sync-{collection}"
+    folder.mkdir()
+    notes = 48
+    for number in range(notes):
+        (folder / f"note{number:02}.md").write_text(long_text(5, f"killed sync note {number}"))
+    async with connected(topology, topology.a) as via_a:
+        started = await call(via_a, "sync_folder", folder=str(folder), collection=collection)
+        assert started.get("job_id"), f"the sync should outlive the 2 s wait: {started}"
+        job_id = started["job_id"]
+        # Past the first batch (16 files stored), before the end.
+        seen = await follow(via_a, job_id, until=lambda job: 40 <= job["progress"] < 90)
+        assert seen[-1]["status"] == "running", seen[-1]
+        topology.worker.stop(signal.SIGKILL)
+        stored_when_killed = collection_state(topology.stack, collection)["documents"]
+        topology.start_worker()
+        final = (await follow(via_a, job_id))[-1]
+        shown = await call(via_a, "get_collections", collection=collection)
+    assert final["status"] == "completed" and topology.record(job_id)["attempt"] == 2, final
+    counts = final["result"]["counts"]
+    state = collection_state(topology.stack, collection)
+    acknowledged = counts["added"] + counts["unchanged"]
+    lost = notes - len(state["sources"])
+    doubled = state["documents"] - len(state["sources"])
+    print(f"\nkilled mid-sync: {stored_when_killed} stored when killed; the retry: {counts}; acknowledged "
+          f"{acknowledged}, stored {state['documents']}, lost {lost}, doubled {doubled}")  # fmt: skip
+    assert 16 <= stored_when_killed < notes, stored_when_killed
+    assert acknowledged == notes and counts["failed"] == 0 and counts["unchanged"] >= stored_when_killed, counts
+    assert state["documents"] == notes and lost == 0 and doubled == 0, state
+    assert state["chunk_rows"] == sum(state["sources"].values()) and not state["unreadable_chunks"], state
+    (synced,) = shown["synced_folders"]
+    assert synced["last_result"] == counts and "error" not in synced, synced

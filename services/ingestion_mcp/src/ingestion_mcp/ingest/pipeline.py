@@ -71,6 +71,7 @@ class BatchItem:
     source: str | None = None
     metadata: dict[str, Any] | None = None
     key: str | None = None  # identity override (the obsidian profile keys notes by vault path)
+    as_text: bool = False  # a file of a text-like type the converter does not know (.rst, .tex): read as text
 
     @property
     def label(self) -> str:
@@ -478,7 +479,7 @@ def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -
     path = item.file_path or ""
 
     async def acquired() -> Acquired:
-        return await acquire.from_file(path, settings, key=item.key)
+        return await acquire.from_file(path, settings, key=item.key, as_text=item.as_text)
 
     return IngestItem(acquired, label=item.label, source=item.source, tags=tags, metadata=item.metadata)
 

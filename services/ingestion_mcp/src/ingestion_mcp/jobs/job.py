@@ -107,8 +107,9 @@ def new_job_id() -> str:
 
 
 def _stage(step: str) -> str:
-    """The stage a step belongs to, for timings: "converting page 3/10" -> "converting"."""
-    return step.split(" page ", 1)[0]
+    """The stage a step belongs to, for timings: "converting page 3/10" -> "converting", and a folder sync's
+    "file 37/1,204: embedding" -> "embedding" (one timing per stage, not one per file)."""
+    return step.rsplit(": ", 1)[-1].split(" page ", 1)[0]
 
 
 def _now() -> str:

@@ -13,6 +13,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ...errors import ToolFailure
 from ...ingest.folders import latest_sync, synced_folders
 from ...ingest.pipeline import IngestOutcome
 from ...library import ResponseBudget
@@ -43,6 +44,7 @@ from .models import (
 from .sync import freshness
 
 CONCISE_TEXT_CHARS = 600
+FILES_PAGE = 100  # file names in one get_collections answer (synced folders' failing files: FAILING_PAGE)
 
 
 def ingest_message(outcome: IngestOutcome, label: str) -> str:
@@ -266,6 +268,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
             UserName | None,
             Field(default=None, description="Omit to list all collections."),
         ] = None,
+        offset: int = 0,
     ) -> Annotated[CallToolResult, CollectionsOutput]:
         """List collections with their document counts, or give the stats and files of one collection."""
         if collection is None:
@@ -283,14 +286,18 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
                 success=True, collections=items, total_collections=len(items),
                 message=f"Found {len(items)} collections with {total_docs} total documents",
             ))  # fmt: skip
+        if offset < 0:
+            raise ToolFailure("offset must be 0 or more.", "Pass 100 for the second page of files, 200 for the third.")
         info = await state.library.collection_info(collection)
-        folders = (await synced_folders(state.folders)).get(info.name)
-        page = await state.library.documents(collection, limit=100)
+        folders = (await synced_folders(state.folders, offset)).get(info.name)
+        page = await state.library.documents(collection, offset=offset, limit=FILES_PAGE)
         files = [Path(doc.key or doc.source).name or doc.key for doc in page.documents]
-        shown = files if len(files) <= 100 else files[:100]
+        cut = offset > 0 or offset + len(files) < info.document_count
+        listed = (f" Files {offset + 1}-{offset + len(files)} of {info.document_count} are listed; offset="
+                  f"{offset + FILES_PAGE} gives the next page." if cut and files else "")  # fmt: skip
         return result(CollectionsOutput(
             success=True, name=info.name, document_count=info.document_count, chunk_count=info.chunk_count,
-            files=shown, file_count=info.document_count, embedding_model=info.embedding_model, synced_folders=folders,
+            files=files, file_count=info.document_count, embedding_model=info.embedding_model, synced_folders=folders,
             message=f"Collection '{info.name}' contains {info.chunk_count} chunks from {info.document_count} files"
-            + freshness(folders),
+            + freshness(folders) + "." + listed,
         ))  # fmt: skip
