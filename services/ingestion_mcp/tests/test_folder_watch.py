@@ -326,6 +326,54 @@ async def test_a_watch_that_breaks_says_so_and_resumes_by_itself_when_the_folder
         await state.folders.forget("sync_breaks")
 
 
+async def test_a_watch_back_in_place_clears_its_error_before_its_catch_up_sync_ends(
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path
+) -> None:  # fmt: skip
+    """A watched folder moved away in the middle of its first sync and put back was watched again (a new file
+    searchable in 6 s), yet get_collections said "the folder is not there" until the catch-up sync of its 300
+    files ended, a minute later. The error goes as soon as the watch is in place again. The catch-up sync is held
+    at a gate here: a slow sync of a large folder, without the minute."""
+    folder = docs_dir / "back_in_place"
+    write(folder, {"a.md": "# A\n\nThe ferryman counts the crossings on a slate by the jetty.\n"})
+    state = quick(app_state)
+    follower = watcher(state, tmp_path / "watch.lock")
+    state.watcher = follower
+    gate, real_sync, held = anyio.Event(), follower.sync, {"from now": False}
+
+    async def slow_catch_up(record: Any, trigger: str, paths: list[str] | None = None) -> None:
+        if held["from now"] and trigger == "resume" and record.collection == "sync_back":
+            await gate.wait()
+        await real_sync(record, trigger, paths)
+
+    follower.sync = slow_catch_up  # type: ignore[method-assign]
+    try:
+        async with connect(state) as client, anyio.create_task_group() as tasks:
+            tasks.start_soon(follower.run)
+            await call_tool(client, "sync_folder", folder=str(folder), collection="sync_back", watch=True)
+            await eventually(lambda: _caught_up(state, "sync_back", str(folder.resolve())))
+            held["from now"] = True  # the next catch-up (once the folder is back) is a slow one
+            away = docs_dir / "back_in_place_away"
+            folder.rename(away)
+
+            async def error() -> str:
+                shown = await _synced(client, call_tool, "sync_back")
+                return f"{shown.get('error') or ''}{' | since ' if shown.get('error_at') else ''}"
+
+            await eventually(lambda: _contains(error(), "until it is back | since"), timeout=20)  # on the record, timed
+            away.rename(folder)
+            await eventually(lambda: _contains(error(), ""), timeout=10)  # while the catch-up waits at its gate
+            assert not gate.is_set() and await keys_of(state, "sync_back") == ["a.md"]
+            gate.set()
+            tasks.cancel_scope.cancel()
+    finally:
+        await state.folders.forget("sync_back")
+
+
+async def _contains(value: Awaitable[str], words: str) -> bool:
+    text = await value
+    return words in text if words else text == ""
+
+
 async def test_a_watch_applies_a_changed_ignore_file_and_the_removal_bound(
     app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path
 ) -> None:  # fmt: skip

@@ -314,6 +314,14 @@ class Watcher:
                     record.collection, record.folder, watch_error=reason[:300], watch_error_at=now_iso()
                 )
 
+    async def working(self, record: FolderRecord) -> None:
+        """A watch in place again says so at once: a catch-up sync of a large folder (minutes) would otherwise
+        leave "the folder is not there" on the record of a folder that is there and watched."""
+        with contextlib.suppress(ToolFailure, OSError):
+            stored = await self.folders.get(record.collection, record.folder)
+            if stored is not None and stored.watch_error is not None:
+                await self.folders.change(record.collection, record.folder, watch_error=None, watch_error_at=None)
+
     async def until_back(self, root: Path) -> None:
         while folder_problem(root, self.settings) is not None:
             await anyio.sleep(CHECK_S)
@@ -357,6 +365,7 @@ class Watcher:
             tasks.start_soon(watch)
             tasks.start_soon(self.guard, root, identity, stop)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
+            await self.working(record)  # watched again: the error goes now, not after the catch-up sync
             await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
             await self.sync(record, "resume")  # what changed while nobody watched
             async with receive:
