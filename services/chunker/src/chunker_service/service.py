@@ -17,6 +17,7 @@ from ingestion_contracts.chunker import (
 )
 from servicekit import PayloadTooLarge, Unprocessable
 
+from .boxes import RegionIndex
 from .chunker import ChunkedText, TextChunker
 from .pages import InvalidPageSpans, PageIndex
 from .spans import ChunkSpan
@@ -82,7 +83,7 @@ class ChunkingService:
                 suggestion="Send spans with start <= end, as offsets into `text` (docling's page_spans), or none.",
             ) from exc
         chunked = self.chunker.chunk(request.text, window=window, overlap=overlap, markdown=request.markdown)
-        chunks = _to_wire(request.text, chunked, pages)
+        chunks = _to_wire(request.text, chunked, pages, RegionIndex(request.regions, request.units))
         return ChunkResponse(
             chunks=chunks,
             preset=preset,
@@ -123,7 +124,7 @@ class ChunkingService:
         return warnings
 
 
-def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
+def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex, regions: RegionIndex) -> list[Chunk]:
     return [
         Chunk(
             index=i,
@@ -136,6 +137,8 @@ def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
             page=pages.page_at(span.start) if pages else None,
             page_end=pages.page_at(span.end - 1) if pages else None,
             page_starts=_page_starts(span, pages),
+            boxes=regions.boxes(span.start, span.end, shift=len(span.prefix)) if regions else None,
+            units=regions.units(span.start, span.end) if regions else [],
         )
         for i, span in enumerate(chunked.chunks)
     ]

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 from .markdown import Segment
+from .regions import located
 
 # A gap wider than this many line heights separates paragraphs (body leading is 0.15-0.5).
 PARAGRAPH_GAP = 0.8
@@ -128,7 +129,9 @@ def merge_lines(items: list[Line | Segment]) -> list[Segment]:
         page = paragraph[0].page
         if _is_heading(paragraph, levels):
             level = levels[round(paragraph[0].height, 1)]
-            segments.append(Segment(kind="heading", text=_join(paragraph), page=page, level=level))
+            segments.append(
+                Segment(kind="heading", text=_join(paragraph), page=page, level=level, located=located(paragraph))
+            )
         else:
-            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page))
+            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page, located=located(paragraph)))
     return segments

@@ -17,6 +17,7 @@ import pdfplumber
 
 from .markdown import Segment
 from .pdf_lines import Line
+from .regions import Located, UnitDraft, rounded, union
 
 log = logging.getLogger("docling_service.pdf_tables")
 
@@ -36,6 +37,7 @@ class RuledTable:
     page: int
     box: tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
     rows: tuple[tuple[str, ...], ...]
+    row_boxes: tuple[tuple[float, float, float, float], ...] = ()  # one per row, as rows
 
     def holds(self, line: Line) -> bool:
         x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
@@ -75,7 +77,8 @@ def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
                 for table in pdf.pages[number - 1].find_tables(_RULED):
                     rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
                     if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
-                        found.append(RuledTable(page=number, box=table.bbox, rows=rows))
+                        boxes = tuple(rounded(row.bbox) for row in table.rows)
+                        found.append(RuledTable(page=number, box=table.bbox, rows=rows, row_boxes=boxes))
     except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
         log.warning("ruled table search failed; tables stay text", exc_info=exc)
     return found
@@ -109,7 +112,11 @@ def _table_segment(rows: list[list[Line]]) -> Segment | None:
     lengths = [len(cell.text.strip()) for row in rows for cell in row]
     if len(grid) < MIN_ROWS or statistics.median(lengths) > MAX_MEDIAN_CELL_CHARS:
         return None
-    return Segment(kind="table", text="", page=rows[0][0].page, rows=tuple(grid))
+    page = rows[0][0].page
+    boxes = [rounded(union((c.left, c.top, c.right, c.bottom) for c in row)) for row in rows]
+    located = tuple(Located(" ".join(cells), page, box) for cells, box in zip(grid, boxes, strict=True))
+    return Segment(kind="table", text="", page=page, rows=tuple(grid), located=located,
+                   units=(UnitDraft("table", page, union(boxes)),))  # fmt: skip
 
 
 def _unruled(lines: list[Line]) -> list[Item]:
@@ -132,6 +139,15 @@ def _unruled(lines: list[Line]) -> list[Item]:
     return items
 
 
+def _ruled_segment(table: RuledTable) -> Segment:
+    located: tuple[Located, ...] = ()
+    if len(table.row_boxes) == len(table.rows):
+        located = tuple(Located(" ".join(row), table.page, box) for row, box in zip(table.rows, table.row_boxes,
+                                                                                     strict=True))  # fmt: skip
+    return Segment(kind="table", text="", page=table.page, rows=table.rows, located=located,
+                   units=(UnitDraft("table", table.page, rounded(table.box)),))  # fmt: skip
+
+
 def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
     """The lines in reading order, those of each table replaced by one table segment where it starts."""
     items: list[Item] = []
@@ -145,8 +161,7 @@ def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
         if table not in placed:
             items.extend(_unruled(pending))
             pending = []
-            found = ruled[table]
-            items.append(Segment(kind="table", text="", page=found.page, rows=found.rows))
+            items.append(_ruled_segment(ruled[table]))
             placed.add(table)
     items.extend(_unruled(pending))
     return items
