@@ -25,6 +25,7 @@ from ingestion_contracts.gateway import (
     DocumentList,
     DocumentStamps,
     DocumentStructure,
+    OriginalKept,
     RelabelRequest,
     SearchRequest,
     SearchResponse,
@@ -42,6 +43,7 @@ from ingestion_contracts.vectors import (
 )
 
 from ..backend import Backend
+from ..backend.page_image import PageImage
 from ..errors import CollectionNotFound, ToolFailure
 from .audit import audited
 from .policy import Right, current_caller
@@ -137,6 +139,14 @@ class GuardedBackend(Backend):
         await self._readable(collection)
         return await self._named(collection, super().get_chunks(collection, doc_id, start, end))
 
+    async def page_image(
+        self, collection: str, doc_id: str, page: int, *, chunk: int | None = None, crop: str | None = None
+    ) -> PageImage:
+        """A page is read as the document's text is: the collection's read right."""
+        await self._readable(collection)
+        work = super().page_image(collection, doc_id, page, chunk=chunk, crop=crop)
+        return await self._named(collection, work)
+
     async def search(self, request: SearchRequest) -> SearchResponse:
         """Over the named collections (each must be readable), or over every readable one when none is named.
 
@@ -182,6 +192,11 @@ class GuardedBackend(Backend):
         keys = ", ".join(str(doc.key or doc.source) for doc in documents)
         work = super().upsert_batch(collection, documents, commit_within_ms=commit_within_ms)
         return await self._write("write", "upsert_documents", collection, keys, work)
+
+    async def keep_original(self, collection: str, content_hash: str, data: bytes) -> OriginalKept:
+        """Kept before a document is written, with the same right (and audit record) as the write."""
+        work = super().keep_original(collection, content_hash, data)
+        return await self._write("write", "keep_original", collection, content_hash, work)
 
     async def relabel(self, collection: str, doc_id: str, request: RelabelRequest) -> UpsertDocumentResponse:
         work = super().relabel(collection, doc_id, request)
