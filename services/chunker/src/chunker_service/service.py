@@ -15,6 +15,7 @@ from ingestion_contracts.chunker import (
     PresetInfo,
     PresetsResponse,
 )
+from ingestion_contracts.regions import Region
 from servicekit import PayloadTooLarge, Unprocessable
 
 from .boxes import RegionIndex
@@ -137,11 +138,19 @@ def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex, regions: RegionI
             page=pages.page_at(span.start) if pages else None,
             page_end=pages.page_at(span.end - 1) if pages else None,
             page_starts=_page_starts(span, pages),
-            boxes=regions.boxes(span.start, span.end, shift=len(span.prefix)) if regions else None,
+            boxes=_boxes(text, span, regions) if regions else None,
             units=regions.units(span.start, span.end) if regions else [],
         )
         for i, span in enumerate(chunked.chunks)
     ]
+
+
+def _boxes(text: str, span: ChunkSpan, regions: RegionIndex) -> list[Region]:
+    """Where the chunk's text lies: a table header put in front of its rows (tables.py) where that header is printed."""
+    header: list[Region] = []
+    if span.prefix and (at := text.rfind(span.prefix, 0, span.start)) >= 0:
+        header = regions.boxes(at, at + len(span.prefix))
+    return header + regions.boxes(span.start, span.end, shift=len(span.prefix))
 
 
 def _page_starts(span: ChunkSpan, pages: PageIndex) -> list[PageStart]:

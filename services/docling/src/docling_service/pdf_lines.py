@@ -36,6 +36,7 @@ class Line:
     top: float
     right: float
     bottom: float
+    box: tuple[float, float, float, float] | None = None  # where it is printed, when read turned (a sideways scan)
 
     @property
     def height(self) -> float:

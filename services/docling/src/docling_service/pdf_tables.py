@@ -12,6 +12,7 @@ import io
 import logging
 import statistics
 from dataclasses import dataclass
+from typing import Any
 
 import pdfplumber
 
@@ -37,7 +38,7 @@ class RuledTable:
     page: int
     box: tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
     rows: tuple[tuple[str, ...], ...]
-    row_boxes: tuple[tuple[float, float, float, float], ...] = ()  # one per row, as rows
+    located: tuple[Located, ...] = ()  # each cell's lines where they are printed, in the Markdown's order
 
     def holds(self, line: Line) -> bool:
         x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
@@ -74,14 +75,38 @@ def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
             for number in sorted(pages):
                 if number > len(pdf.pages):
                     continue
+                words: list[dict[str, Any]] | None = None  # the page's, read once it has a table
                 for table in pdf.pages[number - 1].find_tables(_RULED):
                     rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
                     if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
-                        boxes = tuple(rounded(row.bbox) for row in table.rows)
-                        found.append(RuledTable(page=number, box=table.bbox, rows=rows, row_boxes=boxes))
+                        words = words if words is not None else pdf.pages[number - 1].extract_words()
+                        located = _cell_lines(words, table, number)
+                        found.append(RuledTable(page=number, box=table.bbox, rows=rows, located=located))
     except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
         log.warning("ruled table search failed; tables stay text", exc_info=exc)
     return found
+
+
+def _cell_lines(words: list[dict[str, Any]], table: Any, number: int) -> tuple[Located, ...]:
+    """Each cell's text lines where they are printed: pdfplumber's words inside the cell's borders, line by line
+    (a docling line may run across two cells; the cell's own box would mark its empty part too)."""
+    located: list[Located] = []
+    for row in table.rows:
+        for cell in row.cells:
+            if cell is None:
+                continue
+            inside = [w for w in words if cell[0] <= (w["x0"] + w["x1"]) / 2 <= cell[2]
+                      and cell[1] <= (w["top"] + w["bottom"]) / 2 <= cell[3]]  # fmt: skip
+            lines: list[list[dict[str, Any]]] = []
+            for word in sorted(inside, key=lambda w: (round(w["top"]), w["x0"])):
+                if lines and abs(lines[-1][0]["top"] - word["top"]) <= 2:
+                    lines[-1].append(word)
+                else:
+                    lines.append([word])
+            for line in lines:
+                box = union((w["x0"], w["top"], w["x1"], w["bottom"]) for w in line)
+                located.append(Located(" ".join(w["text"] for w in line), number, rounded(box)))
+    return tuple(located)
 
 
 def _column(cell: Line, columns: list[tuple[float, float]]) -> int:
@@ -140,11 +165,7 @@ def _unruled(lines: list[Line]) -> list[Item]:
 
 
 def _ruled_segment(table: RuledTable) -> Segment:
-    located: tuple[Located, ...] = ()
-    if len(table.row_boxes) == len(table.rows):
-        located = tuple(Located(" ".join(row), table.page, box) for row, box in zip(table.rows, table.row_boxes,
-                                                                                     strict=True))  # fmt: skip
-    return Segment(kind="table", text="", page=table.page, rows=table.rows, located=located,
+    return Segment(kind="table", text="", page=table.page, rows=table.rows, located=table.located,
                    units=(UnitDraft("table", table.page, rounded(table.box)),))  # fmt: skip
 
 

@@ -43,6 +43,8 @@ class LineLike(Protocol):
     def right(self) -> float: ...
     @property
     def bottom(self) -> float: ...
+    @property
+    def box(self) -> tuple[float, float, float, float] | None: ...
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,9 @@ def rounded(box: Sequence[float]) -> Box:
 
 
 def located(lines: Iterable[LineLike]) -> tuple[Located, ...]:
-    """Page lines (pdf_lines.Line, OCR lines) as located text."""
-    return tuple(Located(line.text, line.page, rounded((line.left, line.top, line.right, line.bottom)))
+    """Page lines (pdf_lines.Line, OCR lines) as located text: where they are printed on the page (a line read from
+    a scan turned sideways has its reading frame's coordinates, and the page's in ``box``)."""
+    return tuple(Located(line.text, line.page, rounded(line.box or (line.left, line.top, line.right, line.bottom)))
                  for line in lines)  # fmt: skip
 
 

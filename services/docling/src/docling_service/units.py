@@ -1,9 +1,10 @@
 """Tables and figures as units of the model-free PDF reading: a table gets its caption, figures are found.
 
 - A table's caption is the "Table N ..." paragraph just before or after it on its page.
-- A figure is found from its caption: the "Figure N ..." (or "Fig. N") paragraph, and the graphics (paths, images,
-  shadings, forms) PDFium finds right above it in its column, grown while the next graphic lies within
-  ``FIGURE_GAP`` of what was found (below the caption when nothing lies above). The caption paragraph carries it,
+- A figure is found from its caption: the "Figure N ..." (or "Fig. N") line, and the graphics (paths, images,
+  shadings) PDFium finds in the band of its column between it and the body text above it (the nearest line of
+  text as wide as half the column, else the page's first line: a running header), or below it when that band
+  holds none; the figure is their box with the labels (text lines) inside it. The caption's paragraph carries it,
   so the chunk holding the caption holds the figure: searchable by its caption and the text around it.
 - A raster image of at least ``MIN_PICTURE_SIDE`` points a side that no caption claimed is a figure without one,
   carried by the paragraph nearest below it on its page (else the one nearest above).
@@ -24,8 +25,7 @@ from .regions import Box, UnitDraft, caption_kind, rounded, union
 
 log = logging.getLogger("docling_service.units")
 
-FIGURE_GAP = 18.0  # points between two graphics of one figure (or between a figure and its caption)
-CAPTION_REACH = 48.0  # the figure's nearest graphic lies at most this far from its caption
+MIN_FIGURE_HEIGHT = 12.0  # points: graphics lower than this (a rule under a heading) are no figure
 MIN_PICTURE_SIDE = 36.0  # half an inch: smaller images are bullets, logos, icons
 BACKGROUND_SHARE = 0.6  # a graphic over this share of the page is its background, not a figure
 _GRAPHICS = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_SHADING)
@@ -50,11 +50,12 @@ def _gap_y(a: Box, b: Box) -> float:
     return max(a[1] - b[3], b[1] - a[3], 0.0)
 
 
-def page_graphics(data: bytes, pages: set[int]) -> dict[int, list[Graphic]]:
-    """The graphics of the given pages (1-based), top-left origin, page backgrounds left out."""
+def page_graphics(data: bytes, pages: set[int]) -> tuple[dict[int, list[Graphic]], dict[int, float]]:
+    """The graphics of the given pages (1-based), top-left origin, page backgrounds left out; and each page's width."""
     found: dict[int, list[Graphic]] = {}
+    widths: dict[int, float] = {}
     if not pages:
-        return found
+        return found, widths
     with pypdfium2_lock:
         document = pdfium.PdfDocument(data)
         try:
@@ -69,37 +70,38 @@ def page_graphics(data: bytes, pages: set[int]) -> dict[int, list[Graphic]]:
                     box = rounded((left, height - top, right, height - bottom))
                     if (box[2] - box[0]) * (box[3] - box[1]) <= BACKGROUND_SHARE * width * height:
                         graphics.append(Graphic(box, obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE))
-                found[number] = graphics
+                found[number], widths[number] = graphics, width
                 page.close()
         finally:
             document.close()
-    return found
+    return found, widths
 
 
-def _grow(seed: list[Graphic], graphics: list[Graphic]) -> Box:
-    box = union(g.box for g in seed)
-    added = True
-    while added:
-        added = False
-        for graphic in graphics:
-            inside = graphic.box[0] >= box[0] and graphic.box[2] <= box[2] and graphic.box[1] >= box[1]
-            if inside and graphic.box[3] <= box[3]:
-                continue
-            if _overlaps_x(graphic.box, box) and _gap_y(graphic.box, box) <= FIGURE_GAP:
-                box = union([box, graphic.box])
-                added = True
-    return box
+def _column(caption: Box, lines: list[Box], width: float) -> tuple[float, float]:
+    """The left and right edges of the text column the caption is centred in (the whole page when none)."""
+    middle = (caption[0] + caption[2]) / 2
+    holding = [line for line in lines if line[0] <= middle <= line[2] and line[2] - line[0] >= 0.3 * width]
+    if not holding:
+        return 0.0, width
+    return min(line[0] for line in holding), max(line[2] for line in holding)
 
 
-def figure_above_or_below(caption: Box, graphics: list[Graphic]) -> Box | None:
-    """The figure a caption names: the graphics nearest above it in its column, else those below it."""
-    near = [g for g in graphics if _overlaps_x(g.box, caption, slack=FIGURE_GAP)]
-    above = [g for g in near if g.box[3] <= caption[1] + 2 and caption[1] - g.box[3] <= CAPTION_REACH]
-    below = [g for g in near if g.box[1] >= caption[3] - 2 and g.box[1] - caption[3] <= CAPTION_REACH]
-    for side in (above, below):
-        if side:
-            nearest = min(side, key=lambda g: _gap_y(g.box, caption))
-            return _grow([nearest], side)
+def figure_box(caption: Box, lines: list[Box], graphics: list[Graphic], width: float) -> Box | None:
+    """The figure a caption names: the graphics of its column between it and the body text above it (else below
+    it), with the labels among them; None when that band holds no graphic."""
+    left, right = _column(caption, lines, width)
+    wide = [line for line in lines if line[2] - line[0] >= 0.5 * (right - left) and line[0] < right and line[2] > left]
+    column = [g for g in graphics if left - 2 <= g.box[0] and g.box[2] <= right + 2]
+    above = [line[3] for line in wide if line[3] <= caption[1] + 1]
+    top = max(above) if above else min((line[1] for line in lines), default=0.0)
+    below = [line[1] for line in wide if line[1] >= caption[3] - 1 and line != caption]
+    bottom = min(below) if below else max((line[3] for line in lines), default=caption[3])
+    for band in ((top, caption[1] + 1), (caption[3] - 1, bottom)):
+        inside = [g.box for g in column if band[0] - 0.5 <= g.box[1] and g.box[3] <= band[1] + 0.5]
+        if inside and (union(inside)[3] - union(inside)[1] > MIN_FIGURE_HEIGHT or any(g.picture for g in column)):
+            box = union(inside)
+            labels = [line for line in lines if _inside(line, box)]
+            return rounded(union([box, *labels]))
     return None
 
 
@@ -134,7 +136,7 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
                 if s.page and caption_kind(s.text) == "figure" and (box := _box(s)) is not None}  # fmt: skip
     pages = {s.page for s in segments if s.page}
     try:
-        graphics = page_graphics(data, pages)
+        graphics, widths = page_graphics(data, pages)
     except Exception as exc:  # a page PDFium cannot read keeps its text; only its figures go
         log.warning("figure search failed; figures are left out", exc_info=exc)
         return segments
@@ -143,7 +145,9 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
     for index, caption in captions.items():
         page = segments[index].page
         assert page is not None
-        figure = figure_above_or_below(caption, graphics.get(page, []))
+        lines = [line.box for segment in segments if segment.page == page for line in segment.located]
+        first_line = next((line.box for line in segments[index].located), caption)  # "Figure 1." itself
+        figure = figure_box(first_line, lines, graphics.get(page, []), widths.get(page, 0.0))
         if figure is not None:
             draft = UnitDraft("figure", page, rounded(figure), segments[index].text)
             out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))

@@ -35,6 +35,10 @@ ingestion-mcp indexes documents and finds passages in them.
   get_document_outline, get_document_section, get_document_pages. Document tools take doc_id or key (the
   path, URL or name it was ingested with).
 - Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
+- Evidence (PDFs, images): 'detailed' answers give regions, per page {page, size [w, h], boxes [[start, end, x0, top,
+  x1, bottom]]}: characters start..end of the text given lie in that box (points from the page's top-left corner).
+  get_document_pages with a search result's chunk_index returns its tables (Markdown) and figures whole (units);
+  image='page' shows the page with the passage marked, image='figure' the figures.
 """
 
 # Rules the instructions state once (collection names; a doc_id is one search or list_documents gave), not

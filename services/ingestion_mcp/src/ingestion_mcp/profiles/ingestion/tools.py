@@ -19,6 +19,7 @@ from ...library import ResponseBudget
 from ...state import AppState
 from ...tools.annotations import READ, WRITE
 from ...tools.common import ToolDecorator, profile_tools, result
+from .evidence import NOT_LOCATED, hit_regions, hit_units, not_located
 from .models import (
     ChunkingArg,
     CollectionArg,
@@ -44,6 +45,7 @@ from .models import (
     render_error,
 )
 from .sync import freshness
+from .viewer import VIEWER_META
 
 CONCISE_TEXT_CHARS = 600
 
@@ -105,6 +107,7 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
             dense=hit.dense_score, keyword=hit.keyword_score, dense_rank=hit.dense_rank,
             keyword_rank=hit.keyword_rank, collection=hit.collection,
         )  # fmt: skip
+        item.regions, item.units = hit_regions(hit), hit_units(hit)
     return item
 
 
@@ -209,7 +212,7 @@ def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
 
 
 def _register_search(tool: ToolDecorator, state: AppState) -> None:
-    @tool(READ)
+    @tool(READ, meta=VIEWER_META)  # hosts that render MCP Apps show the cited page; others ignore it
     async def search(
         query: QueryArg,
         collection: CollectionArg = None,
@@ -261,6 +264,8 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         if detailed:
             out.searched_chunks = found.total_searched
             out.search_time_ms = round(found.embedding_ms + found.search_ms, 1)
+            if unlocated := sum(1 for hit in found.hits if not_located(hit)):
+                out.message = f"{out.message} {NOT_LOCATED.format(count=unlocated)}"
         return result(fit_budget(out, state.library.budget))
 
 
