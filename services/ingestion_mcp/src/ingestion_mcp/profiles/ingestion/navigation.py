@@ -273,7 +273,7 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         if truncated:
             answer.message = f"{answer.message} Call again with start_char={start_char + len(content)} for the rest."
         if response_format == "detailed" and unlocated(doc):
-            answer.message += UNLOCATED
+            answer.message = f"{answer.message}{UNLOCATED}"
         return result(answer)
 
     @tool(READ)
@@ -305,14 +305,14 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
             pictures.append(image_content(picture))
             answer.images.append(ShownImage(page=first_page, kind="page", marked=picture.marked if passage else None,
                                             passage_pages=picture.passage_pages or None))  # fmt: skip
-            answer.message += page_note(first_page, last_page, passage is not None, picture.marked,
-                                        picture.passage_pages)  # fmt: skip
+            note = page_note(first_page, last_page, passage is not None, picture.marked, picture.passage_pages)
+            answer.message = f"{answer.message}{note}"
         else:
             for unit in figures_of(doc, passage, first_page):
                 picture = await state.library.page_image(name, doc.doc_id, unit.page, crop=crop_of(unit))
                 pictures.append(image_content(picture))
                 answer.images.append(ShownImage(page=unit.page, kind="figure"))
-            answer.message += f" {len(pictures)} figure(s) as pictures, in the order of images."
+            answer.message = f"{answer.message} {len(pictures)} figure(s) as pictures, in the order of images."
         shown = result(answer)
         shown.content.extend(pictures)
         return shown
