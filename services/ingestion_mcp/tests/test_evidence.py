@@ -92,7 +92,7 @@ async def test_a_passage_is_located_on_its_page_and_its_words_are_covered(connec
 
 def tint(picture: Image.Image, box: tuple[float, ...], scale: float) -> float:
     """How much more red than blue the pixels of ``box`` (points) are: a marked area is yellow-tinted."""
-    area = picture.crop(tuple(round(v * scale) for v in box)).convert("RGB")  # type: ignore[arg-type]
+    area = picture.crop(tuple(round(v * scale) for v in box)).convert("RGB")  # type: ignore[arg-type]  # four ints: a PIL box
     pixels = list(area.getdata())
     return sum(r - b for r, _, b in pixels) / max(len(pixels), 1)
 
