@@ -7,11 +7,13 @@ relevant). Grades are kept: nDCG uses them as gains, Recall and MRR count grade 
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+# The benchmark sets sit in shared/ beside the checkout; a worktree elsewhere names them with BENCH_DIR.
+BENCH_DIR = Path(os.environ.get("BENCH_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "bench")
 DEFAULT_DIR = BENCH_DIR / "scifact"
 DATASETS = {"scifact": BENCH_DIR / "scifact", "dbpedia-5k": BENCH_DIR / "dbpedia-5k"}
 SOURCE_PREFIX = "scifact:"  # a SciFact document's source is "scifact:<corpus id>"

@@ -76,6 +76,11 @@ class ConvertResponse(WireModel):
     ocr_pages: list[int] = Field(
         default_factory=list, description="Pages read by OCR (no text layer, or an image); empty when none were."
     )
+    levels_known: bool = Field(
+        default=True,
+        description="Heading levels come from the document itself (its markup, a PDF's bookmarks); false where "
+        "they were inferred from the layout (a PDF without bookmarks, a scan).",
+    )
     warnings: list[str] = Field(default_factory=list)
     regions: list[Region] = Field(
         default_factory=list,

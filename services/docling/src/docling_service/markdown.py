@@ -14,6 +14,8 @@ _SPACES = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _TRAILING = re.compile(r"[ \t]+\n")
 _BACKTICKS = re.compile(r"`+")
+# A line of prose that would read as an ATX heading or a code fence in Markdown ("# not a heading", "```").
+_MARKUP_START = re.compile(r"^( {0,3})(#{1,6}(?=[ \t]|$)|`{3,}|~{3,})", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def _parts(segment: Segment) -> tuple[str, str, str] | None:
         return "#" * min(6, max(1, segment.level or 1)) + " ", body, ""
     if segment.kind == "list_item":
         return "- ", body, ""
-    return "", body, ""
+    return "", _MARKUP_START.sub(r"\1\\\2", body), ""
 
 
 def render(segments: list[Segment]) -> Rendered:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from docling_core.types.doc import (
@@ -18,10 +19,12 @@ from docling_core.types.doc import (
     TitleItem,
 )
 from docling_core.types.doc.labels import DocItemLabel
+from docling_core.types.doc.page import SegmentedPdfPage
 from ingestion_contracts.docling import BlockKind
 
 from .markdown import Segment
-from .pdf_lines import Line
+from .pdf_lines import Line, is_mono_font
+from .pdf_text import clean_text
 from .regions import Located, UnitDraft, rounded, union
 
 # Furniture that would repeat on every page and split paragraphs across page breaks.
@@ -135,8 +138,13 @@ def document_segments(document: DoclingDocument, *, paged: bool, located: bool =
     return segments
 
 
-def document_lines(document: DoclingDocument) -> list[Line]:
-    """The printed lines of a natively parsed PDF, in top-left coordinates."""
+def document_lines(document: DoclingDocument, parsed: Mapping[int, SegmentedPdfPage] | None = None) -> list[Line]:
+    """The printed lines of a natively parsed PDF, in top-left coordinates, their text cleaned (pdf_text.py).
+
+    ``parsed``: docling-parse's pages by number (the conversion's ``pages[i].parsed_page``), which name each
+    line's font: the native pipeline adds one text item per text line cell of a page, in the same order."""
+    fonts = {number: _line_fonts(page) for number, page in (parsed or {}).items()}
+    seen: dict[int, int] = {}
     lines = []
     for item, _ in document.iterate_items():
         if not isinstance(item, TextItem) or not item.prov or item.label in _SKIPPED_LABELS:
@@ -145,5 +153,30 @@ def document_lines(document: DoclingDocument) -> list[Line]:
         page = document.pages.get(prov.page_no)
         box = prov.bbox.to_top_left_origin(page.size.height) if page is not None else prov.bbox
         top, bottom = sorted((box.t, box.b))
-        lines.append(Line(text=item.text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom))
+        position = seen[prov.page_no] = seen.get(prov.page_no, -1) + 1
+        page_fonts = fonts.get(prov.page_no, [])
+        font, mono = page_fonts[position] if position < len(page_fonts) else ("", False)
+        text = clean_text(item.text, code=mono)
+        lines.append(Line(text=text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom,
+                          font=font, mono=mono))  # fmt: skip
     return lines
+
+
+def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool]]:
+    """(font, monospaced) of each text line cell with text, in the order the native pipeline adds them. A line
+    is monospaced when its first font is and most of its words are (a sentence may start with a command)."""
+    lines = [cell for cell in page.textline_cells if cell.text]
+    out: list[tuple[str, bool]] = []
+    words = None
+    for cell in lines:
+        font = getattr(cell, "font_name", "") or ""  # PdfTextCell names its font; a plain TextCell does not
+        mono = is_mono_font(font)
+        if mono:
+            if words is None:
+                words = [(w.rect.to_bounding_box(), is_mono_font(getattr(w, "font_name", ""))) for w in page.word_cells]
+            box = cell.rect.to_bounding_box()
+            inside = [m for b, m in words if b.l >= box.l - 1 and b.r <= box.r + 1
+                      and abs((b.t + b.b) / 2 - (box.t + box.b) / 2) < abs(box.b - box.t) / 2]  # fmt: skip
+            mono = not inside or sum(inside) * 2 > len(inside)
+        out.append((font, mono))
+    return out

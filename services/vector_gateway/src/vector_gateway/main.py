@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
-from pydantic import ValidationError
 from servicekit import ServiceError, configure_logging, create_service_app, serve
+from servicekit.settings import settings_or_exit
 
 from . import __version__
 from .api.routes import router
@@ -134,11 +133,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
 
 
 def run() -> None:
-    try:
-        settings = GatewaySettings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        sys.exit(f"vector-gateway: invalid settings: {problems}")
+    settings = settings_or_exit(GatewaySettings, "vector-gateway")
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     serve(create_app(settings), settings)
 

@@ -117,7 +117,7 @@ def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str,
     merged: Candidates = []
     complete = True
     for name in names:
-        text = lexical.analyze(query.text, store.analysis_of(name)) or query.text
+        text = lexical.analyze_query(query.text, store.analysis_of(name)) or query.text
         fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
         hits = store.search(
             name, mode=kind, vector=query.vector, text=text, limit=limit, where=query.where, fields=fields

@@ -95,8 +95,9 @@ class GatewaySettings(ServiceSettings):
     load_model_at_startup: bool = True
     # Applies to collections created from now on (a collection keeps the analyzer it was made with).
     bm25_stop_words: Literal["english", "none"] = "english"
-    # "snowball_en": BM25 matches word stems ("mutations" ~ "mutated"); "raw": exact lower-cased words.
-    bm25_analysis: Analysis = "snowball_en"
+    # "snowball_multi": BM25 matches word stems in each document's language, accents folded ("Binärpakete" ~
+    # "Binarpaket"); "snowball_en": English stems for every document (before issue 38); "raw": exact lower-cased words.
+    bm25_analysis: Analysis = "snowball_multi"
     flush_policy: FlushPolicy = Field(
         default="auto",
         description="When to flush after writes. auto = after every write request on Milvus Lite (unflushed rows "

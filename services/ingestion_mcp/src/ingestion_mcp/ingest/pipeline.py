@@ -72,6 +72,7 @@ class BatchItem:
     source: str | None = None
     metadata: dict[str, Any] | None = None
     key: str | None = None  # identity override (the obsidian profile keys notes by vault path)
+    as_text: bool = False  # a file of a text-like type the converter does not know (.rst, .tex): read as text
 
     @property
     def label(self) -> str:
@@ -112,6 +113,7 @@ class Work:
     page_sizes: list[PageSize] = field(default_factory=list)
     page_count: int | None = None
     pipeline: str | None = None
+    levels_known: bool = True  # false: the converter guessed the heading levels (a PDF without bookmarks)
     chunks: ChunkResponse | None = None
     vectors: list[list[float]] = field(default_factory=list)
     model: str | None = None  # the embedding model that made `vectors`
@@ -272,6 +274,7 @@ class Ingestor:
             work.page_spans, work.page_count = converted.page_spans, converted.page_count
             work.regions, work.units, work.page_sizes = converted.regions, converted.units, converted.page_sizes
             work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)
+            work.levels_known = converted.levels_known
             doc.file_type = converted.file_type
         self.check_text(work.markdown, minimum=doc.is_text_input)
 
@@ -372,11 +375,13 @@ class Ingestor:
     def upsert_request(self, work: Work, chunking: str, force: bool, order: int | None = None) -> UpsertDocumentRequest:
         doc, chunked = work.doc, work.chunks
         assert doc is not None and chunked is not None
+        # Levels the converter guessed are not stored as the document's: its outline then says levels_known false.
+        dropped = set() if work.levels_known else {"heading_levels"}
         return UpsertDocumentRequest(
             source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
             content_hash=doc.content_hash, page_count=work.page_count or None, last_modified=doc.last_modified,
-            tags=work.tags,
-            metadata=work.item.metadata or {}, chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
+            tags=work.tags, metadata=work.item.metadata or {},
+            chunks=[ChunkIn(**c.model_dump(exclude=dropped)) for c in chunked.chunks],
             chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
             page_sizes=work.page_sizes,
         )  # fmt: skip
@@ -500,7 +505,7 @@ def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -
     path = item.file_path or ""
 
     async def acquired() -> Acquired:
-        return await acquire.from_file(path, settings, key=item.key)
+        return await acquire.from_file(path, settings, key=item.key, as_text=item.as_text)
 
     return IngestItem(acquired, label=item.label, source=item.source, tags=tags, metadata=item.metadata)
 

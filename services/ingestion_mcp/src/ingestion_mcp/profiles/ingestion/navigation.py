@@ -7,6 +7,8 @@ Each answer fits the response budget; a cut one says `truncated` and which call 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from ingestion_contracts.gateway import DocumentStructure, OutlineSection, SearchHit
@@ -33,9 +35,9 @@ from .evidence import (
     image_content,
     whole_units,
 )
-from .models import CollectionArg, FormatArg, ToolOutput, render_error
+from .models import CollectionArg, FormatArg, OffsetArg, ToolOutput, render_error
 
-StartCharArg = Annotated[int, Field(default=0, ge=0)]  # a cut answer names the call that reads on
+StartCharArg = OffsetArg  # a cut answer names the call that reads on
 PREAMBLE = "(before the first heading)"
 MAX_FIGURES = 3  # crops one answer carries (each is an image of up to 1 MB)
 UNLOCATED = " It was indexed before boxes were kept (no regions): ingest it again with force=true to locate its text."
@@ -118,6 +120,22 @@ def _norm(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+# A heading's own numbering, printed before its title ("Part II", "Chapter 3", "Appendix A", "3.2.1", "IV."): an agent
+# asks for "Plotting styles" where the manual prints "Part II Plotting styles".
+_LABEL = r"(?i:part|chapter|section|appendix|annex|book)"
+_NUMBERING = re.compile(rf"^(?:{_LABEL}\s+\S+|(?:{_LABEL}\s+)?(?:[IVXLCDM]+|\d+(?:\.\d+)*|[A-Z](?=\.))\.?)\s+")
+
+
+def _bare(title: str) -> str:
+    """The title without the numbering printed before it; the title itself when nothing would be left."""
+    return _norm(_NUMBERING.sub("", " ".join(title.split()), count=1)) or _norm(title)
+
+
+def _matching(doc: DocumentStructure, wanted: list[str], norm: Callable[[str], str]) -> list[OutlineSection]:
+    want = [norm(t) for t in wanted]
+    return [s for s in doc.sections if want and [norm(t) for t in s.heading_path[-len(want) :]] == want]
+
+
 def find_section(doc: DocumentStructure, heading: list[str] | None, position: int | None) -> OutlineSection:
     """The section at an outline position, or the one whose heading path ends with `heading`."""
     if (heading is None) == (position is None):
@@ -134,8 +152,8 @@ def find_section(doc: DocumentStructure, heading: list[str] | None, position: in
                 code="SECTION_NOT_FOUND",
             )
         return doc.sections[position]
-    wanted = [_norm(t) for t in heading or []]
-    found = [s for s in doc.sections if wanted and [_norm(t) for t in s.heading_path[-len(wanted) :]] == wanted]
+    # The titles as printed first; only where none matches, the titles without their numbering ("Part II").
+    found = _matching(doc, heading or [], _norm) or _matching(doc, heading or [], _bare)
     if len(found) == 1:
         return found[0]
     if not found:
@@ -208,11 +226,17 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         doc_id: DocRefArg = None,
         key: KeyArg = None,
         collection: CollectionArg = None,
-        offset: Annotated[int, Field(default=0, ge=0)] = 0,
+        offset: OffsetArg = 0,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, OutlineOutput]:
         """A document's sections in order: heading, level, page, size in tokens."""
         doc = await read_structure(state, collection, doc_id, key)
+        state.library.budget.check_start(
+            offset,
+            len(doc.sections),
+            f"offset {offset}: '{doc_name(doc)}' has {len(doc.sections)} sections",
+            f"Ask for offset 0-{len(doc.sections) - 1}.",
+        )
         detailed = response_format == "detailed"
         entries = [
             OutlineEntry(
@@ -256,6 +280,12 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         section = find_section(doc, heading, position)
         last = section_end(doc, section, subsections)
         text = doc.content[section.start : last.end]
+        state.library.budget.check_start(
+            start_char,
+            len(text),
+            f"start_char {start_char}: the section holds {len(text)} characters",
+            "Read it from start_char=0, or the next section by its position.",
+        )
         content, truncated = state.library.budget.window(text, start_char)
         pages = [p for s in doc.sections[section.position : last.position + 1] for p in (s.page, s.page_end) if p]
         answer = SectionOutput(
@@ -318,11 +348,8 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         return shown
 
 
-def read_pages(
-    state: AppState, doc: DocumentStructure, first_page: int, last_page: int | None, start_char: int, *, detailed: bool
-) -> PagesOutput:
-    """Pages first_page..last_page of a document's text, within the response budget (the text of the tool)."""
-    last = last_page or first_page
+def page_count(doc: DocumentStructure, first_page: int, last: int) -> int:
+    """The document's page count, once pages first_page..last are known to be there to read."""
     if last < first_page:
         raise ToolFailure(f"last_page ({last}) is before first_page ({first_page}).",
                           "Give first_page <= last_page.", code="INVALID_ARGUMENT")  # fmt: skip
@@ -336,8 +363,24 @@ def read_pages(
     if first_page > count:
         raise ToolFailure(f"'{doc_name(doc)}' has {count} pages; there is no page {first_page}.",
                           f"Ask for pages 1-{count}.", code="PAGE_NOT_FOUND")  # fmt: skip
+    return count
+
+
+def read_pages(
+    state: AppState, doc: DocumentStructure, first_page: int, last_page: int | None, start_char: int, *, detailed: bool
+) -> PagesOutput:
+    """Pages first_page..last_page of a document's text, within the response budget (the text of the tool)."""
+    last = last_page or first_page
+    count = page_count(doc, first_page, last)
     ranges = page_ranges(doc, first_page, last)
     pages = [PageText(page=page, text=doc.content[start:end]) for page, start, end in ranges]
+    if pages and pages[0].page == first_page:
+        state.library.budget.check_start(
+            start_char,
+            len(pages[0].text),
+            f"start_char {start_char}: page {first_page} holds {len(pages[0].text)} characters",
+            f"Read page {first_page} from start_char=0, or the next page.",
+        )
     if detailed:
         for page in pages:
             page.headings = [" > ".join(s.heading_path) for s in doc.sections if s.page == page.page and
