@@ -18,6 +18,7 @@ from docling.datamodel.settings import settings as docling_settings
 from docling.document_converter import DocumentConverter, NativePdfFormatOption, PdfFormatOption
 from docling_core.types.doc import DoclingDocument
 from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, FormatInfo, Pipeline
+from ingestion_contracts.regions import PageSize
 from servicekit import Unprocessable
 
 from .containers import PdfInfo, check_office_zip, inspect_pdf
@@ -30,7 +31,8 @@ from .ocr import OcrEngine, engine_name
 from .ocr_models import OcrModelMissing, model_params
 from .options import ConverterOptions
 from .pdf_lines import Line, merge_lines
-from .scans import ocr_image, scanned_pages
+from .regions import page_sizes
+from .scans import image_sizes, ocr_image, pdf_page_sizes, scanned_pages
 from .segments import document_lines, document_segments
 
 log = logging.getLogger("docling_service.converter")
@@ -205,6 +207,7 @@ class Converter:
             warnings[:0] = [NATIVE_FALLBACK_WARNING, *self.startup_warnings]
         if ocr_pages:
             warnings.append(_ocr_warning(ocr_pages, pipeline, self._ocr.options.model if self._ocr else "small"))
+        sizes = _sizes(file_type, data, rendered)
         return ConvertResponse(
             file_name=file_name,
             file_type=file_type,
@@ -225,6 +228,9 @@ class Converter:
             ocr_pages=ocr_pages,
             levels_known=levels_known,
             warnings=warnings,
+            regions=rendered.regions if sizes else [],
+            units=rendered.units if sizes else [],
+            page_sizes=sizes,
         )
 
     def _convert_image(self, file_name: str, data: bytes) -> tuple[Rendered, int]:
@@ -285,7 +291,7 @@ class Converter:
     ) -> tuple[Rendered, int | None]:
         document = self._docling_document(file_name, file_type, data, warnings)
         paged = file_type in PAGED_TYPES
-        segments = document_segments(document, paged=paged)
+        segments = document_segments(document, paged=paged, located=file_type == "pdf")
         if file_type == "pdf" and self._ocr is not None:  # the standard pipeline OCRs what has no text layer
             ocr_pages.extend(scanned_pages(data))
         return render(segments), (len(document.pages) if paged else None)
@@ -303,6 +309,20 @@ def text_segments(file_name: str, data: bytes) -> list[Segment]:
         ) from exc
     blocks = _BLANK_LINE.split(text.replace("\r\n", "\n").replace("\r", "\n"))
     return [Segment(kind="paragraph", text=block) for block in blocks if block.strip()]
+
+
+def _sizes(file_type: FileType, data: bytes, rendered: Rendered) -> list[PageSize]:
+    """The sizes of the pages regions name: a PDF's from its page tree, an image's frames in pixels. None for the
+    other formats: their regions (slides) are in units no page image is drawn in, so none is kept."""
+    pages = {r.page for r in rendered.regions} | {u.page for u in rendered.units}
+    if not pages or file_type not in ("pdf", "image"):
+        return []
+    try:
+        sizes = image_sizes(data) if file_type == "image" else pdf_page_sizes(data, pages)
+    except Exception as exc:  # the text stands without its boxes
+        log.warning("page sizes unreadable; the document is kept without boxes", exc_info=exc)
+        return []
+    return page_sizes(sizes, rendered.regions, rendered.units)
 
 
 def _title(rendered: Rendered, file_name: str, metadata: str | None, *, outlined: bool = False) -> str:

@@ -19,6 +19,7 @@ from .pdf_lines import Line, join_fragments, merge_lines
 from .pdf_outline import mark_bookmarks, read_bookmarks
 from .pdf_tables import candidate_pages, ruled_tables, with_tables
 from .scans import ocr_pdf_pages, scanned_pages
+from .units import with_units
 
 # (pages done, pages in all), called after each window and each page read by OCR.
 PageProgress = Callable[[int, int], None]
@@ -75,4 +76,5 @@ def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: 
         segments = merge_lines(with_tables(lines, ruled_tables(data, candidate_pages(lines))))
     else:  # the text-only reading, kept as the benchmark's baseline
         segments = merge_lines(list(lines))
-    return sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
+    ordered = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
+    return with_units(ordered, data) if tables else ordered

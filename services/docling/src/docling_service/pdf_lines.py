@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from .markdown import Segment
 from .pdf_text import ENDS_WITH_ACCENT, clean_text
+from .regions import located, union
 
 # A gap wider than this many line heights separates paragraphs (body leading is 0.15-0.5).
 PARAGRAPH_GAP = 0.8
@@ -60,6 +61,7 @@ class Line:
     mono: bool = False  # set (mostly) in a monospaced font: code or preformatted text
     heading: int = 0  # the level of the bookmark whose title this line prints (pdf_outline.py); 0: none
     heading_id: int = -1  # which bookmark: the lines of one multi-line title share it
+    box: tuple[float, float, float, float] | None = None  # where it is printed, when read turned (a sideways scan)
 
     @property
     def height(self) -> float:
@@ -177,8 +179,9 @@ def join_fragments(lines: list[Line]) -> list[Line]:
         else:
             out.append(line)
             continue
+        box = union((prev.box, line.box)) if prev.box and line.box else prev.box  # a turned line: both parts
         out[-1] = replace(prev, text=text, right=max(prev.right, line.right), top=min(prev.top, line.top),
-                          bottom=max(prev.bottom, line.bottom))  # fmt: skip
+                          bottom=max(prev.bottom, line.bottom), box=box)  # fmt: skip
     return out
 
 
@@ -240,12 +243,13 @@ def merge_lines(items: list[Line | Segment]) -> list[Segment]:
             continue
         page = paragraph[0].page
         if paragraph[0].heading:
-            segments.append(Segment(kind="heading", text=_join(paragraph), page=page, level=paragraph[0].heading))
+            text, level = _join(paragraph), paragraph[0].heading
+            segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
         elif paragraph[0].mono:
-            segments.append(Segment(kind="code", text=_code_text(paragraph), page=page))
+            segments.append(Segment(kind="code", text=_code_text(paragraph), page=page, located=located(paragraph)))
         elif _is_heading(paragraph, levels):
-            level = _layout_level(paragraph, levels, numbered)
-            segments.append(Segment(kind="heading", text=_join(paragraph), page=page, level=level))
+            text, level = _join(paragraph), _layout_level(paragraph, levels, numbered)
+            segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
         else:
-            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page))
+            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page, located=located(paragraph)))
     return segments

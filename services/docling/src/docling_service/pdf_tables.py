@@ -12,11 +12,13 @@ import io
 import logging
 import statistics
 from dataclasses import dataclass
+from typing import Any
 
 import pdfplumber
 
 from .markdown import Segment
 from .pdf_lines import Line
+from .regions import Located, UnitDraft, rounded, union
 
 log = logging.getLogger("docling_service.pdf_tables")
 
@@ -36,6 +38,7 @@ class RuledTable:
     page: int
     box: tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
     rows: tuple[tuple[str, ...], ...]
+    located: tuple[Located, ...] = ()  # each cell's lines where they are printed, in the Markdown's order
 
     def holds(self, line: Line) -> bool:
         x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
@@ -72,13 +75,38 @@ def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
             for number in sorted(pages):
                 if number > len(pdf.pages):
                     continue
+                words: list[dict[str, Any]] | None = None  # the page's, read once it has a table
                 for table in pdf.pages[number - 1].find_tables(_RULED):
                     rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
                     if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
-                        found.append(RuledTable(page=number, box=table.bbox, rows=rows))
+                        words = words if words is not None else pdf.pages[number - 1].extract_words()
+                        located = _cell_lines(words, table, number)
+                        found.append(RuledTable(page=number, box=table.bbox, rows=rows, located=located))
     except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
         log.warning("ruled table search failed; tables stay text", exc_info=exc)
     return found
+
+
+def _cell_lines(words: list[dict[str, Any]], table: Any, number: int) -> tuple[Located, ...]:
+    """Each cell's text lines where they are printed: pdfplumber's words inside the cell's borders, line by line
+    (a docling line may run across two cells; the cell's own box would mark its empty part too)."""
+    located: list[Located] = []
+    for row in table.rows:
+        for cell in row.cells:
+            if cell is None:
+                continue
+            inside = [w for w in words if cell[0] <= (w["x0"] + w["x1"]) / 2 <= cell[2]
+                      and cell[1] <= (w["top"] + w["bottom"]) / 2 <= cell[3]]  # fmt: skip
+            lines: list[list[dict[str, Any]]] = []
+            for word in sorted(inside, key=lambda w: (round(w["top"]), w["x0"])):
+                if lines and abs(lines[-1][0]["top"] - word["top"]) <= 2:
+                    lines[-1].append(word)
+                else:
+                    lines.append([word])
+            for line in lines:
+                box = union((w["x0"], w["top"], w["x1"], w["bottom"]) for w in line)
+                located.append(Located(" ".join(w["text"] for w in line), number, rounded(box)))
+    return tuple(located)
 
 
 def _column(cell: Line, columns: list[tuple[float, float]]) -> int:
@@ -109,7 +137,11 @@ def _table_segment(rows: list[list[Line]]) -> Segment | None:
     lengths = [len(cell.text.strip()) for row in rows for cell in row]
     if len(grid) < MIN_ROWS or statistics.median(lengths) > MAX_MEDIAN_CELL_CHARS:
         return None
-    return Segment(kind="table", text="", page=rows[0][0].page, rows=tuple(grid))
+    page = rows[0][0].page
+    boxes = [rounded(union((c.left, c.top, c.right, c.bottom) for c in row)) for row in rows]
+    located = tuple(Located(" ".join(cells), page, box) for cells, box in zip(grid, boxes, strict=True))
+    return Segment(kind="table", text="", page=page, rows=tuple(grid), located=located,
+                   units=(UnitDraft("table", page, union(boxes)),))  # fmt: skip
 
 
 def _unruled(lines: list[Line]) -> list[Item]:
@@ -132,6 +164,11 @@ def _unruled(lines: list[Line]) -> list[Item]:
     return items
 
 
+def _ruled_segment(table: RuledTable) -> Segment:
+    return Segment(kind="table", text="", page=table.page, rows=table.rows, located=table.located,
+                   units=(UnitDraft("table", table.page, rounded(table.box)),))  # fmt: skip
+
+
 def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
     """The lines in reading order, those of each table replaced by one table segment where it starts."""
     items: list[Item] = []
@@ -145,8 +182,7 @@ def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
         if table not in placed:
             items.extend(_unruled(pending))
             pending = []
-            found = ruled[table]
-            items.append(Segment(kind="table", text="", page=found.page, rows=found.rows))
+            items.append(_ruled_segment(ruled[table]))
             placed.add(table)
     items.extend(_unruled(pending))
     return items

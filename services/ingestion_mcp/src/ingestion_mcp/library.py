@@ -31,6 +31,7 @@ from ingestion_contracts.gateway import (
 from pydantic import BaseModel
 
 from .backend import Backend
+from .backend.page_image import PageImage
 from .errors import CollectionExists, CollectionNotFound, DocumentNotFound, NotFound, ToolFailure
 from .settings import McpSettings
 
@@ -173,6 +174,30 @@ class Library:
         try:
             return await self.backend.get_structure(collection, doc_id)
         except NotFound as exc:
+            raise self._missing(collection, doc_id, exc) from None
+
+    async def passage(self, collection: str, doc_id: str, chunk_index: int) -> SearchHit:
+        """One passage (chunk) of a document, with where it lies on its pages."""
+        try:
+            found = await self.backend.get_chunks(collection, doc_id, chunk_index, chunk_index)
+        except NotFound as exc:
+            raise self._missing(collection, doc_id, exc) from None
+        if not found.chunks:
+            raise ToolFailure(
+                f"The document has {found.chunk_count} passages (chunk_index 0-{found.chunk_count - 1}); there is no "
+                f"passage {chunk_index}.",
+                "Give the chunk_index of a search result of this document.",
+                code="PASSAGE_NOT_FOUND",
+            )
+        return found.chunks[0]
+
+    async def page_image(
+        self, collection: str, doc_id: str, page: int, *, chunk: int | None = None, crop: str | None = None
+    ) -> PageImage:
+        """A page drawn from the document's kept original, passage ``chunk`` marked, or a ``crop`` of it."""
+        try:
+            return await self.backend.page_image(collection, doc_id, page, chunk=chunk, crop=crop)
+        except (CollectionNotFound, DocumentNotFound) as exc:
             raise self._missing(collection, doc_id, exc) from None
 
     async def doc_id_of(self, collection: str, key: str) -> str:

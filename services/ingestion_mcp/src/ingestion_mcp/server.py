@@ -43,6 +43,9 @@ ingestion-mcp indexes documents and finds passages in them.
 - How much comes back: top_k (search results) or limit (list items), from offset (lists) or start_char
   (text); a cut answer says how to read on.
 - sync_folder's include and exclude are glob patterns on paths in the folder ('*.md', 'notes/*').
+- Evidence (PDFs, images): 'detailed' answers give regions, per page {page, size [w, h], boxes [[start, end, x0, top,
+  x1, bottom]]}: characters start..end of the text lie in that box (points, from the page's top-left);
+  get_document_pages shows a passage's tables and figures whole, and its page as a picture.
 """
 
 # Rules the instructions state once (collection names; a doc_id is one search or list_documents gave), not

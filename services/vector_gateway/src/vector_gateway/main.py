@@ -21,6 +21,7 @@ from .embedder import Embedder, EmbedderHolder
 from .index import DocumentIndex
 from .milvus import MilvusStore
 from .orders import BrokerOrders, LocalOrders, OrderSource
+from .originals import Originals
 from .service import GatewayService
 from .settings import GatewaySettings
 from .vectors import VectorStores
@@ -41,6 +42,12 @@ async def _sweep(service: GatewayService) -> None:
         await service.sweep_uncommitted()
     except Exception as exc:  # noqa: BLE001 - searches ignore uncommitted rows; the next start tries again
         log.warning("uncommitted-version sweep failed: %s", getattr(exc, "message", None) or exc)
+    try:
+        removed = await service.sweep_originals()
+        if removed:
+            log.info("originals sweep: %d originals no document names were removed", removed)
+    except Exception as exc:  # noqa: BLE001 - an original left over costs disk only; the next start tries again
+        log.warning("originals sweep failed: %s", getattr(exc, "message", None) or exc)
 
 
 def _orders(settings: GatewaySettings) -> OrderSource:
@@ -115,6 +122,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         observe=app.state.metrics.observe_stage,
         leases=LeasePolicy(seconds=settings.write_lease_s),
         orders=orders,
+        originals=Originals(settings.originals_root, settings.originals_max_mb * 2**20),
     )
     app.state.gateway = service
     app.state.settings = settings

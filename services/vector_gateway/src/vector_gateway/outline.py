@@ -19,6 +19,7 @@ from typing import Any
 from ingestion_contracts.chunker import PageStart
 from ingestion_contracts.gateway import DocumentInfo, DocumentStructure, OutlineSection, SearchHit
 
+from .boxes import content_regions
 from .citations import stored_page_starts
 from .passages import ChunkSpan, Layout, layout
 
@@ -208,10 +209,14 @@ def document_structure(
     by_index = {row["chunk_index"]: row for row in rows}
     pages = _page_starts(ordered, by_index, laid)
     sections = _sections(_runs(ordered), laid, pages)
+    located = content_regions(ordered, laid)
     return DocumentStructure(
         **info.model_dump(),
         content=laid.text,
         sections=sections,
         page_starts=pages,
         levels_known=all(s.heading_levels is not None or not s.heading_path for s in sections),
+        regions=located[0] if located else None,
+        units=located[1] if located else None,
+        page_sizes=located[2] if located else None,
     )

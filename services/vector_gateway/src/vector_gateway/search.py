@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
+from .boxes import stored_boxes, stored_sizes, stored_units
 from .citations import cited_page, stored_page_starts
 from .fusion import Fused, Fusion
 from .heading_levels import stored_heading_levels
@@ -88,6 +89,9 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query
         tags=list(entity.get("tags") or []),
         metadata=metadata,
         last_modified=entity["last_modified"],
+        boxes=stored_boxes(entity.get("metadata")),
+        units=stored_units(entity.get("metadata")),
+        page_sizes=stored_sizes(entity.get("metadata")),
     )
 
 

@@ -26,6 +26,7 @@ from ingestion_contracts.gateway import (
 )
 
 from . import names
+from .boxes import compact, kept_boxes, with_boxes
 from .citations import stored_page_starts, with_page_starts
 from .embedder import Embedder
 from .errors import commit_deadline_passed, invalid
@@ -164,6 +165,7 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
     req = doc.request
     language = _language(analysis, [chunk.text for chunk in req.chunks])
     rows = []
+    sizes = {size.page: size for size in req.page_sizes}
     for chunk, vector in zip(req.chunks, vectors, strict=True):
         rows.append(
             {
@@ -184,12 +186,15 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
                 "end": chunk.end,
                 "token_count": chunk.token_count,
                 "tags": list(dict.fromkeys(req.tags)),
-                "metadata": with_heading_levels(
-                    with_page_starts(
-                        stored_metadata(req.metadata, key=req.identity),
-                        [(s.offset, s.page) for s in chunk.page_starts],
+                "metadata": with_boxes(
+                    with_heading_levels(
+                        with_page_starts(
+                            stored_metadata(req.metadata, key=req.identity),
+                            [(s.offset, s.page) for s in chunk.page_starts],
+                        ),
+                        chunk.heading_levels,
                     ),
-                    chunk.heading_levels,
+                    compact(chunk, sizes),
                 ),
                 "last_modified": req.last_modified,
             }
@@ -444,8 +449,9 @@ def _relabelled_row(
     new = {**row, **changes, "version": doc.version, "chunk_id": chunk_id(doc.doc_id, doc.version, row["chunk_index"])}
     pages = stored_page_starts(row.get("metadata"))  # the text is the same: so are its pages and headings
     levels = stored_heading_levels(row.get("metadata"), row.get("heading_path") or []) or []
-    new["metadata"] = with_heading_levels(
-        with_page_starts(stored_metadata(changes["metadata"], key=key), pages), levels
+    new["metadata"] = with_boxes(
+        with_heading_levels(with_page_starts(stored_metadata(changes["metadata"], key=key), pages), levels),
+        kept_boxes(row.get("metadata")),
     )
     new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis, language)
     return new

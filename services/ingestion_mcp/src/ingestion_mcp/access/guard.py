@@ -169,9 +169,11 @@ RULES: dict[str, Rule] = {
     "get_document": Read(),
     "get_structure": Read(),
     "get_chunks": Read(),
+    "page_image": Read(),  # a page is read as the document's text is
     # writes
     "upsert": Write("upsert_document", key=_document_key),
     "upsert_batch": Write("upsert_documents", key=_document_keys),
+    "keep_original": Write("keep_original", key=lambda args: args["content_hash"]),  # kept before the write
     "relabel": Write("relabel_document", key=lambda args: args["doc_id"]),
     "delete_document": Write("delete_document", key=lambda args: args["doc_id"]),
     "create_collection": Write("create_collection", arg="name"),

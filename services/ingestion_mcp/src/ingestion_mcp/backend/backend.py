@@ -24,6 +24,7 @@ from ingestion_contracts.gateway import (
     EmbedPassagesRequest,
     EmbedResponse,
     FindDocumentsRequest,
+    OriginalKept,
     PassageIn,
     RelabelRequest,
     SearchRequest,
@@ -45,6 +46,7 @@ from ingestion_contracts.vectors import (
 
 from ..errors import ToolFailure, UpstreamError, upstream_error
 from .clients import ServiceClient
+from .page_image import PageImage
 
 # (pages done, pages in all) of a document being converted.
 PageProgress = Callable[[int, int], Awaitable[None]]
@@ -173,6 +175,20 @@ class Backend:
     async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
         path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}"
         return await self.gateway.json("DELETE", path, DeleteDocumentResponse)
+
+    async def keep_original(self, collection: str, content_hash: str, data: bytes) -> OriginalKept:
+        """The original a PDF or image was converted from, kept by the gateway to show its pages."""
+        path = f"/v1/collections/{seg(collection)}/originals/{seg(content_hash)}"
+        headers = {"content-type": "application/octet-stream"}
+        return await self.gateway.json("PUT", path, OriginalKept, content=data, headers=headers)
+
+    async def page_image(
+        self, collection: str, doc_id: str, page: int, *, chunk: int | None = None, crop: str | None = None
+    ) -> PageImage:
+        """Page ``page`` drawn from the document's kept original, passage ``chunk`` marked (or the ``crop``)."""
+        params: dict[str, Any] = {k: v for k, v in (("chunk", chunk), ("crop", crop)) if v is not None}
+        path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}/pages/{page}/image"
+        return PageImage.from_response(await self.gateway.call("GET", path, params=params))
 
     # gateway: search and collections -------------------------------------------------------
     async def search(self, request: SearchRequest) -> SearchResponse:

@@ -27,6 +27,7 @@ from ingestion_contracts.gateway import (
     RelabelRequest,
     UpsertDocumentRequest,
 )
+from ingestion_contracts.regions import PageSize, Region, Unit
 
 from ..access.audit import require
 from ..backend import Backend, PageProgress
@@ -107,6 +108,9 @@ class Work:
     markdown: str = ""
     title: str = ""
     page_spans: list[PageSpan] = field(default_factory=list)
+    regions: list[Region] = field(default_factory=list)  # where the Markdown lies on its pages (PDFs, images)
+    units: list[Unit] = field(default_factory=list)
+    page_sizes: list[PageSize] = field(default_factory=list)
     page_count: int | None = None
     pipeline: str | None = None
     levels_known: bool = True  # false: the converter guessed the heading levels (a PDF without bookmarks)
@@ -268,6 +272,7 @@ class Ingestor:
             converted = await self.backend.convert(doc.data or b"", doc.name, pages)
             work.markdown, work.title = converted.markdown, work.item.title or converted.title
             work.page_spans, work.page_count = converted.page_spans, converted.page_count
+            work.regions, work.units, work.page_sizes = converted.regions, converted.units, converted.page_sizes
             work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)
             work.levels_known = converted.levels_known
             doc.file_type = converted.file_type
@@ -279,7 +284,7 @@ class Ingestor:
             return
         await progress(0.45, "chunking")
         started = time.perf_counter()
-        requests = [self.chunk_request(w.markdown, chunking, w.page_spans) for w in todo]
+        requests = [self.chunk_request(w.markdown, chunking, w.page_spans, w.regions, w.units) for w in todo]
         answer = await self.backend.chunk_batch(requests)
         for work, chunked in zip(todo, answer.results, strict=True):
             work.stages["chunking_ms"] = round(chunked.chunking_ms or (time.perf_counter() - started) * 1000, 1)
@@ -309,9 +314,11 @@ class Ingestor:
         if not todo:
             return
         await progress(0.95, "storing")
+        started = time.perf_counter()
+        for work in todo:
+            await self._keep_original(work, collection)
         job = current_job()
         requests = [self.upsert_request(w, chunking, force, job.order) for w in todo]
-        started = time.perf_counter()
         # The gateway commits atomically; interrupting the call would not undo it, so nothing interrupts it: not
         # an anyio cancel scope (the shield), not asyncio's Task.cancel (uninterrupted: a rollout, a timeout).
         with anyio.CancelScope(shield=True):
@@ -334,6 +341,17 @@ class Ingestor:
                 stages=work.stages, warnings=[*work.warnings, *work.chunks.warnings, *saved.warnings],  # type: ignore[union-attr]  # a work item past acquisition has its doc (and, past chunking, its chunks)
                 page_count=work.page_count, pipeline=work.pipeline,
             )  # fmt: skip
+
+    async def _keep_original(self, work: Work, collection: str) -> None:
+        """A located document's original goes to the gateway before the document is written, so that its pages can
+        be shown; one that is not kept (the folder full, originals off) leaves its text indexed, and says so."""
+        doc = work.doc
+        if doc is None or doc.data is None or not work.page_sizes:
+            return
+        try:
+            await self.backend.keep_original(collection, doc.content_hash, doc.data)
+        except UpstreamError as exc:
+            work.warnings.append(f"Its pages cannot be shown: {exc.message}")
 
     async def _drop_legacy(self, collection: str, work: Work) -> None:
         try:
@@ -365,11 +383,19 @@ class Ingestor:
             tags=work.tags, metadata=work.item.metadata or {},
             chunks=[ChunkIn(**c.model_dump(exclude=dropped)) for c in chunked.chunks],
             chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
+            page_sizes=work.page_sizes,
         )  # fmt: skip
 
     @staticmethod
-    def chunk_request(markdown: str, chunking: str, page_spans: list[PageSpan] | None = None) -> ChunkRequest:
-        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [])  # type: ignore[arg-type]  # the chunking name was checked against the presets before
+    def chunk_request(
+        markdown: str,
+        chunking: str,
+        page_spans: list[PageSpan] | None = None,
+        regions: list[Region] | None = None,
+        units: list[Unit] | None = None,
+    ) -> ChunkRequest:
+        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [], regions=regions or [],  # type: ignore[arg-type]  # the chunking name was checked against the presets before
+                            units=units or [])  # fmt: skip
 
     def check_text(self, text: str, *, minimum: bool) -> None:
         """Text to index must have letters or digits; text handed over directly must also be of useful length."""

@@ -12,6 +12,7 @@ from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 
 from ...errors import ToolFailure
 from ...ingest.folders import SyncedFolder
+from .evidence import PageRegions, UnitItem
 
 # -- inputs -------------------------------------------------------------------------------
 # Described once, in the server's instructions (server.INSTRUCTIONS), not in each tool that takes them: the
@@ -142,13 +143,15 @@ class SearchResultItem(PassageItem):
     file_type: SkipJsonSchema[str | None] = None
     updated: SkipJsonSchema[str | None] = None  # the document's last change (file mtime, page date)
     why: SkipJsonSchema[ScoreParts | None] = None
+    regions: SkipJsonSchema[list[PageRegions] | None] = None  # where it lies on its pages (evidence.py)
+    units: SkipJsonSchema[list[UnitItem] | None] = None  # the tables and figures it holds
 
 
 class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
-            "description": "'detailed' adds searched_chunks, search_time_ms and per result tags, metadata, "
-            "file_type, updated (document's last change), why (score's dense and keyword parts, ranks)."
+            "description": "'detailed' adds searched_chunks, search_time_ms; per result tags, metadata, file_type, "
+            "updated (last change), why (dense and keyword scores, ranks), regions, units."
         }
     )
     query: str | None = None

@@ -20,6 +20,7 @@ from ...library import ResponseBudget
 from ...state import AppState
 from ...tools.annotations import READ, WRITE
 from ...tools.common import ToolDecorator, profile_tools, result
+from .evidence import NOT_LOCATED, hit_regions, hit_units, not_located
 from .models import (
     ChunkingArg,
     CollectionArg,
@@ -42,6 +43,7 @@ from .models import (
     render_error,
 )
 from .sync import freshness
+from .viewer import VIEWER_META
 
 CONCISE_TEXT_CHARS = 600
 FILES_PAGE = 100  # file names in one get_collections answer (synced folders' failing files: FAILING_PAGE)
@@ -103,6 +105,7 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
             dense=hit.dense_score, keyword=hit.keyword_score, dense_rank=hit.dense_rank,
             keyword_rank=hit.keyword_rank, collection=hit.collection,
         )  # fmt: skip
+        item.regions, item.units = hit_regions(hit), hit_units(hit)
     return item
 
 
@@ -205,7 +208,7 @@ def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
 
 
 def _register_search(tool: ToolDecorator, state: AppState) -> None:
-    @tool(READ)
+    @tool(READ, meta=VIEWER_META)  # hosts that render MCP Apps show the cited page; others ignore it
     async def search(
         query: QueryArg,
         collection: CollectionArg = None,
@@ -238,7 +241,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         ] = None,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Find the passages most relevant to a query, best first, with document, page and section; every
+        """Find the passages most relevant to a query, best first, with document, page, section; every
         collection unless one is given. score (0-1) means the same for every query. Measured on two benchmarks,
         off-topic queries score below 0.35 in hybrid, 0.40 semantic (keyword: no safe cut); in one long manual an
         exact sentence may score 0.3 (hybrid)."""
@@ -258,6 +261,8 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         if detailed:
             out.searched_chunks = found.total_searched
             out.search_time_ms = round(found.embedding_ms + found.search_ms, 1)
+            if unlocated := sum(1 for hit in found.hits if not_located(hit)):
+                out.message = f"{out.message} {NOT_LOCATED.format(count=unlocated)}"
         return result(fit_budget(out, state.library.budget))
 
 
