@@ -87,3 +87,42 @@ def test_accented_names_read_as_pdftotext_reads_them(outlined: ConvertResponse) 
     assert "Hans-Bernhard Bröker, John Campbell" in outlined.markdown
     assert "Péter Juhász" in outlined.markdown and "Jérôme Lodewyck" in outlined.markdown
     assert not re.search("[\u00a8\u00b4\u02c6]", outlined.markdown)
+
+
+def test_a_bookmark_whose_title_its_page_does_not_print_is_still_a_section(converter: Converter) -> None:
+    """A Beamer deck's subsection bookmark points at a slide titled otherwise (Debian's packaging-tutorial.fr.pdf:
+    6 of 48 bookmarks, "Reconstruction de dash" among them, were missing from the outline): the document's own
+    outline keeps it, as a heading of its level where it points, with no box (nothing prints it)."""
+    reader, writer = PdfReader(GNUPLOT), PdfWriter()
+    for number in (62, 63):
+        writer.add_page(reader.pages[number - 1])
+    part = writer.add_outline_item("Part II Plotting styles", 0, fit=Fit.xyz(top=700))
+    writer.add_outline_item("Styles at a glance", 1, parent=part, fit=Fit.xyz(top=760))  # printed nowhere
+    writer.add_outline_item("Boxes", 1, parent=part)
+    out = io.BytesIO()
+    writer.write(out)
+    result = converter.convert(out.getvalue(), "unprinted.pdf")
+    headings = _headings(result)
+    assert headings[:3] == [(1, 1, "Part II Plotting styles"), (2, 2, "Styles at a glance"), (2, 2, "Boxes")]
+    assert result.levels_known
+    assert "## Styles at a glance\n" in result.markdown
+
+
+def test_a_ruled_region_around_a_bookmarked_title_is_not_a_table(converter: Converter) -> None:
+    """A slide whose diagram is drawn in ruled boxes around its title (packaging-tutorial.fr.pdf, Beamer, page 9
+    "Processus général de la construction de paquets") was read as one table, and its bookmarked title went into
+    the table's first cell: the section was missing from the outline."""
+    tutorial = Path("/usr/share/doc/packaging-tutorial/packaging-tutorial.fr.pdf")
+    if not tutorial.exists():
+        pytest.skip("needs Debian's packaging-tutorial")
+    reader, writer = PdfReader(tutorial), PdfWriter()
+    for number in (8, 9, 10):
+        writer.add_page(reader.pages[number - 1])
+    writer.add_outline_item("Outils dont vous avez besoin", 0)
+    writer.add_outline_item("Processus général de la construction de paquets", 1)
+    writer.add_outline_item("Reconstruction de dash", 2)
+    out = io.BytesIO()
+    writer.write(out)
+    headings = [text for _, _, text in _headings(converter.convert(out.getvalue(), "tutorial.pdf"))]
+    assert headings == ["Outils dont vous avez besoin", "Processus général de la construction de paquets",
+                        "Reconstruction de dash"]  # fmt: skip

@@ -62,6 +62,7 @@ class Line:
     heading: int = 0  # the level of the bookmark whose title this line prints (pdf_outline.py); 0: none
     heading_id: int = -1  # which bookmark: the lines of one multi-line title share it
     box: tuple[float, float, float, float] | None = None  # where it is printed, when read turned (a sideways scan)
+    printed: bool = True  # False: a bookmark's title its page does not print (pdf_outline.py), with no box
 
     @property
     def height(self) -> float:

@@ -157,6 +157,7 @@ def mark_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> tuple[list[L
     runs: dict[int, Line] = {}  # the rest of a line whose start is a run-in heading
     taken: set[int] = set()
     found = 0
+    unprinted: list[tuple[int, Bookmark]] = []  # bookmarks whose title no line of their page prints
     for number, bookmark in enumerate(bookmarks):
         hit = _find(marked, by_page.get(bookmark.page, []), bookmark, taken)
         if hit is None:
@@ -167,6 +168,7 @@ def mark_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> tuple[list[L
             marked[run_in[0]] = head
             hit = [run_in[0]]
         if hit is None:
+            unprinted.append((number, bookmark))
             continue
         found += 1
         for index in hit:
@@ -177,4 +179,22 @@ def mark_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> tuple[list[L
         out.append(line)
         if index in runs:
             out.append(runs[index])
-    return out, found
+    return _with_unprinted(out, unprinted), found
+
+
+def _with_unprinted(lines: list[Line], unprinted: list[tuple[int, Bookmark]]) -> list[Line]:
+    """The document's own outline holds these sections though their pages do not print the title as it is
+    bookmarked (a Beamer deck's subsection points at a slide titled otherwise; a title page's bookmark names the
+    book): each is a heading of its level where the bookmark points (its page's top when it does not say), so
+    the outline keeps every bookmark at its level and page. It has no printed text, so no box of its own."""
+    out = list(lines)
+    for number, bookmark in unprinted:
+        here = [i for i, line in enumerate(out) if line.page == bookmark.page]
+        after = [i for i in here if bookmark.top is None or out[i].top >= bookmark.top - 2 * max(out[i].height, 8.0)]
+        at = after[0] if after else (here[-1] + 1 if here else sum(line.page < bookmark.page for line in out))
+        near = out[at] if at < len(out) and out[at].page == bookmark.page else None
+        top = near.top if near is not None else (bookmark.top or 0.0)
+        left = near.left if near is not None else 0.0
+        out.insert(at, Line(text=bookmark.title, page=bookmark.page, left=left, top=top, right=left, bottom=top,
+                            heading=bookmark.level, heading_id=number, printed=False))  # fmt: skip
+    return out

@@ -170,7 +170,10 @@ def _ruled_segment(table: RuledTable) -> Segment:
 
 
 def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
-    """The lines in reading order, those of each table replaced by one table segment where it starts."""
+    """The lines in reading order, those of each table replaced by one table segment where it starts. A ruled
+    region that holds a bookmarked title is not a table (a slide's diagram drawn around its own title: Debian's
+    packaging-tutorial.fr.pdf lost two sections into such "tables"): its lines stay lines."""
+    ruled = [table for table in ruled if not any(line.heading and table.holds(line) for line in lines)]
     items: list[Item] = []
     pending: list[Line] = []
     placed: set[int] = set()

@@ -73,9 +73,10 @@ def rounded(box: Sequence[float]) -> Box:
 
 def located(lines: Iterable[LineLike]) -> tuple[Located, ...]:
     """Page lines (pdf_lines.Line, OCR lines) as located text: where they are printed on the page (a line read from
-    a scan turned sideways has its reading frame's coordinates, and the page's in ``box``)."""
+    a scan turned sideways has its reading frame's coordinates, and the page's in ``box``). A bookmark's title that
+    its page does not print (pdf_outline.py) is not located anywhere."""
     return tuple(Located(line.text, line.page, rounded(line.box or (line.left, line.top, line.right, line.bottom)))
-                 for line in lines)  # fmt: skip
+                 for line in lines if getattr(line, "printed", True))  # fmt: skip
 
 
 def union(boxes: Iterable[Box]) -> Box:
