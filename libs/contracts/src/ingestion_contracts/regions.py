@@ -1,7 +1,7 @@
 """Where text lies on its page: regions (a printed line, a table row), units (a table or a figure as a whole) and
 page sizes. Boxes are in points (1/72 inch; an image's pixels for an image file), from the page's top-left corner:
 (x0, top, x1, bottom). They travel from the converter (offsets in its Markdown) through the chunker (offsets in a
-chunk's text) to the gateway, which keeps them with each chunk (docs/pdf.md, "Passages on their page")."""
+chunk's text) to the gateway, which keeps them with each chunk (docs/evidence.md)."""
 
 from __future__ import annotations
 

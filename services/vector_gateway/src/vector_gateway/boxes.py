@@ -2,7 +2,7 @@
 
 Under the reserved metadata key of the chunk's row, like its page starts (citations.py): the JSON field every row
 has on both engines, so collections made before need no new field, and a relabel copies it with the rest. Lists of
-numbers rather than objects (they multiply by the chunk count; docs/pdf.md measures what they cost):
+numbers rather than objects (they multiply by the chunk count; docs/evidence.md):
 
 - ``boxes``: ``[page, start, end, x0, top, x1, bottom]`` per printed line (offsets in the chunk's text, points); a
   run of lines one under the other with the same edges, height and spacing (a paragraph's body) is one entry

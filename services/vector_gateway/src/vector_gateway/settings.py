@@ -104,7 +104,7 @@ class GatewaySettings(ServiceSettings):
         "make BM25 search slow there), never on a server (it seals segments itself and rate-limits flush); "
         "always / never force one behaviour.",
     )
-    # originals.py, docs/pdf.md "Pages shown": the PDFs and images ingested, kept to draw their pages.
+    # originals.py, docs/evidence.md: the PDFs and images ingested, kept to draw their pages.
     originals_dir: Path | None = Field(
         default=None,
         description="Where the originals of PDFs and images are kept to show their pages; default: 'originals' "
