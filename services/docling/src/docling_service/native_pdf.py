@@ -32,7 +32,7 @@ class NativeText:
     segments: list[Segment]
     scanned: list[int]  # pages read by OCR
     bookmarks: int  # bookmarks of the PDF's outline
-    bookmarks_found: int  # ... whose title was found printed on their page: headings at the bookmark's level
+    bookmarks_found: int  # ... that became headings at their level (printed on their page, or where they point)
 
 
 def _no_progress(_: int, __: int) -> None:

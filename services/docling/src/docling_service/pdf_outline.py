@@ -148,8 +148,9 @@ def _split(line: Line, at: int) -> tuple[Line, Line]:
 
 
 def mark_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> tuple[list[Line], int]:
-    """``lines`` with the lines of each bookmark's title marked as a heading of its level, and how many
-    bookmarks were found on their page (or the next: a bookmark may point at the bottom of the page before)."""
+    """``lines`` with the lines of each bookmark's title marked as a heading of its level (found on its page, or
+    the next: a bookmark may point at the bottom of the page before; else a heading of its own where it points),
+    and how many bookmarks became headings."""
     by_page: dict[int, list[int]] = {}
     for index, line in enumerate(lines):
         by_page.setdefault(line.page, []).append(index)
@@ -179,7 +180,7 @@ def mark_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> tuple[list[L
         out.append(line)
         if index in runs:
             out.append(runs[index])
-    return _with_unprinted(out, unprinted), found
+    return _with_unprinted(out, unprinted), found + len(unprinted)
 
 
 def _with_unprinted(lines: list[Line], unprinted: list[tuple[int, Bookmark]]) -> list[Line]:
