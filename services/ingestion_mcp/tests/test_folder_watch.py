@@ -345,7 +345,7 @@ async def test_a_watch_back_in_place_clears_its_error_before_its_catch_up_sync_e
             await gate.wait()
         await real_sync(record, trigger, paths)
 
-    follower.sync = slow_catch_up  # type: ignore[method-assign]
+    follower.sync = slow_catch_up  # type: ignore[method-assign]  # the slow sync of a large folder, held at a gate
     try:
         async with connect(state) as client, anyio.create_task_group() as tasks:
             tasks.start_soon(follower.run)
