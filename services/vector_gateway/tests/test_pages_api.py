@@ -185,3 +185,32 @@ async def test_the_originals_folder_is_bounded_and_swept(open_gateway, tmp_path:
     async with open_gateway(tmp_path / "small.db", originals_max_mb=1, write_lease_s=600) as (_, app):
         await app.state.gateway.sweep_originals()  # what the start-up sweep does (in the background)
     assert not orphan.exists()
+
+
+def test_a_sweep_skips_originals_another_sweep_removed_meanwhile(tmp_path: Path) -> None:
+    """The start-up sweep runs in the background; a second sweep at the same time (a replica on a shared folder,
+    the suite's own call) stat()ed a file the first had just deleted and failed with FileNotFoundError (seen in
+    the whole suite under load). The other sweeper is played here by a removal that also takes the other
+    orphans, between this sweep's listing and its look at them."""
+    from vector_gateway.originals import Originals
+
+    class RacedBy(Originals):
+        def _remove(self, target: Path) -> bool:
+            done = super()._remove(target)
+            for other in orphans:  # the other sweep, at the same moment
+                other.unlink(missing_ok=True)
+            return bool(done)
+
+    originals = RacedBy(tmp_path / "originals", 10 * 2**20)
+    orphans = []
+    for index in range(3):
+        data = f"original {index}".encode()
+        digest = hashlib.sha256(data).hexdigest()
+        assert originals.put("c", digest, data)
+        orphan = originals.path("c", digest)
+        assert orphan is not None
+        old = time.time() - 3600
+        os.utime(orphan, (old, old))
+        orphans.append(orphan)
+    assert originals.sweep(lambda collection: set(), grace_s=600) == 1  # the other two went to the other sweep
+    assert not any(orphan.exists() for orphan in orphans)

@@ -126,13 +126,15 @@ class Originals:
             return
         self._remove(target)
 
-    def _remove(self, target: Path) -> None:
+    def _remove(self, target: Path) -> bool:
+        """Delete ``target``; False when it was gone already (another sweep or replica got there first)."""
         try:
             size = target.stat().st_size
             target.unlink()
         except FileNotFoundError:
-            return
+            return False
         self._grow(-size)
+        return True
 
     def drop_collection(self, collection: str) -> None:
         if self.root is None:
@@ -150,12 +152,18 @@ class Originals:
             return 0
         removed = 0
         now = time.time()
+        # Another sweep may run at once (the start-up one in the background, a replica on a shared folder) or a
+        # collection be dropped meanwhile: a file or folder gone under this one is skipped, not an error.
         for folder in self.root.iterdir():
             if not folder.is_dir():
                 continue
             hashes = named(folder.name)
-            for file in folder.iterdir():
-                if file.name not in hashes and now - file.stat().st_mtime > grace_s:
-                    self._remove(file)
-                    removed += 1
+            with contextlib.suppress(FileNotFoundError):
+                for file in list(folder.iterdir()):
+                    try:
+                        old = now - file.stat().st_mtime > grace_s
+                    except FileNotFoundError:
+                        continue
+                    if file.name not in hashes and old and self._remove(file):
+                        removed += 1
         return removed
