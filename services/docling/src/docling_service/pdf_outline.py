@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 
 import pypdfium2 as pdfium
@@ -93,6 +94,11 @@ def _matches(printed: str, title: str) -> bool:
     return False
 
 
+def _slack(line: Line) -> float:
+    """How far above a printed line a bookmark may point and still mean it (it points at or a little above)."""
+    return 2 * max(line.height, 8.0)
+
+
 def _find(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken: set[int]) -> list[int] | None:
     """Indices of the consecutive lines (from ``candidates``) that print the bookmark's title, or None."""
     title = _key(bookmark.title)
@@ -115,7 +121,7 @@ def _find(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken: s
     if bookmark.top is None:
         return matches[0]
     # The one nearest below where the bookmark points (it points at or a little above the heading).
-    slack = 2 * max(lines[matches[0][0]].height, 8.0)
+    slack = _slack(lines[matches[0][0]])
     below = [m for m in matches if lines[m[0]].top >= bookmark.top - slack]
     return below[0] if below else matches[-1]
 
@@ -137,7 +143,7 @@ def _run_in(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken:
                 break
     if not found or bookmark.top is None:
         return found[0] if found else None
-    below = [f for f in found if lines[f[0]].top >= bookmark.top - 2 * max(lines[f[0]].height, 8.0)]
+    below = [f for f in found if lines[f[0]].top >= bookmark.top - _slack(lines[f[0]])]
     return below[0] if below else found[-1]
 
 
@@ -187,15 +193,28 @@ def _with_unprinted(lines: list[Line], unprinted: list[tuple[int, Bookmark]]) ->
     """The document's own outline holds these sections though their pages do not print the title as it is
     bookmarked (a Beamer deck's subsection points at a slide titled otherwise; a title page's bookmark names the
     book): each is a heading of its level where the bookmark points (its page's top when it does not say), so
-    the outline keeps every bookmark at its level and page. It has no printed text, so no box of its own."""
-    out = list(lines)
+    the outline keeps every bookmark at its level and page. It has no printed text, so no box of its own.
+    ``lines`` are in page order; bookmarks at one place keep their own order."""
+    by_page: dict[int, list[int]] = {}
+    for index, line in enumerate(lines):
+        by_page.setdefault(line.page, []).append(index)
+    pages = [line.page for line in lines]
+    placed: list[tuple[int, int, Line]] = []  # (index in ``lines`` it goes before, bookmark number, the line)
     for number, bookmark in unprinted:
-        here = [i for i, line in enumerate(out) if line.page == bookmark.page]
-        after = [i for i in here if bookmark.top is None or out[i].top >= bookmark.top - 2 * max(out[i].height, 8.0)]
-        at = after[0] if after else (here[-1] + 1 if here else sum(line.page < bookmark.page for line in out))
-        near = out[at] if at < len(out) and out[at].page == bookmark.page else None
+        here = by_page.get(bookmark.page, [])
+        below = (i for i in here if bookmark.top is None or lines[i].top >= bookmark.top - _slack(lines[i]))
+        at = next(below, here[-1] + 1 if here else bisect_left(pages, bookmark.page))
+        near = lines[at] if at < len(lines) and lines[at].page == bookmark.page else None
         top = near.top if near is not None else (bookmark.top or 0.0)
         left = near.left if near is not None else 0.0
-        out.insert(at, Line(text=bookmark.title, page=bookmark.page, left=left, top=top, right=left, bottom=top,
-                            heading=bookmark.level, heading_id=number, printed=False))  # fmt: skip
+        heading = Line(text=bookmark.title, page=bookmark.page, left=left, top=top, right=left, bottom=top,
+                       heading=bookmark.level, heading_id=number, printed=False)  # fmt: skip
+        placed.append((at, number, heading))
+    out: list[Line] = []
+    taken = 0
+    for at, _, line in sorted(placed, key=lambda entry: entry[:2]):
+        out.extend(lines[taken:at])
+        out.append(line)
+        taken = at
+    out.extend(lines[taken:])
     return out
