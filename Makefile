@@ -3,16 +3,26 @@ SHELL := /bin/bash
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures screenshots
+.PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures screenshots dist publish check-dist
 
 install:
 	@scripts/install.sh
 
-run: install  ## MCP server over streamable HTTP on http://127.0.0.1:8000/mcp, embedded services
-	$(VENV)/ingestion-mcp --transport streamable-http
+run: install  ## MCP server over streamable HTTP on http://127.0.0.1:8000/mcp, embedded services (logs as text, for a person)
+	INGESTION_MCP_JSON_LOGS=$${INGESTION_MCP_JSON_LOGS:-false} $(VENV)/ingestion-mcp --transport streamable-http
 
-run-stdio: install  ## MCP server over stdio (what MCP clients launch)
-	$(VENV)/ingestion-mcp
+run-stdio: install  ## MCP server over stdio (what MCP clients launch; logs as text, for a person)
+	INGESTION_MCP_JSON_LOGS=$${INGESTION_MCP_JSON_LOGS:-false} $(VENV)/ingestion-mcp
+
+dist: install  ## wheels + sdists of every distribution and the model distribution (twine-checked), dist/server.json (registry schema), the .mcpb bundle (npx mcpb): docs/packaging.md
+	$(VENV)/python -m scripts.build_dist
+
+publish:  ## maintainers: upload what `make dist` built to PyPI (TWINE_USERNAME=__token__ TWINE_PASSWORD=pypi-...), then the registry entry (mcp-publisher); docs/packaging.md
+	$(VENV)/python -m twine upload dist/*.whl dist/*.tar.gz
+	mcp-publisher publish dist/server.json
+
+check-dist: dist  ## a clean Debian bookworm container (podman), no checkout, no torch: install dist/ + PyPI, ingest a PDF, search, over stdio and HTTP
+	scripts/check_dist.sh
 
 test: install  ## the whole test suite (what CI runs)
 	$(VENV)/pytest -q

@@ -7,13 +7,15 @@ relevant). Grades are kept: nDCG uses them as gains, Recall and MRR count grade 
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-
 def _bench_dir() -> Path:
-    """shared/bench beside the checkout (/work/main -> /work/shared), or further up (a worktree in /work/wt/iNN)."""
+    """BENCH_DIR, else shared/bench beside the checkout (/work/main -> /work/shared) or further up (a worktree)."""
+    if named := os.environ.get("BENCH_DIR"):
+        return Path(named)
     root = Path(__file__).resolve().parents[1]
     found = (parent / "shared" / "bench" for parent in root.parents)
     return next((path for path in found if path.is_dir()), root.parent / "shared" / "bench")

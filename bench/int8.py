@@ -41,14 +41,12 @@ from typing import Any
 import numpy as np
 
 from .data import DATASETS, Dataset, load
+from .int8_eval import BAR, cosines, full_evaluation, passage, report, vectors
 from .int8_models import Scheme, node_names, schemes, single_node
 from .rankings import TMP
 
 WORK = TMP / "int8"
 RESULTS = Path(__file__).resolve().parent / "results"
-# Issue 39: a scheme within 0.005 nDCG@10 of fp32 on both sets becomes the default where it is >= 1.3x faster.
-BAR = {"ratio": 1.3, "ndcg_loss": 0.005}
-DEPTH = 100
 
 
 class Reference:
@@ -73,10 +71,6 @@ class Reference:
         from vector_gateway.onnx_runtime import open_session
 
         return LightEmbedder(self.name, self.tokenizer, open_session(path, 0), self.manifest, batch_size=batch_size)
-
-
-def passage(doc: Any) -> str:
-    return f"{doc.title}\n{doc.text}" if doc.title else doc.text
 
 
 def samples(ref: Reference, data: dict[str, Dataset]) -> dict[str, list[str]]:
@@ -110,15 +104,6 @@ def build(ref: Reference, scheme: Scheme, calibration: list[str], rebuild: bool)
         scheme.build(ref.fp32, temporary, lambda: calibration_batches(ref, calibration))
         os.replace(temporary, target)
     return target
-
-
-def vectors(engine: Any, texts: list[str]) -> np.ndarray:
-    return np.asarray(engine.embed_documents(texts), dtype=np.float32)
-
-
-def cosines(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    c = np.sum(a * b, axis=1)
-    return {"mean": round(float(c.mean()), 5), "min": round(float(c.min()), 5)}
 
 
 def sensitivity(ref: Reference, texts: list[str], base: np.ndarray) -> list[dict[str, Any]]:
@@ -213,8 +198,6 @@ def model_path(ref: Reference, name: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .int8_eval import full_evaluation, report
-
     parser = argparse.ArgumentParser(prog="bench.int8", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--full", action="append", default=[], help="evaluate this scheme in full (repeatable)")

@@ -46,11 +46,11 @@ class RawPath:
         self.client.load_collection(collection)
         # The BM25 field holds the text as the collection recorded it (stems, or raw words): ask in kind.
         properties = self.client.describe_collection(collection).get("properties") or {}
-        self.analysis: lexical.Analysis = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
+        self.analysis: lexical.Analysis = lexical.known_analysis(properties.get(lexical.PROPERTY))
 
     def search(self, query: str) -> list[Any]:
         vector = self.embedder.embed_query(query)
-        return self.hybrid(vector, lexical.analyze(query, self.analysis) or query)
+        return self.hybrid(vector, lexical.analyze_query(query, self.analysis) or query)
 
     def hybrid(self, vector: list[float], text: str) -> list[Any]:
         from pymilvus import AnnSearchRequest, RRFRanker

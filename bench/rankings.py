@@ -35,7 +35,7 @@ def ranked_lists(store: Any, embedder: Any, collection: str, queries: dict[str, 
     for qid, query in queries.items():
         vector = embedder.embed_query(query)
         dense = store.search(collection, mode="semantic", vector=vector, text="", limit=DEPTH, where=None)
-        text = lexical.analyze(query, analysis) or query
+        text = lexical.analyze_query(query, analysis) or query
         sparse = store.search(collection, mode="keyword", vector=None, text=text, limit=DEPTH, where=None)
         out[qid] = {
             name: [(corpus_id(e["source"]), e["chunk_id"], score) for score, e in hits]

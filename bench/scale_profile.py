@@ -285,7 +285,7 @@ def profile(db: str, variants: bool) -> dict[str, Any]:
     t, _ = _timed(lambda: store.search(COLLECTION, mode="semantic", vector=vecs[0], text="", limit=20, where=None,
                                        fields=CANDIDATE_FIELDS))  # fmt: skip
     out["open"]["first_dense_ms"], out["open"]["after_first_dense"] = round(t), rss()
-    first = lexical.analyze(texts[0], analysis)
+    first = lexical.analyze_query(texts[0], analysis)
     t, _ = _timed(lambda: store.search(COLLECTION, mode="keyword", vector=None, text=first, limit=20, where=None,
                                        fields=CANDIDATE_FIELDS))  # fmt: skip
     out["open"]["first_bm25_ms"], out["open"]["after_first_bm25"] = round(t), rss()
@@ -301,7 +301,7 @@ def profile(db: str, variants: bool) -> dict[str, Any]:
         for i, (text, vec) in enumerate(zip(texts[: n + WARMUP], vecs[: n + WARMUP], strict=True)):
             if i == WARMUP:
                 clock.reset(profile=engine_profile)
-            analysed = lexical.analyze(text, analysis) or text
+            analysed = lexical.analyze_query(text, analysis) or text
             if ef is None:
                 dense = lambda: store.search(COLLECTION, mode="semantic", vector=vec, text="", limit=limit,  # noqa: E731
                                              where=None, fields=fields)  # fmt: skip

@@ -72,7 +72,7 @@ def measure(work_dir: Path, queries: int) -> dict[str, float]:
     raw = RawPath(str(work_dir / "milvus.db"), QUALITY_COLLECTION, embedder)
     texts = list(load().queries.values())[:queries]
     vectors = [embedder.embed_query(text) for text in texts]
-    analysed = [lexical.analyze(text, store.analysis_of(QUALITY_COLLECTION)) or text for text in texts]
+    analysed = [lexical.analyze_query(text, store.analysis_of(QUALITY_COLLECTION)) or text for text in texts]
     timed = calls(store, raw, vectors, analysed)
     samples: dict[str, list[float]] = {label: [] for label in timed}
     for i in range(len(texts)):

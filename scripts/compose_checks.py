@@ -10,10 +10,9 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from scripts.compose_smoke import Smoke
+from scripts.compose_stack import APP_SERVICES, APP_UID, Smoke, mcp_client, run, search_hits, succeeded
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTION = "smoke"
@@ -32,7 +31,6 @@ MARKERS = {  # what each document holds, searched for after every fault
 
 
 def app_services() -> list[str]:
-    from scripts.compose_smoke import APP_SERVICES
 
     return APP_SERVICES
 
@@ -68,7 +66,6 @@ class Checks:
         self.ingested: dict[str, dict[str, Any]] = {}
 
     def client(self, token: str | None = None) -> Any:
-        from scripts.compose_smoke import mcp_client
 
         return mcp_client(self.url, self.smoke.token if token is None else token)
 
@@ -109,7 +106,6 @@ class Checks:
         return "; ".join(" ".join(line.split()) for line in lines if " MB " in line)
 
     def containers(self) -> str:
-        from scripts.compose_smoke import APP_UID
 
         for service in app_services():
             uid = self.smoke.exec(service, "id", "-u").stdout.strip()
@@ -131,7 +127,6 @@ class Checks:
                 f"{os.environ.get('IMAGE_TAG', '0.1.0')}"  # fmt: skip
         name = f"{self.smoke.project}-nocopyup"
         tmpfs = "/home/app:notmpcopyup" if self.smoke.podman else "/home/app"
-        from scripts.compose_smoke import APP_UID, run
 
         run([self.smoke.engine, "run", "-d", "--name", name, "--read-only", "--tmpfs", "/tmp", "--tmpfs", tmpfs,
              "--user", f"{APP_UID}:0", "--cap-drop", "ALL", "-e", "VECTOR_GATEWAY_MILVUS_URI=/tmp/milvus.db", image],
@@ -159,7 +154,6 @@ class Checks:
 
     # -- MCP ----------------------------------------------------------------------------------
     async def ingest(self) -> str:
-        from scripts.compose_smoke import call
 
         text = (
             f"The {MARKERS['text']} protocol describes how the ingestion pipeline converts documents, splits "
@@ -168,11 +162,13 @@ class Checks:
         async with self.client() as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert {"ingest_text", "ingest_document", "search", "get_job_status"} <= tools, sorted(tools)
-            answer = await call(client, "ingest_text", {"text": text, "name": "smoke-note", "collection": COLLECTION})
+            answer = await succeeded(
+                client, "ingest_text", {"text": text, "name": "smoke-note", "collection": COLLECTION}
+            )
             self.ingested["text"] = await job_of(client, answer)
             for kind, name in (("pdf", "sample.pdf"), ("scan", "scan.pdf"), ("docx", "sample.docx"),
                                ("html", "sample.html")):  # fmt: skip
-                answer = await call(client, "ingest_document", {
+                answer = await succeeded(client, "ingest_document", {
                     "file_path": f"/data/documents/{name}", "collection": COLLECTION, "response_format": "detailed",
                 })  # fmt: skip
                 self.ingested[kind] = await job_of(client, answer)
@@ -181,7 +177,6 @@ class Checks:
         return ", ".join(f"{kind} {n} chunks" for kind, n in counts.items())
 
     async def found_everything(self, client: Any) -> None:
-        from scripts.compose_smoke import search_hits
 
         for kind, query in MARKERS.items():
             hits = await search_hits(client, query, collection=COLLECTION)
@@ -195,8 +190,6 @@ class Checks:
     async def search(self) -> str:
         import httpx2
 
-        from scripts.compose_smoke import search_hits
-
         async with self.client() as client:
             await self.found_everything(client)
             hits = await search_hits(client, "axolotl Ambystoma mexicanum blastema", collection=COLLECTION)
@@ -209,10 +202,9 @@ class Checks:
     async def _job_under_fault(self, file_name: str, fault: Any) -> str:
         """Ingest ``file_name`` as a job; once a worker is converting it, ``fault()`` (stop or kill the worker, then
         start it); the job must end completed, its document listed once and searchable."""
-        from scripts.compose_smoke import call, search_hits
 
         async with self.client() as client:
-            answer = await call(client, "ingest_document", {
+            answer = await succeeded(client, "ingest_document", {
                 "file_path": f"/data/documents/{file_name}", "collection": COLLECTION, "response_format": "detailed",
             })  # fmt: skip
             job_id = answer.get("job_id")
@@ -220,7 +212,7 @@ class Checks:
             deadline = time.monotonic() + 120
             job: dict[str, Any] = {}
             while time.monotonic() < deadline:  # until a worker has claimed it and works on it
-                job = (await call(client, "get_job_status", {"job_id": job_id}))["job"]
+                job = (await succeeded(client, "get_job_status", {"job_id": job_id}))["job"]
                 if job["status"] != "running" or job["current_step"].startswith("converting page"):
                     break
                 await asyncio.sleep(0.3)
@@ -234,7 +226,9 @@ class Checks:
             stem = file_name.removesuffix(".pdf")
             hits = await search_hits(client, "orchard office visited", collection=COLLECTION)
             assert any(h["source"].endswith(file_name) for h in hits) or chunks(result), f"{file_name} not searchable"
-            listed = await call(client, "list_documents", {"collection": COLLECTION, "response_format": "detailed"})
+            listed = await succeeded(
+                client, "list_documents", {"collection": COLLECTION, "response_format": "detailed"}
+            )
             names = [str(d.get("source") or d.get("name") or "") for d in listed.get("documents") or []]
             copies = sum(1 for n in names if n.endswith(file_name))
             assert copies == 1, f"{file_name} listed {copies} times: {names}"
@@ -257,7 +251,6 @@ class Checks:
         return await self._job_under_fault("long-scan-2.pdf", kill_start)
 
     async def restart(self, service: str) -> str:
-        from scripts.compose_smoke import call
 
         self.smoke.compose("restart", service)
         started = time.monotonic()
@@ -268,7 +261,7 @@ class Checks:
                     await self.found_everything(client)
                     if service == "redis":  # the queue again: a new ingest runs through it to the worker
                         marker = f"after-redis-{uuid.uuid4().hex[:6]}"
-                        answer = await call(client, "ingest_text", {
+                        answer = await succeeded(client, "ingest_text", {
                             "text": f"The {marker} note was written after Redis restarted.", "name": marker,
                             "collection": COLLECTION,
                         })  # fmt: skip
@@ -285,7 +278,6 @@ class Checks:
     async def watched_folder(self) -> str:
         """sync_folder(watch=true) on the documents volume: the sync runs on the worker, the watch in the MCP
         container; a file edited and one deleted on the host are followed without another call."""
-        from scripts.compose_smoke import call, search_hits
 
         folder = self.smoke.documents / "synced"
         folder.mkdir(mode=0o755, exist_ok=True)
@@ -296,7 +288,7 @@ class Checks:
             (folder / name).chmod(0o644)
         where = {"folder": "/data/documents/synced", "collection": "smoke_sync"}
         async with self.client() as client:
-            first = await job_of(client, await call(client, "sync_folder", {**where, "watch": True}))
+            first = await job_of(client, await succeeded(client, "sync_folder", {**where, "watch": True}))
             assert first["counts"]["added"] == 2 and first["counts"]["failed"] == 0, first
             (folder / "heron.md").write_text("# Heron\n\nThe heron flew off with a wriggling eel at dusk.\n")
             started = time.monotonic()
@@ -308,14 +300,14 @@ class Checks:
             edit_s = time.monotonic() - started
             (folder / "otter.md").unlink()
             while True:
-                listed = await call(client, "list_documents", {"collection": "smoke_sync", "limit": 10})
+                listed = await succeeded(client, "list_documents", {"collection": "smoke_sync", "limit": 10})
                 if [d["source"] for d in listed["documents"]] == ["heron.md"]:
                     break
                 assert time.monotonic() - started < 180, f"the deleted file was not pruned: {listed}"
                 await asyncio.sleep(0.5)
-            shown = await call(client, "get_collections", {"collection": "smoke_sync"})
+            shown = await succeeded(client, "get_collections", {"collection": "smoke_sync"})
             assert shown["synced_folders"][0]["watched"] is True, shown
-            await call(client, "sync_folder", {**where, "watch": False})
+            await succeeded(client, "sync_folder", {**where, "watch": False})
         return f"2 files synced by the worker; a host edit searchable in {edit_s:.1f} s; a host deletion pruned"
 
     async def oauth(self) -> str:
@@ -323,8 +315,6 @@ class Checks:
         import jwt
         from cryptography.hazmat.primitives.asymmetric import rsa
         from jwt.algorithms import RSAAlgorithm
-
-        from scripts.compose_smoke import search_hits
 
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))

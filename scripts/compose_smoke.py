@@ -2,7 +2,7 @@
 HTTP, break it, tear it down. Prints a table (step, ok, seconds) and exits non-zero on any failure.
 
     make compose-smoke                 (scripts/compose_smoke.sh: podman + podman-compose here, docker compose v2 too)
-    .venv/bin/python scripts/compose_smoke.py [--no-build] [--keep-up] [--engine podman|docker]
+    .venv/bin/python scripts/compose_smoke.py [--no-build | --build-only] [--keep-up] [--engine podman|docker]
 
 The stack is docker-compose.yml with docker-compose.milvus-lite.yml over it: `milvus-lite server` stands in for
 Milvus standalone (a test stand-in; etcd and MinIO are left out, their images cannot be had without a registry).
@@ -19,128 +19,20 @@ Env: ENGINE, AIRGAP=1 and HOST_PIP=1 (passed to scripts/build_images.sh), SMOKE_
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import secrets
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import traceback
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-APP_SERVICES = ["docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"]
-SERVICES = ["redis", "milvus", *APP_SERVICES]
-APP_UID = "1000650000"
-HEALTH_TIMEOUT_S = 600
-PODMAN_CONF = REPO / "scripts" / "podman" / "containers.conf"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Step:
-    name: str
-    ok: bool
-    seconds: float
-    detail: str = ""
-
-
-@dataclass
-class Smoke:
-    engine: str
-    project: str
-    env_file: Path
-    documents: Path
-    port: int
-    token: str
-    steps: list[Step] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-
-    # -- compose ------------------------------------------------------------------------------
-    @property
-    def podman(self) -> bool:
-        return Path(self.engine).name == "podman"
-
-    def compose_command(self) -> list[str]:
-        files = ["-f", str(REPO / "docker-compose.yml"), "-f", str(REPO / "docker-compose.milvus-lite.yml")]
-        if self.podman:
-            tool = shutil.which("podman-compose", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
-            if tool is None:
-                raise SystemExit("compose_smoke: podman-compose is not installed (pip install podman-compose)")
-            return [tool, "--project-name", self.project, *files]
-        return [self.engine, "compose", "--project-name", self.project, *files]
-
-    def compose(self, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-        return run([*self.compose_command(), *args], env=self.env, check=check, timeout=timeout)
-
-    def container(self, service: str) -> str:
-        out = run([self.engine, "ps", "-a", "--filter", f"label=com.docker.compose.project={self.project}",
-                   "--filter", f"label=com.docker.compose.service={service}", "--format", "{{.Names}}"],
-                  env=self.env).stdout.split()  # fmt: skip
-        if not out:
-            raise AssertionError(f"no container for service {service}")
-        return out[0]
-
-    def healthy(self, service: str) -> bool:
-        name = self.container(service)
-        if self.podman:  # no systemd here: podman runs a health check only when asked
-            return run([self.engine, "healthcheck", "run", name], env=self.env, check=False).returncode == 0
-        state = run([self.engine, "inspect", "--format", "{{.State.Health.Status}}", name], env=self.env).stdout
-        return state.strip() == "healthy"
-
-    def wait_healthy(self, services: list[str], timeout_s: float = HEALTH_TIMEOUT_S) -> str:
-        deadline = time.monotonic() + timeout_s
-        waiting = list(services)
-        while waiting and time.monotonic() < deadline:
-            waiting = [s for s in waiting if not self.healthy(s)]
-            if waiting:
-                time.sleep(2)
-        if waiting:
-            raise AssertionError(f"not healthy after {timeout_s:.0f} s: {', '.join(waiting)}")
-        return f"{len(services)} healthy"
-
-    def exec(self, service: str, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return run([self.engine, "exec", self.container(service), *command], env=self.env, check=check)
-
-    # -- steps --------------------------------------------------------------------------------
-    def step(self, name: str, action: Callable[[], str | None]) -> bool:
-        started = time.monotonic()
-        try:
-            detail = action() or ""
-            ok = True
-        except Exception as exc:  # noqa: BLE001 - every failure is a row of the table, then the exit code
-            detail = f"{type(exc).__name__}: {exc}"
-            ok = False
-            traceback.print_exc()
-        self.steps.append(Step(name, ok, time.monotonic() - started, detail))
-        print(f"smoke: {'ok  ' if ok else 'FAIL'} {name} ({time.monotonic() - started:.1f} s) {detail}", flush=True)
-        return ok
-
-    def astep(self, name: str, action: Callable[[], Awaitable[str | None]]) -> bool:
-        return self.step(name, lambda: asyncio.run(action()))
-
-
-def run(command: list[str], *, env: dict[str, str] | None = None, check: bool = True,
-        timeout: float = 900) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{' '.join(command[:4])}... exited {result.returncode}: {result.stderr[-1500:]}")
-    return result
+# After the line above: run as a script, the repository is not on the path before it.
+from scripts.compose_checks import Checks  # noqa: E402
+from scripts.compose_stack import APP_UID, PODMAN_CONF, SERVICES, Smoke, free_port, run  # noqa: E402
 
 
 # -- documents --------------------------------------------------------------------------------------
@@ -160,38 +52,13 @@ def stage_documents(folder: Path) -> None:
         path.chmod(0o644)
 
 
-# -- MCP ----------------------------------------------------------------------------------------------
-@asynccontextmanager
-async def mcp_client(url: str, token: str | None) -> AsyncIterator[Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
-
-
-async def call(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    answer = await client.call_tool(tool, arguments)
-    body = answer.structured_content or {}
-    if answer.is_error or body.get("success") is False:
-        raise AssertionError(f"{tool}: {body or answer.content}")
-    return body
-
-
-async def search_hits(client: Any, query: str, **extra: Any) -> list[dict[str, Any]]:
-    body = await call(client, "search", {"query": query, "response_format": "detailed", **extra})
-    return list(body.get("results") or [])
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", default=os.environ.get("ENGINE") or shutil.which("podman") or "docker")
     parser.add_argument("--no-build", action="store_true", help="use the images already built")
+    parser.add_argument(
+        "--build-only", action="store_true", help="check the disk, build every image, stop (CI's images stage)"
+    )
     parser.add_argument("--keep-up", action="store_true", default=os.environ.get("KEEP_UP") == "1")
     args = parser.parse_args()
 
@@ -224,7 +91,7 @@ def main() -> int:
     smoke.env_file.write_text(env_text)
     url = f"http://127.0.0.1:{smoke.port}/mcp"
     try:
-        run_steps(smoke, url, build=not args.no_build)
+        run_steps(smoke, url, build=not args.no_build, build_only=args.build_only)
     finally:
         if not all(s.ok for s in smoke.steps):
             for service in SERVICES:
@@ -251,16 +118,16 @@ def main() -> int:
     return 1 if failed or not smoke.steps else 0
 
 
-def run_steps(smoke: Smoke, url: str, *, build: bool) -> None:
-    from scripts.compose_checks import Checks
-
+def run_steps(smoke: Smoke, url: str, *, build: bool, build_only: bool = False) -> None:
     checks = Checks(smoke, url)
-    if not smoke.step("stage documents (text, PDF, scanned PDF, DOCX, 40-page scan)",
-                      lambda: stage_documents(smoke.documents)):  # fmt: skip
+    if not build_only and not smoke.step("stage documents (text, PDF, scanned PDF, DOCX, 40-page scan)",
+                                         lambda: stage_documents(smoke.documents)):  # fmt: skip
         return
     if build and not smoke.step("disk: room to build every image", checks.room):
         return
     if build and not smoke.step("build every image", checks.build):
+        return
+    if build_only:
         return
     if not smoke.step("start the stack (milvus-lite stand-in)", lambda: smoke.compose("up", "-d", *SERVICES) and None):
         return

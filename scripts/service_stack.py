@@ -196,8 +196,26 @@ async def mcp_client(stack: ServiceStack, *, attempts: int | None = None, **over
             await state.jobs.aclose()
 
 
+@contextlib.asynccontextmanager
+async def session(url: str, token: str | None = None, *, read_s: float = 120.0) -> AsyncIterator[Any]:
+    """A real MCP client over streamable HTTP to ``url`` (…/mcp), with a bearer token when one is given.
+
+    Enter and leave it in the same task (the client's task group requires it)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=read_s)) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
 async def call(client: Any, tool: str, **arguments: object) -> dict[str, Any]:
-    """A tool's structured answer, with ``is_error`` added (tool errors are answers, not exceptions)."""
+    """A tool's structured answer, with ``is_error`` added (tool errors are answers, not exceptions): the one
+    helper every test, script and benchmark calls a tool with."""
     response = await client.call_tool(tool, arguments)
     assert response.structured_content is not None, response.content
     return response.structured_content | {"is_error": bool(response.is_error)}

@@ -46,8 +46,10 @@ def test_the_compose_stack_builds_starts_serves_and_rides_out_its_faults(tmp_pat
         env.setdefault("HOST_PIP", "1")  # pip in the builds sees what this machine's pip sees
         if os.environ.get("CI"):  # a fresh machine: no cache to gain, the disk holds the finished images only
             env.setdefault("LAYERS", "false")
+    # CI builds every image once, in its images stage (.ci/run), before the suite: the smoke runs them as built.
+    built = ["--no-build"] if os.environ.get("IMAGES_BUILT") == "1" else []
     proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "compose_smoke.py")],
+        [sys.executable, str(REPO / "scripts" / "compose_smoke.py"), *built],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=3500, check=False,
     )  # fmt: skip
     header = "step" + " " * 20  # the table's header line (then its rows, the summary, each failure's reason)
@@ -56,4 +58,4 @@ def test_the_compose_stack_builds_starts_serves_and_rides_out_its_faults(tmp_pat
     (tmp_path / "smoke.log").write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, f"{table}\n--- stderr (tail) ---\n{proc.stderr[-6000:]}"
     summary = re.search(r"compose smoke: (\d+) passed, (\d+) failed", proc.stdout)
-    assert summary and summary[2] == "0" and int(summary[1]) >= 12, table
+    assert summary and summary[2] == "0" and int(summary[1]) >= (10 if built else 12), table

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docx import Document
 from mcp import Client, StdioServerParameters
+from service_stack import call
 
 SERVICE_URLS = ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI")
 WORDS = [
@@ -39,12 +39,6 @@ def server_params(docs: Path, data: Path, **env: str) -> StdioServerParameters:
         environment.pop(name, None)
     command = [sys.executable, "-m", "ingestion_mcp.main"]
     return StdioServerParameters(command=command[0], args=command[1:], env=environment, cwd=str(docs))
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 async def counts(client: Client, collection: str) -> tuple[int, int]:
@@ -101,13 +95,6 @@ def long_text(paragraphs: int, marker: str) -> str:
         words = [WORDS[(number * 7 + i * 3) % len(WORDS)] for i in range(80)]
         out.append(f"Paragraph {number} of {marker}: " + " ".join(words) + f" {number}.")
     return "\n\n".join(out)
-
-
-def make_docx(path: Path, heading: str, body: str) -> None:
-    doc = Document()
-    doc.add_heading(heading, level=1)
-    doc.add_paragraph(body)
-    doc.save(str(path))
 
 
 @dataclass

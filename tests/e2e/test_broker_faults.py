@@ -13,93 +13,35 @@ import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
 import redis
 from journeys import long_text
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from redis_server import SKIP_REASON, RedisServer, redis_binary
-from service_stack import BIN, ServiceProcess, ServiceStack, collection_state, stage_count
+from service_stack import ServiceProcess, ServiceStack, call, collection_state, stage_count
+from topology import Topology, connected, running
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 LEASE_S = 6
 PAYLOAD_MB = 1
 
 
-@dataclass
-class Topology:
-    stack: ServiceStack
-    broker: RedisServer
-    a: ServiceProcess
-    b: ServiceProcess
-    worker: ServiceProcess
-
-    @property
-    def processes(self) -> tuple[ServiceProcess, ...]:
-        return (self.a, self.b, self.worker)
-
-    def redis(self) -> redis.Redis:
-        return redis.Redis.from_url(self.broker.url, socket_timeout=5)
-
-    def record(self, job_id: str) -> dict[str, Any]:
-        raw = self.redis().get(f"ingestion-mcp:job:{job_id}")
-        assert raw is not None
-        return json.loads(raw)
-
-    def start_worker(self) -> None:
-        ready = self.worker.log_text().count("worker ready")
-        self.worker.start()
-        deadline = time.monotonic() + 180
-        while self.worker.log_text().count("worker ready") == ready:
-            assert self.worker.process is not None and self.worker.process.poll() is None, self.worker.log_tail()
-            assert time.monotonic() < deadline, self.worker.log_tail()
-            time.sleep(0.2)
-
-    def alive(self) -> dict[str, bool]:
-        return {p.name: p.process is not None and p.process.poll() is None for p in self.processes}
-
-    def wait_step(self, job_id: str, steps: set[str], timeout_s: float = 240) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            record = self.record(job_id)
-            if record["current_step"] in steps or record["status"] != "running":
-                return record
-            time.sleep(0.05)
-        raise TimeoutError(f"job {job_id} never reached {steps}")
-
-
 @pytest.fixture(scope="module")
 def topology(stack_session: ServiceStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
     if redis_binary() is None:
         pytest.skip(SKIP_REASON)
-    stack_session.ensure_running()
     with RedisServer(tmp_path_factory.mktemp("aof-broker"), persist=True) as broker:
-        env = {"INGESTION_MCP_BROKER_URL": broker.url, "INGESTION_MCP_SYNC_WAIT_S": "3",
+        env = {"INGESTION_MCP_SYNC_WAIT_S": "3",
                "INGESTION_MCP_JOB_LEASE_S": str(LEASE_S), "INGESTION_MCP_BROKER_TIMEOUT_S": "1",
                "INGESTION_MCP_JOB_GRACE_S": "20", "INGESTION_MCP_MAX_PAYLOAD_MB": str(PAYLOAD_MB),
                "INGESTION_MCP_LOG_LEVEL": "INFO"}  # fmt: skip
-        a, b = stack_session.mcp_replica("faults-a", **env), stack_session.mcp_replica("faults-b", **env)
-        worker = stack_session.mcp_replica("faults-worker", **env)
-        worker.command = str(BIN / "ingestion-mcp-worker")
-        topology = Topology(stack_session, broker, a, b, worker)
-        try:
-            for replica in (a, b):
-                replica.start()
-            topology.start_worker()
-            for replica in (a, b):
-                replica.wait_ready()
+        with running(stack_session, broker, "faults", env) as topology:
             yield topology
-        finally:
-            for process in topology.processes:
-                process.stop()
 
 
 @pytest.fixture
@@ -117,21 +59,6 @@ def healthy(topology: Topology) -> Topology:
     if topology.worker.process is None or topology.worker.process.poll() is not None:
         topology.start_worker()
     return topology
-
-
-@asynccontextmanager
-async def connected(topology: Topology, replica: ServiceProcess) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(headers=topology.stack.headers(), timeout=httpx2.Timeout(30.0, read=120.0)) as http,
-        Client(streamable_http_client(f"{replica.url}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content | {"is_error": bool(response.is_error)}
 
 
 async def ended(client: Client, job_id: str, timeout: float = 300) -> dict[str, Any]:

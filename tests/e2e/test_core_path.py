@@ -15,8 +15,11 @@ from typing import Any
 
 import anyio
 import pytest
-from journeys import call, counts, file_server, finished_job, long_text, make_docx, server_params
+from journeys import counts, file_server, finished_job, long_text, server_params
 from mcp import Client
+from service_stack import call
+
+from tests.fixtures.make_fixtures import make_docx
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -31,7 +34,11 @@ async def test_labels_are_not_identity_and_dedup_is_honest(tmp_path: Path) -> No
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "alpha.md").write_text(ALPHA, encoding="utf-8")
-    make_docx(docs / "gamma.docx", "Gamma memo", "The gamma memo describes how copper violins are tuned in winter.")
+    make_docx(
+        docs / "gamma.docx",
+        "Gamma memo",
+        [(None, ["The gamma memo describes how copper violins are tuned in winter."])],
+    )
     async with Client(server_params(docs, tmp_path / "data"), read_timeout_seconds=300) as client:
         # Two files from one source stay two documents.
         for name in ("alpha.md", "gamma.docx"):
@@ -86,7 +93,11 @@ async def test_labels_are_not_identity_and_dedup_is_honest(tmp_path: Path) -> No
 async def test_every_way_in_stores_the_same_document(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    make_docx(docs / "memo.docx", "Quarry memo", "The quarry closes at dusk; the summit trail opens at dawn in summer.")
+    make_docx(
+        docs / "memo.docx",
+        "Quarry memo",
+        [(None, ["The quarry closes at dusk; the summit trail opens at dawn in summer."])],
+    )
     (docs / "noise.txt").write_bytes(bytes(range(1, 9)) * 40)
     async with Client(server_params(docs, tmp_path / "data"), read_timeout_seconds=300) as client:
         single = await call(client, "ingest_document", file_path=str(docs / "memo.docx"), collection="one")
@@ -203,7 +214,7 @@ async def test_a_failed_download_leaves_no_file(tmp_path: Path) -> None:
     docs.mkdir()
     web.mkdir()
     shutil.copy(FIXTURES / "bomb.docx", web / "bomb.docx")
-    make_docx(web / "good.docx", "Beacon guide", "Light the beacon on the summit when the ember glows.")
+    make_docx(web / "good.docx", "Beacon guide", [(None, ["Light the beacon on the summit when the ember glows."])])
     env = {"INGESTION_MCP_PROFILES": "docs_server", "INGESTION_MCP_SOURCE_ALLOWED_HOSTS": "127.0.0.1"}
     with file_server(web) as site:
         async with Client(server_params(docs, tmp_path / "data", **env), read_timeout_seconds=300) as client:

@@ -27,9 +27,10 @@ from typing import Any
 
 import anyio
 import pytest
-from journeys import call, counts, finished_job, long_text, server_params
+from journeys import counts, finished_job, long_text, server_params
 from mcp import Client
 from mcp.client.stdio import stdio_client
+from service_stack import call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 

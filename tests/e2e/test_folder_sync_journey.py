@@ -7,15 +7,17 @@ up); a sync is cancelled mid-way and leaves nothing half-done.
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
 import anyio
 import pytest
-from docx import Document
-from fpdf import FPDF
-from journeys import call, server_params
+from journeys import server_params
 from mcp import Client
+from service_stack import call
+
+from tests.fixtures import make_fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -46,20 +48,11 @@ async def until_found(client: Client, collection: str, query: str, word: str, pr
 
 
 def make_pdf(path: Path, sentence: str) -> None:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    pdf.add_page()
-    pdf.multi_cell(0, 6, "Field notes")
-    pdf.ln(4)
-    pdf.multi_cell(0, 6, sentence)
-    pdf.output(str(path))
+    make_fixtures.make_pdf(path, [("Field notes", [sentence])], title=None, plain=True)
 
 
 def make_docx(path: Path, sentence: str) -> None:
-    doc = Document()
-    doc.add_heading("Survey", level=1)
-    doc.add_paragraph(sentence)
-    doc.save(str(path))
+    make_fixtures.make_docx(path, "Survey", [(None, [sentence])])
 
 
 async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) -> None:
@@ -125,6 +118,8 @@ async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) 
         listed = await call(client, "list_documents", collection="birds", limit=200)
         kept = {Path(d["source"]).name for d in listed["documents"]}
         assert "owl.pdf" in kept and len(kept) < NOTES + 4, "a cancelled sync pruned or ran to its end"
+        (record,) = (await call(client, "get_collections", collection="birds"))["synced_folders"]
+        assert record["error"].startswith("Cancelled before its end") and record["error_at"], record
         done = await synced(client, birds, "birds")
         assert done["counts"]["removed"] == 1 and done["counts"]["failed"] == 0, done
         listed = await call(client, "list_documents", collection="birds", limit=200)
@@ -151,3 +146,103 @@ async def cancel_at_first_progress(client: Client, arguments: dict[str, object])
             await progressed.wait()
             group.cancel_scope.cancel()
     await anyio.sleep(1)  # the cancel reaches the job
+
+
+USR_DOC = Path("/usr/share/doc")
+# Small packages' docs with README, Markdown, reStructuredText, HTML, plain text, compressed files and links.
+PACKAGES = ("base-passwd", "conmon", "procps", "python3-setuptools", "python3-yaml", "python3-cups", "zstd")
+
+
+async def documents(client: Client, collection: str) -> int:
+    return (await call(client, "get_collections", collection=collection))["document_count"]
+
+
+async def folder_state(client: Client, collection: str) -> dict:
+    (folder,) = (await call(client, "get_collections", collection=collection))["synced_folders"]
+    return folder
+
+
+async def test_a_real_folder_survives_an_agent_s_slips(tmp_path: Path) -> None:
+    """Issue 37 on a folder nobody here wrote (parts of /usr/share/doc): a dry run that says what the sync does,
+    progress from the first file, one document per real file, text-like files read and the rest counted; then
+    the slips of an agent (bad globs, a case slip, narrowed filters, recursive: false, a folder typo), nested
+    ignore files, and a folder renamed under a watch. Documents are counted before and after each."""
+    present = [name for name in PACKAGES if (USR_DOC / name).is_dir()]
+    if len(present) < 4:
+        pytest.skip("this machine's /usr/share/doc lacks the packages this journey copies")
+    docs = tmp_path / "docs"
+    usrdoc = docs / "usrdoc"
+    for name in present:
+        shutil.copytree(USR_DOC / name, usrdoc / name, symlinks=True)
+    if (usrdoc / "conmon" / "README.md").is_file():
+        (usrdoc / "conmon" / "README-again.md").symlink_to("README.md")  # a second name for one file
+    server = server_params(docs, tmp_path / "data", INGESTION_MCP_SYNC_WAIT_S="50", INGESTION_MCP_WATCH_STEP_MS="100",
+                           INGESTION_MCP_WATCH_DEBOUNCE_MS="500", INGESTION_MCP_WATCH_REFRESH_S="1")  # fmt: skip
+    where = {"folder": str(usrdoc), "collection": "usrdoc"}
+    async with Client(server, read_timeout_seconds=300) as client:
+        plan = await call(client, "sync_folder", **where, dry_run=True)
+        messages: list[str] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            messages.append(message or "")
+
+        response = await client.call_tool("sync_folder", where, progress_callback=on_progress)
+        first = response.structured_content or {}
+        if first.get("job_id"):
+            first = await synced(client, usrdoc, "usrdoc")
+        counts = first["counts"]
+        print(f"\n/usr/share/doc copy ({', '.join(present)}): dry run {plan['counts']}, sync {counts}")
+        assert first["success"] is True and counts["added"] + counts["failed"] == plan["counts"]["added"], first
+        assert counts["skipped"] == plan["counts"]["skipped"] > 0 and ".gz" in first["message"], first
+        assert messages[0].startswith("file 0/") and any(m.endswith(": reading") for m in messages), messages[:5]
+        total = await documents(client, "usrdoc")
+        assert total == counts["added"] >= 15, total
+        listed = await call(client, "list_documents", collection="usrdoc", limit=200)
+        sources = {d["source"] for d in listed["documents"]}
+        assert "conmon/README-again.md" not in sources and len(sources) == total, sorted(sources)
+        texty = {"python3-setuptools/index.rst", "base-passwd/README", "procps/README.Debian", "zstd/README.md"}
+        assert texty & sources == {t for t in texty if (usrdoc / t).is_file()}, sorted(sources)
+
+        for slip, problem in (({"include": ["[unclosed"]}, "no ']' closes"), ({"exclude": ["zstd\\*.md"]}, "'/'"),
+                              ({"include": ["*.md", " "]}, "empty")):  # fmt: skip
+            refused = await call(client, "sync_folder", **where, **slip)
+            assert refused["success"] is False and problem in refused["error"], (slip, refused)
+            assert await documents(client, "usrdoc") == total, slip
+        typo = await call(client, "sync_folder", folder=str(usrdoc) + "-typo", collection="usrdoc")
+        assert typo["success"] is False and "Not a folder" in typo["error"], typo
+        for slip in ({"include": ["*.MD"]}, {"include": ["*.html"]}, {"include": ["zstd/*"]}, {"recursive": False},
+                     {"exclude": ["*"]}, {"include": ["*.MD"], "dry_run": True}):  # fmt: skip
+            answer = await synced(client, usrdoc, "usrdoc", **slip)
+            assert answer["counts"]["removed"] == 0, (slip, answer)
+            if answer["counts"].get("held"):
+                said = answer.get("message") or answer["note"]  # (the job's result, when it outlived the wait)
+                assert f"max_removals={answer['counts']['held']}" in said, said
+            assert await documents(client, "usrdoc") == total, (slip, answer)
+        assert (await synced(client, usrdoc, "usrdoc"))["counts"]["unchanged"] == total
+
+        # Nested ignore files: the next sync removes what they now hide (few: inside the bound).
+        hidden = [p for p in (usrdoc / "zstd").glob("*.md") if p.name != "README.md"]
+        hidden += list((usrdoc / "base-passwd").glob("*.html"))
+        (usrdoc / "zstd" / ".gitignore").write_text("*.md\n!README.md\n")
+        (usrdoc / ".ingestionignore").write_text("base-passwd/*.html\n")
+        ignored = await synced(client, usrdoc, "usrdoc")
+        assert ignored["counts"]["removed"] == len(hidden) <= 10, (ignored, hidden)
+        total -= len(hidden)
+        assert await documents(client, "usrdoc") == total
+
+        # A folder renamed under a watch: the watch says so, the documents stay; renamed back, it resumes.
+        assert (await synced(client, usrdoc, "usrdoc", watch=True))["counts"]["unchanged"] == total
+        moved = docs / "usrdoc-renamed"
+        usrdoc.rename(moved)
+        with anyio.fail_after(30):  # the watch's own error, with since when
+            while not (state := await folder_state(client, "usrdoc")).get("error_at"):
+                await anyio.sleep(0.5)
+        assert "not there" in state["error"] and state["watched"] is True, state
+        assert await documents(client, "usrdoc") == total
+        moved.rename(usrdoc)
+        (usrdoc / "zstd" / "NOTES.txt").write_text("Notes: the quokka compression level suits nightly backups.\n")
+        seconds = await until_found(client, "usrdoc", "quokka compression level backups", "quokka")
+        print(f"renamed back: the new note searchable {seconds:.1f} s later, no restart")
+        assert await documents(client, "usrdoc") == total + 1
+        assert "error" not in await folder_state(client, "usrdoc")
+        await call(client, "sync_folder", **where, watch=False)

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import httpx2
@@ -27,8 +26,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server for the module's tests (each starts the embedded services: a model load); each test leaves
+    what it checks to itself (its own collection, metrics read before and after)."""
+    tmp_path = tmp_path_factory.mktemp("http-server")
     port = free_port()
     env = {**os.environ, "AUTH_TOKEN": TOKEN, "INGESTION_MCP_DATA_DIR": str(tmp_path / "data"),
            "INGESTION_MCP_ALLOWED_ROOTS": str(tmp_path), "HF_HUB_OFFLINE": "1"}  # fmt: skip
@@ -57,8 +59,10 @@ def server(tmp_path: Path) -> Iterator[str]:
         deadline = time.monotonic() + 10
         while announced not in (tmp_path / "server.log").read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
-        log_text = (tmp_path / "server.log").read_text()
-        assert announced in log_text and '--header "Authorization: Bearer $AUTH_TOKEN"' in log_text, log_text
+        lines = (tmp_path / "server.log").read_text().splitlines()
+        ready = [event["msg"] for event in map(json.loads, lines) if event.get("event") == "ready"]  # JSON logs
+        assert len(ready) == 1 and ready[0].startswith(announced), lines
+        assert '--header "Authorization: Bearer $AUTH_TOKEN"' in ready[0], ready
         yield base
     finally:
         process.terminate()
@@ -87,12 +91,25 @@ async def test_an_authenticated_client_ingests_and_searches(server: str) -> None
         Client(streamable_http_client(f"{server}/mcp", http_client=http)) as client,
     ):
         text = "The lighthouse keeper logs every passing ship in a leather-bound ledger at dusk and dawn."
-        made = await client.call_tool("ingest_text", {"text": text, "name": "lighthouse"})
+        before = searches(server, headers)
+        made = await client.call_tool("ingest_text", {"text": text, "name": "lighthouse", "collection": "lights"})
         assert made.structured_content["status"] == "indexed"
-        found = await client.call_tool("search", {"query": "lighthouse ledger"})
+        found = await client.call_tool("search", {"query": "lighthouse ledger", "collection": "lights"})
         assert found.structured_content["results"][0]["title"] == "lighthouse"
-    metrics = httpx.get(f"{server}/metrics", headers=headers).text
-    assert 'mcp_tool_calls_total{outcome="ok",tool="search"} 1.0' in metrics
+    assert searches(server, headers) == before + 1
+
+
+def searches(server: str, headers: dict[str, str]) -> float:
+    """mcp_tool_calls_total of successful searches, from /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families = text_string_to_metric_families(httpx.get(f"{server}/metrics", headers=headers).text)
+    return sum(
+        sample.value
+        for family in families
+        for sample in family.samples
+        if sample.name == "mcp_tool_calls_total" and sample.labels == {"outcome": "ok", "tool": "search"}
+    )
 
 
 async def test_a_cancelled_call_over_http_stops_the_work(server: str) -> None:
@@ -105,12 +122,12 @@ async def test_a_cancelled_call_over_http_stops_the_work(server: str) -> None:
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
         Client(streamable_http_client(f"{server}/mcp", http_client=http)) as client,
     ):
-        await cancel_when_embedding(client, {"text": long_text(660, "http"), "name": "big"})
+        await cancel_when_embedding(client, {"text": long_text(660, "http"), "name": "big", "collection": "cancelled"})
         with anyio.fail_after(60):
             while (await client.call_tool("list_active_jobs", {})).structured_content["jobs"]:
                 await anyio.sleep(0.5)
         await anyio.sleep(3)
-        assert await counts(client, "rag_gateway") == (0, 0)
+        assert await counts(client, "cancelled") == (0, 0)
 
 
 ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}

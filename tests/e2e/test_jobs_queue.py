@@ -8,50 +8,22 @@ run again; afterwards the index holds exactly one copy of the document.
 
 from __future__ import annotations
 
-import json
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 import redis
 from journeys import long_text
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from redis_server import SKIP_REASON, RedisServer, redis_binary
-from service_stack import BIN, ServiceProcess, ServiceStack, collection_state
+from service_stack import ServiceProcess, ServiceStack, call, collection_state
+from topology import Topology, connected, running
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
-
-
-@dataclass
-class Topology:
-    stack: ServiceStack
-    a: ServiceProcess
-    b: ServiceProcess
-    worker: ServiceProcess
-    broker_url: str
-
-    def record(self, job_id: str) -> dict[str, Any]:
-        """The job's record straight from the broker (what no replica's memory holds)."""
-        raw = redis.Redis.from_url(self.broker_url).get(f"ingestion-mcp:job:{job_id}")
-        assert raw is not None
-        return json.loads(raw)
-
-    def start_worker(self) -> None:
-        ready = self.worker.log_text().count("worker ready")
-        self.worker.start()
-        deadline = time.monotonic() + 120
-        while self.worker.log_text().count("worker ready") == ready:
-            assert self.worker.process is not None and self.worker.process.poll() is None, self.worker.log_tail()
-            assert time.monotonic() < deadline, self.worker.log_tail()
-            time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -64,43 +36,10 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 
 @pytest.fixture(scope="module")
 def topology(stack_session: ServiceStack, broker: RedisServer) -> Iterator[Topology]:
-    stack_session.ensure_running()
-    env = {"INGESTION_MCP_BROKER_URL": broker.url, "INGESTION_MCP_SYNC_WAIT_S": "2",
-           "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO",
+    env = {"INGESTION_MCP_SYNC_WAIT_S": "2", "INGESTION_MCP_JOB_LEASE_S": "3", "INGESTION_MCP_LOG_LEVEL": "INFO",
            "INGESTION_MCP_WATCH_LEASE_S": "3", "INGESTION_MCP_WATCH_REFRESH_S": "1"}  # fmt: skip
-    a, b = stack_session.mcp_replica("queue-a", **env), stack_session.mcp_replica("queue-b", **env)
-    worker = stack_session.mcp_replica("queue-worker", **env)
-    worker.command = str(BIN / "ingestion-mcp-worker")
-    topology = Topology(stack_session, a, b, worker, broker.url)
-    try:
-        for replica in (a, b):
-            replica.start()
-        topology.start_worker()
-        for replica in (a, b):
-            replica.wait_ready()
+    with running(stack_session, broker, "queue", env) as topology:
         yield topology
-    finally:
-        for process in (a, b, worker):
-            process.stop()
-
-
-@asynccontextmanager
-async def connected(topology: Topology, replica: ServiceProcess) -> AsyncIterator[Client]:
-    if replica.process is None or replica.process.poll() is not None:
-        replica.start()
-        replica.wait_ready()
-    headers = topology.stack.headers()
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
-        Client(streamable_http_client(f"{replica.url}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 async def start_long_ingest(client: Client, collection: str, marker: str, paragraphs: int = 300) -> str:
@@ -220,7 +159,7 @@ async def test_a_watched_folder_is_synced_by_the_worker_and_one_replica_watches(
         if started.get("job_id"):
             final = (await follow(via_a, started["job_id"]))[-1]
             assert final["status"] == "completed" and final["result"]["counts"]["added"] == 2, final
-    broker = redis.Redis.from_url(topology.broker_url)
+    broker = redis.Redis.from_url(topology.broker.url)
     assert broker.smembers("ingestion-mcp:folders"), "the watch is a record in the broker, not a replica's memory"
     leader = watching_replica(topology, broker)
     other = topology.b if leader is topology.a else topology.a
@@ -252,3 +191,42 @@ async def test_a_watched_folder_is_synced_by_the_worker_and_one_replica_watches(
     assert synced["watched"] and synced["last_synced"] and synced["last_result"], synced
     async with connected(topology, other) as client:
         await call(client, "sync_folder", folder=str(folder), collection=collection, watch=False)
+
+
+async def test_a_sync_whose_worker_is_killed_goes_on_without_losing_or_doubling(
+    topology: Topology, collection: str
+) -> None:
+    """Issue 37: a sync's worker killed with SIGKILL after its first batch is stored. The job is run again by
+    another worker; what the first try wrote is found in step (written once), the rest is added; the folder's
+    record says what the sync did. Counted: files acknowledged in the answer, stored, lost, doubled."""
+    folder = topology.stack.workdir / f"killed-sync-{collection}"
+    folder.mkdir()
+    notes = 48
+    for number in range(notes):
+        (folder / f"note{number:02}.md").write_text(long_text(5, f"killed sync note {number}"))
+    async with connected(topology, topology.a) as via_a:
+        started = await call(via_a, "sync_folder", folder=str(folder), collection=collection)
+        assert started.get("job_id"), f"the sync should outlive the 2 s wait: {started}"
+        job_id = started["job_id"]
+        # Past the first batch (16 files stored), before the end.
+        seen = await follow(via_a, job_id, until=lambda job: 40 <= job["progress"] < 90)
+        assert seen[-1]["status"] == "running", seen[-1]
+        topology.worker.stop(signal.SIGKILL)
+        stored_when_killed = collection_state(topology.stack, collection)["documents"]
+        topology.start_worker()
+        final = (await follow(via_a, job_id))[-1]
+        shown = await call(via_a, "get_collections", collection=collection)
+    assert final["status"] == "completed" and topology.record(job_id)["attempt"] == 2, final
+    counts = final["result"]["counts"]
+    state = collection_state(topology.stack, collection)
+    acknowledged = counts["added"] + counts["unchanged"]
+    lost = notes - len(state["sources"])
+    doubled = state["documents"] - len(state["sources"])
+    print(f"\nkilled mid-sync: {stored_when_killed} stored when killed; the retry: {counts}; acknowledged "
+          f"{acknowledged}, stored {state['documents']}, lost {lost}, doubled {doubled}")  # fmt: skip
+    assert 16 <= stored_when_killed < notes, stored_when_killed
+    assert acknowledged == notes and counts["failed"] == 0 and counts["unchanged"] >= stored_when_killed, counts
+    assert state["documents"] == notes and lost == 0 and doubled == 0, state
+    assert state["chunk_rows"] == sum(state["sources"].values()) and not state["unreadable_chunks"], state
+    (synced,) = shown["synced_folders"]
+    assert synced["last_result"] == counts and "error" not in synced, synced

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journeys import call, counts, make_docx, server_params
+from journeys import counts, server_params
 from mcp import Client
+from service_stack import call
+
+from tests.fixtures.make_fixtures import make_docx
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -59,7 +62,7 @@ async def test_a_laptop_index_moves_to_lance_and_keeps_serving(tmp_path: Path) -
         assert {q: await _top(client, q) for q in QUERIES} == before
         assert await counts(client, "rag_gateway") == before_counts
         # New writes on the Lance index: a Word file, a replace, a delete.
-        make_docx(docs / "memo.docx", "Quarry memo", "The marble quarry closes at dusk in winter.")
+        make_docx(docs / "memo.docx", "Quarry memo", [(None, ["The marble quarry closes at dusk in winter."])])
         memo = await call(client, "ingest_document", file_path=str(docs / "memo.docx"), tags=["notes"])
         assert memo["status"] == "indexed", memo
         (docs / "orchard.md").write_text(NOTES["orchard.md"] + "\nThe apples were picked in October.\n")

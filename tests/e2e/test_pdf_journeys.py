@@ -13,8 +13,9 @@ from pathlib import Path
 import anyio
 import psutil
 import pytest
-from journeys import call, server_params
+from journeys import server_params
 from mcp import Client
+from service_stack import call
 
 from bench.pdf_fixtures import fixtures, mixed
 

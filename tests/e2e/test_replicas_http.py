@@ -136,7 +136,7 @@ async def test_a_cancelled_call_stops_the_work(balanced: Balanced, protocol: str
 
     2026-07-28 cancels by closing the request's stream, which the balancer passes on to whichever
     replica runs it. 2025-11-25 POSTs `notifications/cancelled`, which a stateless replica can act on
-    only through the session id it handed out (ingestion_mcp.jobs.cancel_relay); across replicas that
+    only through the session id it handed out (ingestion_mcp.http.cancel_relay); across replicas that
     needs the broker (tests/e2e/test_jobs_queue.py), so here the client talks to one replica.
     """
     url = balanced.url if route == "balancer" else balanced.replicas[0].url + "/mcp"

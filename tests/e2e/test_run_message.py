@@ -1,6 +1,7 @@
 """What a person sees after `make run` (and an MCP client after launching the server over stdio): once every
 service is ready, one block on stderr says where the server listens and how to connect; the connection it
-describes works. Over stdio, stdout stays the protocol and stderr gets one line."""
+describes works (`make run` logs as text, INGESTION_MCP_JSON_LOGS=false). Over stdio, stdout stays the protocol
+and stderr gets one line: with JSON logs (the default) one JSON event."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ def http_server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], StderrL
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
-        env=server_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**server_env(tmp_path), "INGESTION_MCP_JSON_LOGS": "false"},  # as `make run` starts it
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         yield process, StderrLines(process), port
@@ -122,5 +124,7 @@ async def test_stdio_keeps_stdout_for_the_protocol_and_says_one_line_on_stderr(t
             while READY not in errlog.read_text() and time.monotonic() < deadline:
                 await client.call_tool("get_collections", {})  # the protocol stays usable while it starts
                 time.sleep(0.5)
-    lines = [line for line in errlog.read_text().splitlines() if line.strip()]
-    assert lines == [f"{READY} on stdio; tools: ingestion; data: {(tmp_path / 'data').resolve()}"], lines
+    lines = [json.loads(line) for line in errlog.read_text().splitlines() if line.strip()]
+    assert [(line["event"], line["msg"]) for line in lines] == [
+        ("ready", f"{READY} on stdio; tools: ingestion; data: {(tmp_path / 'data').resolve()}")
+    ], lines

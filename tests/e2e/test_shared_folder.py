@@ -16,8 +16,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from journeys import call, server_params
+from journeys import server_params
 from mcp import Client
+from service_stack import call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 

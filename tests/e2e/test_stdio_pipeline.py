@@ -15,8 +15,10 @@ import anyio
 import anyio.abc
 import pytest
 from docx import Document
-from fpdf import FPDF
 from mcp import Client, StdioServerParameters
+from service_stack import call
+
+from tests.fixtures.make_fixtures import make_docx, make_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -39,30 +41,16 @@ PARAPHRASE_PASSAGE = (
 PARAPHRASE_QUERY = "Why was the ballot delayed? Many participants had the flu."
 
 
-def make_pdf(path: Path) -> None:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
+def make_report(path: Path) -> None:
     # ~400 tokens a page, so 200-token chunks fall inside pages and the passage sits mid-page 2.
     pages = [FILLER * 5, [*(FILLER * 2), KEYWORD_PASSAGE, *(FILLER * 3)], FILLER * 3]
-    for number, paragraphs in enumerate(pages, start=1):
-        pdf.add_page()
-        pdf.multi_cell(0, 6, f"Laboratory report, part {number}")
-        for paragraph in paragraphs:
-            pdf.ln(4)
-            pdf.multi_cell(0, 6, paragraph)
-    pdf.output(str(path))
+    parts = [(f"Laboratory report, part {number}", page) for number, page in enumerate(pages, start=1)]
+    make_pdf(path, parts, title=None, plain=True)
 
 
-def make_docx(path: Path, extra: str = "") -> None:
-    doc = Document()
-    doc.add_heading("Board minutes", level=1)
-    doc.add_heading("Attendance", level=2)
-    doc.add_paragraph(FILLER[1])
-    doc.add_heading("Decisions", level=2)
-    doc.add_paragraph(PARAPHRASE_PASSAGE)
-    if extra:
-        doc.add_paragraph(extra)
-    doc.save(str(path))
+def make_minutes(path: Path, extra: str = "") -> None:
+    decisions = [PARAPHRASE_PASSAGE, *([extra] if extra else [])]
+    make_docx(path, "Board minutes", [("Attendance", [FILLER[1]]), ("Decisions", decisions)])
 
 
 @pytest.fixture
@@ -80,12 +68,6 @@ def server_params(tmp_path: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=env, cwd=str(docs))
 
 
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
-
-
 def hits_for(result: dict, needle: str) -> list[dict]:
     return [r for r in result["results"] if needle in r["text"]]
 
@@ -93,8 +75,8 @@ def hits_for(result: dict, needle: str) -> list[dict]:
 async def test_agent_ingests_and_finds_passages(server_params: StdioServerParameters, tmp_path: Path) -> None:
     docs = Path(server_params.env["INGESTION_MCP_ALLOWED_ROOTS"])
     pdf_path, docx_path = docs / "lab-report.pdf", docs / "minutes.docx"
-    make_pdf(pdf_path)
-    make_docx(docx_path)
+    make_report(pdf_path)
+    make_minutes(docx_path)
 
     async with Client(server_params, read_timeout_seconds=300) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
@@ -124,7 +106,7 @@ async def test_agent_ingests_and_finds_passages(server_params: StdioServerParame
         again = await call(client, "ingest_document", file_path=str(pdf_path))
         assert again["status"] == "skipped" and again["chunks_created"] == 0
 
-        make_docx(docx_path, extra="Addendum: the vote now happens on the first Monday of the quarter.")
+        make_minutes(docx_path, extra="Addendum: the vote now happens on the first Monday of the quarter.")
         # drop the old decision text entirely so its absence is observable
         doc = Document(str(docx_path))
         for paragraph in doc.paragraphs:

@@ -12,10 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from journeys import call, counts, make_docx, server_params
+from journeys import counts, server_params
 from legacy import LEGACY_DOCS, write_legacy_docs
 from mcp import Client
 from mcp.client.stdio import stdio_client
+from service_stack import call
+
+from tests.fixtures.make_fixtures import make_docx
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "legacy-index"
@@ -81,7 +84,7 @@ async def _upgraded(client: Client, docs: Path) -> None:
     assert again["status"] == "skipped"
 
     # A second file from the same source is a second document now.
-    make_docx(docs / "gamma.docx", "Gamma memo", "The gamma memo explains how to tune copper violins.")
+    make_docx(docs / "gamma.docx", "Gamma memo", [(None, ["The gamma memo explains how to tune copper violins."])])
     gamma = await call(client, "ingest_document", file_path=str(docs / "gamma.docx"), source="sharepoint")
     assert gamma["status"] == "indexed"
     assert (await counts(client, "rag_gateway"))[0] == 4

@@ -85,16 +85,19 @@ def test_a_file_that_is_not_a_tokenizer_is_refused_when_loaded(tmp_path: Path) -
         TokenCounter.from_path(bogus, "bogus")
 
 
-def test_run_exits_with_a_readable_message(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_exits_with_a_readable_message(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CHUNKER_TOKENIZER_PATH", "/nonexistent/model")
     with pytest.raises(SystemExit) as exit_info:
         run()
-    message = str(exit_info.value.code)
-    assert message.startswith("chunker-service: invalid settings:") and "/nonexistent/model" in message
+    message = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert message.startswith("chunker-service: invalid configuration:") and "/nonexistent/model" in message
 
 
-def test_run_names_the_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_names_the_environment_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("CHUNKER_MODEL_MAX_TOKENS", "-3")
-    with pytest.raises(SystemExit) as exit_info:
+    with pytest.raises(SystemExit):
         run()
-    assert "CHUNKER_MODEL_MAX_TOKENS: Input should be greater than or equal to 1" in str(exit_info.value.code)
+    assert "CHUNKER_MODEL_MAX_TOKENS: Input should be greater than or equal to 1" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docling_service.pdf_lines import Line, merge_lines
+from docling_service.pdf_lines import Line, join_fragments, merge_lines
 
 
 def line(text: str, top: float, *, page: int = 1, height: float = 10, left: float = 50, right: float = 500) -> Line:
@@ -68,3 +68,33 @@ def test_a_line_beside_the_previous_one_is_another_column() -> None:
 
 def test_blank_lines_are_ignored() -> None:
     assert merge_lines([line("   ", 100)]) == []
+
+
+def test_numbered_headings_take_their_level_from_the_numbering_and_a_formula_is_no_heading() -> None:
+    body = [line(f"Body text line {i} that fills the column as prose does.", 200 + 14 * i) for i in range(6)]
+    heads = [
+        line("2 Installing", 100, height=14),
+        line("2.1 Requirements", 130, height=13),
+        line("2.1.1 Disk space", 160, height=13),
+        line("(x-t)2+y2 dt", 185, height=14),
+    ]
+    segments = merge_lines([*heads, *body])
+    assert [(s.text, s.level) for s in segments if s.kind == "heading"] == [
+        ("2 Installing", 1),
+        ("2.1 Requirements", 2),
+        ("2.1.1 Disk space", 3),
+    ]
+
+
+def test_pieces_of_a_printed_line_are_joined_and_code_keeps_its_lines() -> None:
+    name = [line("Hans-Bernhard Br\u00a8", 100, right=190), line("oker, John Campbell", 100, left=186)]
+    code = [
+        Line("plot 1 2 4", 1, 50, 130, 100, 140, font="CMTT10", mono=True),
+        Line("# horizontal line at y=1", 1, 160, 130, 280, 140, font="CMTT10", mono=True),
+        Line("update", 1, 50, 142, 80, 152, font="CMTT10", mono=True),
+    ]
+    segments = merge_lines(list(join_fragments([*name, *code])))
+    assert [(s.kind, s.text) for s in segments] == [
+        ("paragraph", "Hans-Bernhard Bröker, John Campbell"),
+        ("code", "plot 1 2 4" + " " * 12 + "# horizontal line at y=1\nupdate"),  # 60 pt at 5 pt a character
+    ]

@@ -15,6 +15,8 @@ from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from mcp import Client
 
+from scripts.service_stack import call
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -53,14 +55,9 @@ def connect(app_state: AppState):
     return session
 
 
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
-
-
 @pytest.fixture
-def call_tool():
+def call_tool() -> Callable[..., Any]:
+    """scripts.service_stack.call: a tool's structured answer (with is_error), the one helper for tool calls."""
     return call
 
 

@@ -50,3 +50,51 @@ def test_the_sink_setting_defaults_to_stderr_and_refuses_a_folder_that_is_not_th
     assert McpSettings(audit_log=str(tmp_path / "audit.log")).audit_log.endswith("audit.log")
     with pytest.raises(ValidationError, match="audit log"):
         McpSettings(audit_log=str(tmp_path / "no-such-folder" / "audit.log"))
+
+
+async def test_a_job_cancel_is_audited_like_a_write_refusals_included(tmp_path: Path, restored: None) -> None:
+    """cancel_job (and the console's cancel: both AppState.cancel_job) leaves one audit record per attempt: another
+    caller's cancel is refused (the job answers as unknown to them) and recorded as forbidden, an unknown job as
+    failed, the owner's cancel as ok, a second cancel of the ended job as ended:cancelled."""
+    import asyncio
+
+    from ingestion_mcp.access.policy import Caller, Grant, acting_as
+    from ingestion_mcp.state import AppState
+
+    lines: list[dict[str, object]] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(dict(record.fields))  # type: ignore[attr-defined]  # audit records carry their fields
+
+    logger = logging.getLogger("ingestion_mcp.audit")
+    handler = Collect()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)  # as audit.configure sets it
+    state = AppState.create(McpSettings(data_dir=tmp_path), backend=None)  # type: ignore[arg-type]  # no service
+
+    async def wait_forever(state: AppState, params: dict[str, object], progress: object) -> None:
+        await asyncio.Event().wait()
+
+    state.kinds.add("test_wait", wait_forever)
+    alice, bob = (Caller(name, (Grant(f"{name}-*", "write"),)) for name in ("alice", "bob"))
+    try:
+        with acting_as(alice):
+            job = await state.submit_job("test_wait", {"collection": "alice-notes"}, "waits")
+        with acting_as(bob):
+            assert await state.cancel_job(job.id) is None  # another's job: unknown to bob, nothing cancelled
+        assert getattr(await state.jobs.get(job.id), "status", None) == "running"
+        with acting_as(alice):
+            assert await state.cancel_job("job_nothing") is None
+            assert getattr(await state.cancel_job(job.id), "status", None) == "cancelled"
+            assert getattr(await state.cancel_job(job.id), "status", None) == "cancelled"  # again: it has ended
+    finally:
+        logger.removeHandler(handler)
+        await state.jobs.aclose()
+    cancels = [(line["subject"], line["document"], line["result"]) for line in lines if line["action"] == "cancel_job"]
+    assert cancels == [
+        ("bob", job.id, "forbidden"),
+        ("alice", "job_nothing", "failed:JOB_NOT_FOUND"),
+        ("alice", job.id, "ok"),
+        ("alice", job.id, "ended:cancelled"),
+    ], lines

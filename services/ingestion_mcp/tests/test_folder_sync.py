@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import pytest
 from ingestion_contracts.gateway import SearchRequest
-from ingestion_mcp.ingest.sync import FolderSync, SyncOptions, walk
+from ingestion_mcp.ingest.sync import FolderSync, SyncOptions
 from ingestion_mcp.ingest.sync_lock import folder_sync_lock, lock_path
+from ingestion_mcp.jobs import Job
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState
 
@@ -29,20 +30,27 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_walk_refuses_links_out_and_special_files(tmp_path: Path) -> None:
+    from ingestion_mcp.ingest.walk import Walk
+
     root = tmp_path / "root"
-    write(root, {"a.md": "# A\n", "sub/b.txt": "b", "skip.log": "x", ".hidden/c.md": "c"})
+    write(root, {"a.md": "# A\n", "sub/b.txt": "b", "skip.gz": "x", ".hidden/c.md": "c"})
     outside = tmp_path / "secret.md"
     outside.write_text("secret")
     (root / "link.md").symlink_to(outside)
+    (root / "NEWS.gz").symlink_to("changelog.gz")  # broken, and of a type skipped anyway: skipped, not failed
+    (root / "broken.md").symlink_to("gone.md")
     os.mkfifo(root / "pipe.md")
-    found = list(walk(root, [root], SyncOptions(str(root), "c")))
+    found = list(Walk(root, [root], SyncOptions(str(root), "c")).all())
     entries = sorted(e.rel for e in found if hasattr(e, "size"))
     refused = {e.rel: e.reason for e in found if hasattr(e, "reason")}
     assert entries == ["a.md", "sub/b.txt"]
     assert "outside the allowed folders" in refused["link.md"]
     assert "not a regular file" in refused["pipe.md"]
+    assert "broken or looping" in refused["broken.md"]
+    assert sorted((e.rel, e.extension) for e in found if hasattr(e, "extension")) == [
+        ("NEWS.gz", ".gz"), ("skip.gz", ".gz")]  # fmt: skip
     assert str(tmp_path) not in " ".join(refused.values())
-    flat = list(walk(root, [root], SyncOptions(str(root), "c", recursive=False, exclude=("*.txt",))))
+    flat = list(Walk(root, [root], SyncOptions(str(root), "c", recursive=False, exclude=("*.txt",))).all())
     assert sorted(e.rel for e in flat if hasattr(e, "size")) == ["a.md"]
 
 
@@ -154,8 +162,9 @@ async def test_a_touched_file_costs_a_read_never_a_write(app_state: AppState, do
     assert after == before  # not relabelled, not re-embedded
 
 
-async def test_progress_counts_files_against_the_whole_folder(app_state: AppState, docs_dir: Path) -> None:
-    """'file 16/20' from the first batch on (the folder is counted first), and the job's fraction stays 0..1."""
+async def test_progress_tells_the_real_stage_from_the_first_file_on(app_state: AppState, docs_dir: Path) -> None:
+    """Issue 37: the first batch was "0% queued" until it was stored (44 s on a real folder, no notification):
+    now the count comes first, then each stage of the first batch ("file 1/20: converting"), rising, to 20/20."""
     from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
 
     folder = docs_dir / "progress"
@@ -168,7 +177,17 @@ async def test_progress_counts_files_against_the_whole_folder(app_state: AppStat
     params = {"folder": str(folder), "collection": "sync_progress"}
     assert (await sync_folder_job(app_state, params, progress))["counts"]["added"] == 20
     batch = app_state.settings.index_batch_size
-    assert steps[0] == (batch / 20, f"file {batch}/20") and steps[-1] == (1.0, "file 20/20"), steps
+    before_stored = [step for fraction, step in steps if fraction < batch / 20]
+    assert before_stored[0] == "file 0/20: comparing" and before_stored[1] == "file 1/20: reading", steps
+    stages = {step.split(": ", 1)[1] for step in before_stored}
+    assert {"reading", "converting", "chunking", "embedding", "storing"} <= stages, before_stored
+    assert [f for f, _ in steps] == sorted(f for f, _ in steps) and steps[-1] == (1.0, "file 20/20: done"), steps
+    job = Job(id="j", type="sync_folder", description="sync")
+    for fraction, step in steps:
+        await job.advance(fraction, step)
+    job.finish(result={})
+    assert set(job.step_ms) <= {"queued", "comparing", "reading", "converting", "chunking", "embedding", "storing",
+                                "done"}, job.step_ms  # one timing per stage, not one per file  # fmt: skip
 
 
 async def test_a_sync_of_changed_paths_looks_at_those_only(app_state: AppState, docs_dir: Path) -> None:
@@ -274,3 +293,255 @@ async def test_a_data_folder_that_cannot_hold_the_lock_costs_the_exclusion_not_t
         ran.append(True)
     assert ran == [True]
     assert "not serialised" in caplog.text and str(tmp_path) not in caplog.text
+
+
+async def documents_of(client: Any, collection: str) -> int:
+    shown = await call(client, "get_collections", collection=collection)
+    return shown["document_count"]
+
+
+async def call(client: Any, tool: str, **arguments: Any) -> dict[str, Any]:
+    response = await client.call_tool(tool, arguments)
+    assert response.structured_content is not None, response.content
+    return response.structured_content
+
+
+async def test_a_malformed_glob_is_refused_and_nothing_changes(connect, docs_dir: Path) -> None:
+    """Issue 37: include ["[unclosed"] matched nothing and emptied the collection (288 removed): a malformed glob
+    is refused with what is wrong, before anything runs."""
+    folder = docs_dir / "globs"
+    write(folder, {f"g{i}.md": f"# G{i}\n\nGlobe artichokes are cut when the bracts are still tight, {i}.\n"
+                   for i in range(3)})  # fmt: skip
+    async with connect() as client:
+        assert (await call(client, "sync_folder", folder=str(folder), collection="sync_globs"))["counts"]["added"] == 3
+        for include, words in ((["[unclosed"], "no ']' closes"), (["/abs/*.md"], "starts with '/'"),
+                               (["*.md", ""], "empty"), (["../*.md"], "'..'")):  # fmt: skip
+            refused = await call(client, "sync_folder", folder=str(folder), collection="sync_globs", include=include)
+            assert refused["success"] is False and words in refused["error"], refused
+            assert "Nothing was synced" in refused["error"] and refused["suggestion"], refused
+        bad_exclude = await call(client, "sync_folder", folder=str(folder), collection="sync_globs", exclude=["a[b"])
+        assert bad_exclude["success"] is False and "exclude pattern" in bad_exclude["error"]
+        assert (await call(client, "list_active_jobs"))["jobs"] == []  # nothing was queued
+        assert await documents_of(client, "sync_globs") == 3
+
+
+async def test_slips_that_would_empty_a_folder_remove_nothing_and_say_how_to(connect, docs_dir: Path) -> None:
+    """Issue 37: a narrowed include, a case slip, recursive: false each removed most of a folder. Now a sync that
+    would remove over 25% and over 10 of the folder's documents removes none (rsync/rclone --max-delete), still
+    adds and replaces, says how many and which argument allows it; the dry run says the same."""
+    folder = docs_dir / "slips"
+    write(
+        folder, {f"n{i:02}.md": f"# Note {i}\n\nThe ferryman rows across at dawn, crossing {i}.\n" for i in range(14)}
+    )
+    write(folder, {"log.txt": "Tide tables for the estuary, copied out by hand each month.\n",
+                   "sub/deep.md": "# Deep\n\nThe lower lock fills from the sluice in nine minutes.\n"})  # fmt: skip
+    sync = {"folder": str(folder), "collection": "sync_slips"}
+    async with connect() as client:
+        assert (await call(client, "sync_folder", **sync))["counts"]["added"] == 16
+        (folder / "log.txt").write_text("Tide tables for the estuary, now printed from the harbour office.\n")
+        plan = await call(client, "sync_folder", **sync, include=["*.txt"], dry_run=True)
+        narrowed = await call(client, "sync_folder", **sync, include=["*.txt"])
+        for answer in (plan, narrowed):
+            assert answer["success"] is True and answer["counts"]["removed"] == 0, answer
+            assert answer["counts"]["held"] == 15 and answer["counts"]["replaced"] == 1, answer
+            assert "max_removals=15" in answer["message"] and "25%" in answer["message"], answer["message"]
+        assert await documents_of(client, "sync_slips") == 16
+        case = await call(client, "sync_folder", **sync, include=["*.MD", "*.TXT"])  # a case slip takes the files
+        assert case["counts"] == {"added": 0, "replaced": 0, "unchanged": 16, "removed": 0, "failed": 0}, case
+        flat = await call(client, "sync_folder", **sync, recursive=False)  # sub-folders out of view: kept
+        assert flat["counts"]["removed"] == 0 and "held" not in flat["counts"], flat
+        assert await documents_of(client, "sync_slips") == 16
+        lifted = await call(client, "sync_folder", **sync, include=["*.txt"], max_removals=15)
+        assert lifted["counts"]["removed"] == 15 and await documents_of(client, "sync_slips") == 1, lifted
+        negative = await call(client, "sync_folder", **sync, max_removals=-1)
+        assert negative["success"] is False and "max_removals" in negative["error"]
+
+
+async def test_a_failing_file_is_listed_and_the_sync_still_succeeds(connect, docs_dir: Path) -> None:
+    """Issue 37: one failing file turned the answer into success: false with no error; get_collections never said
+    which files fail. Now: success, the file and its reason in `failed`, and on the folder in get_collections."""
+    folder = docs_dir / "honest"
+    write(folder, {"good.md": "# Good\n\nHedgerows are laid in winter with a billhook and stakes.\n",
+                   "also.md": "# Also\n\nThe thatcher combs the reed before it is fixed to the roof.\n"})  # fmt: skip
+    (folder / "latin1.md").write_bytes("# Caf\xe9\n\nUn caf\xe9 cr\xe8me au comptoir.\n".encode("latin-1"))
+    async with connect() as client:
+        done = await call(client, "sync_folder", folder=str(folder), collection="sync_honest")
+        assert done["success"] is True and done["counts"]["added"] == 2 and done["counts"]["failed"] == 1, done
+        assert done["failed"] == ["latin1.md: latin1.md is not UTF-8 text."], done
+        shown = await call(client, "get_collections", collection="sync_honest")
+        (synced,) = shown["synced_folders"]
+        assert synced["failing"] == done["failed"] and synced["failing_total"] == 1, synced
+        assert synced["full_result"]["added"] == 2 and "1 files failing" in shown["message"], shown
+        paged = await call(client, "get_collections", collection="sync_honest", offset=1)
+        assert len(paged["files"]) == 1 and "Files 2-2 of 2" in paged["message"], paged
+        (folder / "latin1.md").write_text("# Cafe\n\nA cafe creme at the counter, in plain UTF-8 now.\n")
+        await call(client, "sync_folder", folder=str(folder), collection="sync_honest")
+        (synced,) = (await call(client, "get_collections", collection="sync_honest"))["synced_folders"]
+        assert "failing" not in synced and "failing_total" not in synced, synced
+
+
+async def test_a_link_to_a_file_is_that_file_s_document(connect, docs_dir: Path) -> None:
+    """Issue 37: an in-folder symlink was indexed again under the link's path (every hit came back twice). Now one
+    document per real file; a link into another folder synced into the collection is that folder's document."""
+    here, there = docs_dir / "linked_here", docs_dir / "linked_there"
+    write(here, {"real.md": "# Real\n\nThe bell ringers practise their changes on a Tuesday evening.\n"})
+    write(there, {"other.md": "# Other\n\nThe verger locks the tower door once the ringers have gone.\n"})
+    (here / "alias.md").symlink_to(here / "real.md")
+    (here / "relative.md").symlink_to("real.md")
+    (here / "theirs.md").symlink_to(there / "other.md")
+    async with connect() as client:
+        await call(client, "sync_folder", folder=str(there), collection="sync_links")
+        done = await call(client, "sync_folder", folder=str(here), collection="sync_links")
+        assert done["counts"] == {"added": 1, "replaced": 0, "unchanged": 0, "removed": 0, "failed": 0}, done
+        listed = await call(client, "list_documents", collection="sync_links", limit=10)
+        keys = sorted(d.get("key") or d["source"] for d in listed["documents"])
+        assert len(listed["documents"]) == 2, listed
+        found = await call(client, "search", query="bell ringers practise changes", collection="sync_links")
+        assert len({hit["doc_id"] for hit in found["results"] if "ringers practise" in hit["text"]}) == 1, keys
+
+
+async def test_ignore_files_are_honoured_and_a_changed_one_is_a_change(connect, docs_dir: Path) -> None:
+    """Issue 37: a .gitignore in the folder was not read (node_modules/, build output, secrets indexed). Now
+    .gitignore (nested, `!`, folder patterns) and .ingestionignore hide what git would; gitignore: false reads
+    all; a changed ignore file is applied by the next sync."""
+    folder = docs_dir / "ignored"
+    write(folder, {
+        ".gitignore": "build/\n*.log\n!keep.log\nsecret*.md\n",
+        ".ingestionignore": "notes/private/\n",
+        "a.md": "# A\n\nThe miller dresses the grindstones every spring.\n",
+        "build/out.md": "# Out\n\nGenerated output that nobody wants indexed.\n",
+        "keep.log": "Kept log: the mill wheel turned four thousand times on Monday.\n",
+        "noise.log": "Noise log line that is ignored by the pattern for logs.\n",
+        "secret1.md": "# Secret\n\nThe combination of the flour store padlock.\n",
+        "sub/.gitignore": "draft.md\n",
+        "sub/draft.md": "# Draft\n\nA draft that the nested ignore file hides.\n",
+        "sub/ok.md": "# Ok\n\nThe sluice keeper checks the leat after each storm.\n",
+        "notes/n.md": "# N\n\nMillers once paid the lord a share of every sack.\n",
+        "notes/private/p.md": "# P\n\nA private note the ingestion ignore file hides.\n",
+    })  # fmt: skip
+    sync = {"folder": str(folder), "collection": "sync_ignored"}
+    async with connect() as client:
+        done = await call(client, "sync_folder", **sync)
+        assert done["counts"]["added"] == 4, done  # a.md, keep.log, sub/ok.md, notes/n.md
+        listed = await call(client, "list_documents", collection="sync_ignored", limit=20)
+        assert sorted(Path(d["source"]).name for d in listed["documents"]) == ["a.md", "keep.log", "n.md", "ok.md"]
+        (folder / ".gitignore").write_text("build/\n*.log\n!keep.log\nsecret*.md\nnotes/\n")
+        again = await call(client, "sync_folder", **sync)
+        assert again["counts"]["removed"] == 1 and again["removed"][0].endswith("notes/n.md"), again
+        everything = await call(client, "sync_folder", **sync, gitignore=False)
+        assert everything["counts"]["added"] == 6 and everything["counts"]["unchanged"] == 3, everything
+
+
+async def test_text_like_files_are_read_and_the_rest_counted_as_skipped(connect, docs_dir: Path) -> None:
+    """Issue 37: .rst and other text-like files were skipped without a word. Now they are read as text, and files
+    that cannot be ingested are counted as skipped, by extension, in the answer."""
+    import gzip
+
+    folder = docs_dir / "texty"
+    write(folder, {
+        "guide.rst": "Guide\n=====\n\nThe cooper bends oak staves over a brazier to raise a cask.\n",
+        "manual.adoc": "= Manual\n\nThe wheelwright shrinks the iron tyre on while it is red hot.\n",
+        "plan.org": "* Plan\nThe blacksmith draws out the bar on the horn of the anvil.\n",
+        "paper.tex": "\\section{Paper}\nThe farrier fits the shoe hot so that it beds onto the hoof.\n",
+        "settings.yaml": "# the chandler's settings\nwick: braided cotton\nwax: beeswax and tallow\n",
+        "README": "The saddler stitches with two needles and a waxed linen thread.\n",
+        "README.Debian": "Notes for this package: the tanner soaks hides in oak bark liquor.\n",
+    })  # fmt: skip
+    (folder / "changelog.gz").write_bytes(gzip.compress(b"compressed changelog"))
+    (folder / "blob").write_bytes(bytes(range(256)) * 4)
+    async with connect() as client:
+        done = await call(client, "sync_folder", folder=str(folder), collection="sync_texty")
+        assert done["counts"]["added"] == 7 and done["counts"]["failed"] == 0, done
+        assert done["counts"]["skipped"] == 2 and "(1 .gz, 1 no extension)" in done["message"], done["message"]
+        found = await call(client, "search", query="cooper bends oak staves", collection="sync_texty")
+        assert any("staves" in hit["text"] for hit in found["results"]), found
+
+
+async def test_a_folder_that_vanishes_mid_sync_is_recorded_and_the_next_sync_goes_on(
+    app_state: AppState, docs_dir: Path, count_writes: Callable[[Any], list[str]]
+) -> None:  # fmt: skip
+    """Issue 37: a folder deleted during a sync left documents and no folder record (the job failed "Not a
+    folder"). Now the sync stops pruning, fails with what happened, the record says so, and once the folder is
+    back the next sync writes only what is missing: nothing doubled, nothing lost."""
+    import shutil
+
+    from ingestion_mcp.errors import ToolFailure
+    from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
+
+    folder = docs_dir / "vanishing"
+    files = {f"v{i:02}.md": f"# V{i}\n\nThe lengthsman clears the weed from reach number {i}.\n" for i in range(24)}
+    write(folder, files)
+    writes = count_writes(app_state.backend)
+    gone = False
+
+    async def progress(fraction: float, step: str) -> None:
+        nonlocal gone
+        if step.endswith(": storing") and not gone:  # the first batch is being written: the folder goes
+            shutil.rmtree(folder)
+            gone = True
+
+    params = {"folder": str(folder), "collection": "sync_vanish"}
+    with pytest.raises(ToolFailure) as failed:
+        await sync_folder_job(app_state, params, progress)
+    assert "disappeared during the sync" in failed.value.message, failed.value.message
+    record = await app_state.folders.get("sync_vanish", str(folder.resolve()))
+    assert record is not None and record.last_sync is not None, record
+    written = record.last_sync.counts["added"]
+    assert record.last_sync.error and "disappeared" in record.last_sync.error and written == len(writes) > 0
+    library = Library(app_state.backend, app_state.settings)
+    assert (await library.documents("sync_vanish", limit=50)).total == written  # whole documents only
+
+    write(folder, files)  # the folder is back (new mtimes, same content)
+    again = await sync_folder_job(app_state, params, progress)
+    assert again["counts"] == {"added": 24 - written, "replaced": 0, "unchanged": written, "removed": 0, "failed": 0}
+    assert sorted(writes) == sorted(set(writes)) and len(writes) == 24  # each file written once
+    assert (await library.documents("sync_vanish", limit=50)).total == 24
+
+
+async def test_a_renamed_folder_keeps_its_documents_until_asked_to_remove_them(connect, docs_dir: Path) -> None:
+    """A folder renamed (or deleted) after it was synced: its documents stay, get_collections and a sync of the
+    old path say so and how many, max_removals covering them removes them (and forgets the folder)."""
+    folder, moved = docs_dir / "renamed_before", docs_dir / "renamed_after"
+    write(folder, {"a.md": "# A\n\nThe signalman pulls the lever for the down line at noon.\n",
+                   "b.md": "# B\n\nThe porter loads the milk churns onto the guard's van.\n"})  # fmt: skip
+    async with connect() as client:
+        await call(client, "sync_folder", folder=str(folder), collection="sync_renamed")
+        folder.rename(moved)
+        (shown,) = (await call(client, "get_collections", collection="sync_renamed"))["synced_folders"]
+        assert "not there" in shown["error"], shown
+        old = await call(client, "sync_folder", folder=str(folder), collection="sync_renamed")
+        assert old["success"] is False and "The 2 documents synced from it are kept" in old["error"], old
+        assert "max_removals=2" in old["suggestion"] and await documents_of(client, "sync_renamed") == 2
+        plan = await call(client, "sync_folder", folder=str(folder), collection="sync_renamed", max_removals=2,
+                          dry_run=True)  # fmt: skip
+        assert (
+            plan["message"].startswith("Would remove the 2 documents")
+            and await documents_of(client, "sync_renamed") == 2
+        )
+        gone = await call(client, "sync_folder", folder=str(folder), collection="sync_renamed", max_removals=2)
+        assert gone["counts"] == {"removed": 2} and await documents_of(client, "sync_renamed") == 0, gone
+        new = await call(client, "sync_folder", folder=str(moved), collection="sync_renamed")
+        assert new["counts"]["added"] == 2
+        (shown,) = (await call(client, "get_collections", collection="sync_renamed"))["synced_folders"]
+        assert shown["folder"] == str(moved.resolve()) and "error" not in shown, shown
+
+
+async def test_ingestion_index_keeps_notes_past_the_bound_unless_told(app_state: AppState, docs_dir: Path) -> None:
+    """`ingestion-index update` on the wrong vault, or after most notes moved away, drops none of the index
+    (it dropped them all); --max-removals N drops them."""
+    from ingestion_mcp.cli.index import VaultIndexer
+    from ingestion_mcp.cli.main import parse_args
+
+    vault = docs_dir / "vault_bound"
+    write(vault, {f"n{i:02}.md": f"# N{i}\n\nThe carter greases the axle of wagon {i}.\n" for i in range(12)})
+    settings = app_state.settings.model_copy(update={"obsidian_collection": "sync_vault_bound"})
+    indexer = VaultIndexer(app_state.backend, settings)
+    assert (await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None)).indexed == 12
+    for i in range(11):
+        (vault / f"n{i:02}.md").unlink()
+    kept = await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None)
+    assert kept.removed == 0 and kept.held == 11 and kept.unchanged == 1, kept
+    args = parse_args(["update", "--max-removals", "11"])
+    dropped = await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None,
+                                 max_removals=args.max_removals)  # fmt: skip
+    assert dropped.removed == 11 and dropped.held == 0, dropped

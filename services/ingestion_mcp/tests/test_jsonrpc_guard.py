@@ -10,7 +10,7 @@ import anyio
 import httpx
 import mcp.types as types
 import pytest
-from ingestion_mcp.tools.jsonrpc_guard import INVALID_REQUEST, PARSE_ERROR, AnsweringReader, ParseGuard, refusal
+from ingestion_mcp.http.jsonrpc_guard import INVALID_REQUEST, PARSE_ERROR, AnsweringReader, ParseGuard, refusal
 from mcp.shared.message import SessionMessage
 
 SURROGATE = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"\\ud800"}}}'

@@ -87,6 +87,26 @@ async def test_outline_levels_and_sections_rebuild_the_document(connect, call_to
         assert bare["content"].strip() == "## Appendix"
 
 
+async def test_every_heading_is_listed_with_or_without_text_of_its_own(connect, call_tool) -> None:
+    """A part title straight before its first chapter's title, at the same level (a sibling with no text of its
+    own): the chunker joins its line to the chunk after it, whose path does not name it (issue 38, point 3)."""
+    guide = (
+        f"# Guide\n\n{_body('guide', 1)}\n\n## Part II\n\n## Plotting styles\n\n{_body('styles', 3)}\n\n"
+        f"### Boxes\n\n{_body('boxes', 2)}\n\n## Part III\n\n## Terminals\n\n{_body('terminals', 2)}\n"
+    )
+    async with connect() as client:
+        await call_tool(client, "ingest_text", text=guide, name="guide", collection="nav3")
+        outline = await call_tool(client, "get_document_outline", key="guide", collection="nav3")
+        assert [(s["title"], s.get("level")) for s in outline["sections"]] == [
+            ("Guide", 1), ("Part II", 2), ("Plotting styles", 2), ("Boxes", 3), ("Part III", 2), ("Terminals", 2),
+        ]  # fmt: skip
+        styles = await call_tool(client, "get_document_section", key="guide", collection="nav3",
+                                 heading=["Plotting styles"])  # fmt: skip
+        assert styles["content"].startswith("## Plotting styles") and styles["content"].rstrip().endswith("boxes 1 "
+               "programme was reviewed by the board in a long session that went over every figure twice. Each line of "
+               "the budget was read aloud, questioned and written down with its owner and its due date.")  # fmt: skip
+
+
 async def test_navigation_misuse_is_answered_with_what_to_do(connect, call_tool) -> None:
     async with connect() as client:
         doc_id = (await call_tool(client, "ingest_text", text=HANDBOOK, name="handbook-2", collection="nav2",
@@ -107,6 +127,24 @@ async def test_navigation_misuse_is_answered_with_what_to_do(connect, call_tool)
         assert pageless["success"] is False and "has no pages" in pageless["error"]
         by_key = await call_tool(client, "find_similar", key="handbook-2", collection="nav2")
         assert by_key["success"] is True and by_key["doc_id"] == doc_id
+        # Past the end of every paged read: an error that says where the end is (issue 38), not an empty success.
+        past = {
+            "get_document_outline": {"offset": 100_000},
+            "get_document": {"start_char": 1_000_000_000},
+            "get_document_section": {"position": 1, "start_char": 1_000_000},
+        }
+        for tool, arguments in past.items():
+            answer = await call_tool(client, tool, doc_id=doc_id, collection="nav2", **arguments)
+            assert answer["success"] is False and "nothing is left to read" in answer["error"], (tool, answer)
+            assert answer["suggestion"].startswith(("Read it from start_char=0", "Ask for offset 0-")), (tool, answer)
+        assert "offset 0-8" in (await call_tool(client, "get_document_outline", doc_id=doc_id, collection="nav2",
+                                                offset=9))["suggestion"]  # fmt: skip
+        listing = await call_tool(client, "list_documents", collection="nav2", offset=50)
+        assert listing["success"] is False and "holds 1 document(s)" in listing["error"], listing
+        # No ceiling on where a read starts (a long manual passes a million characters): far past the end is the
+        # same answer, not a validation error.
+        far_list = await call_tool(client, "list_documents", collection="nav2", offset=10**12)
+        assert far_list["success"] is False and "holds 1 document(s)" in far_list["error"], far_list
         gone = await call_tool(client, "delete_document", key="handbook-2", collection="nav2")
         assert gone["success"] is True and gone["doc_id"] == doc_id
         after = await call_tool(client, "get_document_outline", doc_id=doc_id, collection="nav2")

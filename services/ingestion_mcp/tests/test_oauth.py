@@ -14,19 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
 from scripts.serve_app import serving
-from scripts.service_stack import free_port
+from scripts.service_stack import call, free_port, session
 
 ISSUER = "https://issuer.example"
 POLICY = """
@@ -130,22 +129,6 @@ async def oauth_server(
         await state.jobs.aclose()
 
 
-@asynccontextmanager
-async def session(base: str, token: str | None) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http,
-        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
-
-
 def forbidden(answer: dict[str, Any], right: str) -> bool:
     """A refusal (FORBIDDEN) that names the missing right."""
     assert answer["success"] is False and f"needs the '{right}' right" in answer["error"], answer
@@ -172,16 +155,16 @@ async def test_two_users_see_and_change_only_their_own_collections(
         alice = issuer.token("alice", scope="alice")
         bob = issuer.token("bob", alg="ES256", groups=["bob-team"])
         reader = issuer.token("carol", alg="PS256", scope="alice-reader")
-        async with session(base, alice) as client:
+        async with session(f"{base}/mcp", alice) as client:
             made = await call(client, "ingest_text", text=TEXT["alice-notes"], name="orchids", collection="alice-notes")
             assert made["status"] == "indexed", made
             refused = await call(client, "ingest_text", text=TEXT["bob-notes"], name="x", collection="bob-notes")
             assert forbidden(refused, "write")
-        async with session(base, bob) as client:
+        async with session(f"{base}/mcp", bob) as client:
             made = await call(client, "ingest_text", text=TEXT["bob-notes"], name="lathe", collection="bob-notes")
             assert made["status"] == "indexed", made
 
-        async with session(base, alice) as client:
+        async with session(f"{base}/mcp", alice) as client:
             found = await call(client, "search", query="orchids watered")
             assert {hit["collection"] for hit in found["results"]} == {"alice-notes"}, found
             listed = await call(client, "get_collections")
@@ -190,27 +173,28 @@ async def test_two_users_see_and_change_only_their_own_collections(
             hidden = await call(client, "list_documents", collection="bob-notes")
             missing = await call(client, "list_documents", collection="bob-nothing-here")
             # A collection Alice may not read answers as one that does not exist, and is not listed as available.
-            assert hidden["error"] == "Collection 'bob-notes' not found." and missing["success"] is False
+            assert hidden["error"].startswith("Collection 'bob-notes' not found. Available collections:")
+            assert missing["success"] is False and "bob-notes" not in hidden["error"].split("found.", 1)[1]
             assert hidden["available_collections"] == missing["available_collections"], (hidden, missing)
             assert "bob-notes" not in hidden["available_collections"]
             assert forbidden(await call(client, "delete_collection", name="bob-notes", confirm=True), "admin")
             own = await call(client, "delete_collection", name="alice-notes", confirm=True)
             assert forbidden(own, "admin")  # write, not admin
-        async with session(base, bob) as client:
+        async with session(f"{base}/mcp", bob) as client:
             found = await call(client, "search", query="orchids watered")
             assert {hit["collection"] for hit in found["results"]} == {"bob-notes"}, found
             docs = await call(client, "list_documents", collection="bob-notes")
             assert docs["total"] == 1, docs
-        async with session(base, reader) as client:
+        async with session(f"{base}/mcp", reader) as client:
             found = await call(client, "search", query="orchids", collection="alice-notes")
             assert found["results"], found
             refused = await call(client, "ingest_text", text=TEXT["alice-notes"] + " more", name="y",
                                  collection="alice-notes")  # fmt: skip
             assert forbidden(refused, "write")
-        async with session(base, alice) as client:
+        async with session(f"{base}/mcp", alice) as client:
             docs = await call(client, "list_documents", collection="alice-notes")
             assert docs["total"] == 1, docs  # nothing the reader or Bob sent was written
-        async with session(base, bob) as client:
+        async with session(f"{base}/mcp", bob) as client:
             deleted = await call(client, "delete_collection", name="bob-notes", confirm=True)
             assert deleted.get("success") is True, deleted
     audit = [r.__dict__["fields"] for r in caplog.records if r.name == "ingestion_mcp.audit"]  # the line's fields
@@ -227,14 +211,14 @@ async def test_jobs_belong_to_their_caller(
     async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, sync_wait_s=0) as (base, state):
         issuer = Issuer(keys, f"{base}/mcp")
         alice, bob = issuer.token("alice", scope="alice"), issuer.token("bob", groups=["bob-team"])
-        async with session(base, alice) as client:
+        async with session(f"{base}/mcp", alice) as client:
             text = TEXT["alice-notes"] * 40
             started = await call(client, "ingest_text", text=text, name="long", collection="alice-jobs")
             job_id = started["job_id"]
             assert (await call(client, "get_job_status", job_id=job_id))["job"]["job_id"] == job_id
         job = await state.jobs.get(job_id)
         assert job is not None and job.owner == "alice", job
-        async with session(base, bob) as client:
+        async with session(f"{base}/mcp", bob) as client:
             assert (await call(client, "get_job_status", job_id=job_id))["error"].startswith("No job")
             assert (await call(client, "cancel_job", job_id=job_id))["error"].startswith("No job")
             active = await call(client, "list_active_jobs")
@@ -301,7 +285,7 @@ async def test_invalid_tokens_are_refused_and_write_nothing(
             nobody = issuer.token("nobody", scope="unknown")
             answer = await http.post(f"{base}/mcp", json=init, headers={"Authorization": f"Bearer {nobody}"})
             assert answer.status_code == 403 and 'error="insufficient_scope"' in answer.headers["www-authenticate"]
-        async with session(base, issuer.token("alice", scope="alice")) as client:
+        async with session(f"{base}/mcp", issuer.token("alice", scope="alice")) as client:
             listed = await call(client, "get_collections")
             assert not [c for c in listed["collections"] if c["name"].startswith("alice-")], listed
 
@@ -314,7 +298,7 @@ async def test_static_token_mode_is_one_caller_with_every_right(app_state: AppSt
         async with serving(state, port, start_timeout_s=30) as base:
             async with httpx.AsyncClient() as http:
                 assert (await http.post(f"{base}/mcp", json={})).status_code == 401
-            async with session(base, "s3cret") as client:
+            async with session(f"{base}/mcp", "s3cret") as client:
                 made = await call(client, "ingest_text", text=TEXT["bob-notes"], name="static", collection="static-x")
                 assert made["status"] == "indexed", made
                 assert (await call(client, "delete_collection", name="static-x", confirm=True))["success"] is True
@@ -326,7 +310,7 @@ async def test_no_auth_mode_on_loopback_serves_everything(app_state: AppState, m
     port = free_port()
     state = AppState.create(mcp_settings.model_copy(update={"port": port}), app_state.backend)
     try:
-        async with serving(state, port, start_timeout_s=30) as base, session(base, None) as client:
+        async with serving(state, port, start_timeout_s=30) as base, session(f"{base}/mcp", None) as client:
             made = await call(client, "ingest_text", text=TEXT["alice-notes"], name="open", collection="open-x")
             assert made["status"] == "indexed", made
             assert (await call(client, "delete_collection", name="open-x", confirm=True))["success"] is True
@@ -348,3 +332,34 @@ async def test_the_service_credential_opens_only_the_operator_endpoints(
             assert (await http.get(f"{base}/metrics", headers={"Authorization": "Bearer nope"})).status_code == 401
             init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             assert (await http.post(f"{base}/mcp", json=init, headers=service)).status_code == 401
+
+
+async def test_chatgpt_search_and_fetch_answer_within_the_callers_rights(
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+) -> None:
+    """The chatgpt profile as ChatGPT reaches it (a connector over HTTP with OAuth): a user's search spans only the
+    collections the policy lets them read, and another user's document answers fetch as a made-up id does."""
+    async with Client(build_server(app_state)) as owner:  # every right: no caller outside a request
+        ids = {}
+        for collection, text in TEXT.items():
+            made = await call(owner, "ingest_text", text=text, name=collection, collection=collection,
+                              response_format="detailed")  # fmt: skip
+            ids[collection] = f"{collection}:{made['doc_id']}"
+    async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, profiles=["chatgpt"]) as (base, _):
+        async with httpx.AsyncClient() as http:  # what a connector reads first, with no token
+            for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
+                assert (await http.get(base + path)).json()["resource"] == f"{base}/mcp", path
+        issuer = Issuer(keys, f"{base}/mcp")
+        async with session(f"{base}/mcp", issuer.token("alice", scope="alice")) as client:
+            found = await client.call_tool("search", {"query": "orchids misting watered"})
+            results = json.loads(found.content[0].text)["results"]
+            assert [r["id"] for r in results] == [ids["alice-notes"]], results
+            assert results[0]["url"] == f"{base}/collections/alice-notes/documents/{ids['alice-notes'].split(':')[1]}"
+            own = await client.call_tool("fetch", {"id": ids["alice-notes"]})
+            assert not own.is_error and "greenhouse" in json.loads(own.content[0].text)["text"]
+            theirs = await client.call_tool("fetch", {"id": ids["bob-notes"]})
+            made_up = await client.call_tool("fetch", {"id": "bob-nothing:abcdef"})
+            assert theirs.is_error and made_up.is_error
+            mask = {"error": "No document with id 'X'."}
+            assert json.loads(theirs.content[0].text) | mask == json.loads(made_up.content[0].text) | mask
+            assert "bob" not in theirs.content[0].text.replace(ids["bob-notes"], "")

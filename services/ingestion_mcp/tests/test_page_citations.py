@@ -20,6 +20,7 @@ from ingestion_mcp.state import AppState
 from mcp import Client
 
 from bench.pdf_scale_docs import report_pdf
+from scripts.service_stack import call
 
 PAGES = 200
 COLLECTION = "citations"
@@ -62,12 +63,6 @@ async def cited_pages(report: Report, mode: str) -> tuple[dict[int, int | None],
             if not holding or holding[0] is not out["results"][0]:
                 not_first.append(page)
     return cited, not_first
-
-
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 def count(sentence: str) -> str:

@@ -48,9 +48,9 @@ async def test_tools_have_bounds_output_schemas_and_truthful_annotations(connect
 async def test_ingest_text_concise_then_detailed_then_search(connect, call_tool) -> None:
     async with connect() as client:
         out = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a")
-        assert out == {
+        assert out == {  # is_error: the call helper's, from the MCP result
             "success": True, "status": "indexed", "name": "field-notes", "collection": "notes_a",
-            "chunks_created": out["chunks_created"], "message": out["message"],
+            "chunks_created": out["chunks_created"], "message": out["message"], "is_error": False,
         }  # fmt: skip
         assert out["message"].startswith("Successfully ingested text 'field-notes' into notes_a (")
         again = await call_tool(client, "ingest_text", text=NOTE, name="field-notes", collection="notes_a",
@@ -101,7 +101,7 @@ async def test_unknown_collection_lists_the_available_ones(connect, call_tool) -
         await call_tool(client, "ingest_text", text=NOTE, name="notes-b", collection="notes_b")
         out = await call_tool(client, "get_collections", collection="no_such_collection")
         assert out["success"] is False and "notes_b" in out["available_collections"]
-        assert out["suggestion"].startswith("Use get_collections without parameters")
+        assert "notes_b" in out["error"] and out["suggestion"].startswith("Use one of the available collections")
         searched = await call_tool(client, "search", query="glacier", collection="no_such_collection")
         assert searched["success"] is False and "notes_b" in searched["available_collections"]
         # A name is one path segment, never a path: it cannot reach the gateway's other endpoints.
@@ -167,3 +167,35 @@ async def test_collections_take_the_names_users_write(connect, call_tool) -> Non
         for hostile in ("../x", "a?limit=1", "..", "_documents"):
             out = await call_tool(client, "search", query="glacier", collection=hostile)
             assert out["success"] is False and "Invalid name" in out["error"], out
+
+
+async def test_get_document_detailed_counts_the_whole_document(connect, call_tool, docs_dir: Path) -> None:
+    """get_document's detailed answer carries stats over the whole document (not only the page of content it
+    returns): a DOCX's headings by level and a PDF's pages, counted from the stored document's map."""
+    from tests.fixtures.make_fixtures import make_docx, make_pdf
+
+    make_docx(docs_dir / "stats.docx", "Pond survey", [
+        ("Frogs", ["Common frogs spawn in the shallow margin of the pond in early March."]),
+        ("Newts", ["Smooth newts wrap each egg in a folded leaf of water mint."]),
+    ])  # fmt: skip
+    make_pdf(
+        docs_dir / "stats.pdf", [(f"Part {n}", [f"Part {n} of the field survey of amphibians."]) for n in (1, 2, 3)]
+    )
+    async with connect() as client:
+        for name in ("stats.docx", "stats.pdf"):
+            made = await call_tool(client, "ingest_document", file_path=str(docs_dir / name), collection="notes_stats",
+                                   response_format="detailed", force=True)  # fmt: skip
+            assert made["status"] in ("indexed", "replaced"), made
+            concise = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_stats")
+            assert "stats" not in concise, concise
+            detailed = await call_tool(client, "get_document", doc_id=made["doc_id"], collection="notes_stats",
+                                       response_format="detailed", start_char=10)  # fmt: skip
+            stats, content = detailed["stats"], concise["content"]
+            assert stats["characters"] == len(content) and stats["words"] == len(content.split()), stats
+            assert stats["chunks"] == made["chunks_created"] and stats["estimated_tokens"] > stats["words"] // 2
+            if name.endswith(".docx"):
+                assert stats["headings"] == {"1": 1, "2": 2} and stats["sections"] == 3, stats
+                assert "pages" not in stats, stats
+            else:
+                assert stats["pages"] == 3, stats
+        await call_tool(client, "delete_collection", name="notes_stats", confirm=True)

@@ -21,19 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 from servicekit.logging import JsonFormatter
 
 from scripts.serve_app import serving
-from scripts.service_stack import free_port
+from scripts.service_stack import call, free_port, session
 
 ISSUER = "https://issuer.example"
 POLICY = """
@@ -90,23 +87,6 @@ async def server(
         await state.jobs.aclose()
 
 
-@asynccontextmanager
-async def session(base: str, token: str) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30.0, read=120.0)
-        ) as http,
-        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
-
-
 @pytest.fixture(autouse=True)
 async def leave_no_collections(app_state: AppState) -> AsyncIterator[None]:
     yield
@@ -140,10 +120,10 @@ def alike(answers: dict[str, Any]) -> None:
 
 async def seed(base: str, tokens: Tokens) -> str:
     """Alice's and Bob's collections, one document each; Bob's document id."""
-    async with session(base, tokens.token("alice", "team-a")) as client:
+    async with session(f"{base}/mcp", tokens.token("alice", "team-a")) as client:
         made = await call(client, "ingest_text", text=TEXT["scope-a-docs"], name="orchids", collection="scope-a-docs")
         assert made["status"] == "indexed", made
-    async with session(base, tokens.token("bob", "team-b")) as client:
+    async with session(f"{base}/mcp", tokens.token("bob", "team-b")) as client:
         made = await call(
             client, "ingest_text", text=TEXT[HIDDEN], name="lathe", collection=HIDDEN, response_format="detailed"
         )
@@ -157,7 +137,7 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
     async with server(app_state, mcp_settings, tmp_path, ["ingestion", "vector_store"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
         alice = tokens.token("alice", "team-a")
-        async with session(base, alice) as client:
+        async with session(f"{base}/mcp", alice) as client:
             names = (MISSING, HIDDEN, HIDDEN_MISSING)
             ways: dict[str, Callable[[str], Any]] = {
                 "search collection": lambda n: call(client, "search", query="orchids", collection=n),
@@ -172,6 +152,9 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
                 "get_document": lambda n: call(client, "get_document", collection=n, doc_id=bob_doc),
                 "find_similar": lambda n: call(client, "find_similar", collection=n, doc_id=bob_doc),
                 "get_document by key": lambda n: call(client, "get_document", collection=n, key="lathe"),
+                "get_document detailed": lambda n: call(
+                    client, "get_document", collection=n, doc_id=bob_doc, response_format="detailed"
+                ),
                 "get_document_outline": lambda n: call(client, "get_document_outline", collection=n, doc_id=bob_doc),
                 "get_document_section": lambda n: call(
                     client, "get_document_section", collection=n, doc_id=bob_doc, position=0
@@ -225,7 +208,7 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
     # mcpvectordb names a collection "library": as an argument and as filter.library.
     async with (
         server(app_state, mcp_settings, tmp_path, ["mcpvectordb"]) as (base, tokens),
-        session(base, tokens.token("alice", "team-a")) as client,
+        session(f"{base}/mcp", tokens.token("alice", "team-a")) as client,
     ):
         ways = {
             "search library": lambda n: call(client, "search", query="orchids", library=n),
@@ -274,7 +257,7 @@ async def test_every_refused_write_leaves_one_structured_audit_record_and_is_cou
             "delete_document": {"collection": HIDDEN, "doc_id": bob_doc},
             "sync_folder": {"folder": str(docs_dir), "collection": HIDDEN, "watch": True},
         }
-        async with session(base, alice) as client:
+        async with session(f"{base}/mcp", alice) as client:
             for tool, arguments in attempts.items():
                 answer = await call(client, tool, **arguments)
                 assert answer["success"] is False and "needs the 'write' right" in answer["error"], (tool, answer)

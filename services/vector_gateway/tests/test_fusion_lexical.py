@@ -81,3 +81,17 @@ def test_short_queries_lean_on_vectors_long_ones_on_words() -> None:
     hits = ([("a", 0.6)], [("a", 30.0)])
     assert _scores(long.fuse(*hits))["a"] == pytest.approx(0.5 * dense_score(0.6) + 0.5 * 30 / 70)
     assert Fusion(short_alpha=None).for_query("two words").alpha == Fusion().alpha
+
+
+def test_multi_language_analysis_keeps_english_terms_and_marks_the_others() -> None:
+    """An English document and the query's English side are analysed as snowball_en (accents folded): an English
+    collection ranks as before; another language's terms carry its mark and never meet an English one."""
+    from vector_gateway.lexical import LANGUAGE_MARK, analyze_query
+
+    text = "The mutations were Mutated in the genomes of 1,000 cells"
+    assert analyze(text, "snowball_multi", "en") == analyze(text, "snowball_en")
+    assert analyze("Hans-Bernhard Bröker", "snowball_multi", "en") == analyze("Hans-Bernhard Broker", "snowball_en")
+    query = analyze_query("mutated cells", "snowball_multi").split()
+    assert query[:2] == ["mutat", "cell"] and all(LANGUAGE_MARK in term for term in query[2:])
+    assert f"de{LANGUAGE_MARK}standardpak" in analyze_query("Standardpaket", "snowball_multi").split()
+    assert analyze("Standardpakete", "snowball_multi", "de") == f"de{LANGUAGE_MARK}standardpak"

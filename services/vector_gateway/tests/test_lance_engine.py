@@ -143,7 +143,7 @@ async def test_a_reopened_folder_keeps_collections_models_and_rows(
         first = await _answers(client, "Reopened-1")
     store = LanceStore(str(folder))
     assert store.list_collections() == ["Reopened-1"]
-    assert store.describe("Reopened-1")[0] == 384 and store.analysis_of("Reopened-1") == "snowball_en"
+    assert store.describe("Reopened-1")[0] == 384 and store.analysis_of("Reopened-1") == "snowball_multi"
     async with open_gateway(db, index_engine="lance", lance_uri=str(folder)) as (client, _):
         assert await _answers(client, "Reopened-1") == first
         ready = await client.get("/readyz")  # the check is named after the engine (it said "milvus")

@@ -16,7 +16,8 @@ OPERATIONS = {
     "get_document_structure", "delete_document", "search",
     "embed", "embed_passages", "embedding_model", "relabel_document", "find_documents", "document_stamps", "healthz",
     "readyz",
-    "add_vector", "search_vectors", "delete_vector", "get_vector_store", "take_write_order",
+    "add_vector", "search_vectors", "delete_vector", "get_vector_store", "take_write_order", "keep_original",
+    "page_image",
 }  # fmt: skip
 
 

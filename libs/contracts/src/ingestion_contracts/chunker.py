@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from .common import WireModel
 from .docling import PageSpan
+from .regions import Region, Unit
 
 PresetName = Literal["default", "dense", "sparse"]
 # window / overlap in tokens of the embedding model's tokenizer (the plan's table).
@@ -23,6 +24,11 @@ class ChunkRequest(WireModel):
     overlap_tokens: int | None = Field(default=None, ge=0, le=MAX_WINDOW_TOKENS - 1)
     markdown: bool = Field(default=True, description="Follow Markdown headings (heading path per chunk).")
     page_spans: list[PageSpan] = Field(default_factory=list, description="Page of each character range.")
+    regions: list[Region] = Field(
+        default_factory=list,
+        description="Where the text lies on its pages (the converter's regions), to locate chunks.",
+    )
+    units: list[Unit] = Field(default_factory=list, description="Tables and figures (the converter's units).")
 
     @model_validator(mode="after")
     def _window_or_preset(self) -> ChunkRequest:
@@ -67,6 +73,15 @@ class Chunk(WireModel):
         default_factory=list,
         description="Where each page begins in `text`, in order, when the chunk spans a page break (empty when it "
         "lies on one page). Characters before the first entry (a repeated table header) lie on no page.",
+    )
+    boxes: list[Region] | None = Field(
+        default=None,
+        description="Where the chunk's text lies on its pages: offsets in `text`, boxes in points from each page's "
+        "top-left corner; null when the request had no regions (a format without pages).",
+    )
+    units: list[Unit] = Field(
+        default_factory=list,
+        description="The tables and figures the chunk holds (part of), offsets in the request text.",
     )
 
 

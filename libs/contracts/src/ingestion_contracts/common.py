@@ -61,6 +61,24 @@ class ErrorBody(BaseModel):
     request_id: str | None = None
 
 
+MISSING_LISTED = 50  # a "not found" names at most this many collections in its message (details: all)
+
+
+def collection_missing(name: str, available: list[str]) -> ErrorBody:
+    """The one answer for a collection that does not exist, built where the name is resolved: by the gateway
+    against its store, by the MCP server's access guard against what the caller may read (``available`` then
+    lists only those, so a collection the caller may not read answers exactly like a missing one)."""
+    listed = ", ".join(available[:MISSING_LISTED]) if available else "none yet"
+    if len(available) > MISSING_LISTED:
+        listed += f" and {len(available) - MISSING_LISTED} more"
+    return ErrorBody(
+        error=f"Collection {name!r} not found. Available collections: {listed}.",  # the plan's words, then the list
+        code="COLLECTION_NOT_FOUND",
+        suggestion="Use one of the available collections, or index a document into a new one (it is created then).",
+        details={"collection": name, "available_collections": available},
+    )
+
+
 class HealthStatus(BaseModel):
     status: Literal["ok", "starting", "unavailable"]
     service: str

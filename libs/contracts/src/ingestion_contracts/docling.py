@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .common import ErrorBody, WireModel
+from .regions import PageSize, Region, Unit
 
 FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"]
 SUPPORTED_FILE_TYPES: tuple[FileType, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image")
@@ -75,7 +76,19 @@ class ConvertResponse(WireModel):
     ocr_pages: list[int] = Field(
         default_factory=list, description="Pages read by OCR (no text layer, or an image); empty when none were."
     )
+    levels_known: bool = Field(
+        default=True,
+        description="Heading levels come from the document itself (its markup, a PDF's bookmarks); false where "
+        "they were inferred from the layout (a PDF without bookmarks, a scan).",
+    )
     warnings: list[str] = Field(default_factory=list)
+    regions: list[Region] = Field(
+        default_factory=list,
+        description="Where the Markdown lies on its pages: one region per printed line or table row, in Markdown "
+        "order (PDFs and images; empty for formats without pages).",
+    )
+    units: list[Unit] = Field(default_factory=list, description="Tables and figures as wholes (PDFs).")
+    page_sizes: list[PageSize] = Field(default_factory=list, description="The size of every page a region names.")
 
 
 class ConvertStreamEvent(WireModel):

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .chunker import PageStart
 from .common import DOC_ID_PATTERN, MAX_TAGS, CollectionName, Tag, WireModel
+from .regions import PageSize, Region, Unit
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 # indexed: new; replaced: content or chunking changed (re-embedded); updated: same content and chunking, new
@@ -28,6 +29,7 @@ RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
 MAX_QUERY_CHARS = 4000
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4
+MAX_CHUNK_BOXES = 2000  # a chunk of one-word lines (a table of numbers) has a few hundred
 
 # Chunk fields a caller may filter on with equality. Anything else (except metadata.<key>)
 # is refused with the list below, so a typo never silently matches everything.
@@ -97,6 +99,15 @@ class ChunkIn(WireModel):
     page_starts: list[PageStart] = Field(
         default_factory=list, max_length=1000, description="Where each page begins in `text` (the chunker's)."
     )
+    boxes: list[Region] | None = Field(
+        default=None,
+        max_length=MAX_CHUNK_BOXES,
+        description="Where the text lies on its pages (the chunker's boxes; offsets in `text`); null: not located "
+        "(a format without pages).",
+    )
+    units: list[Unit] = Field(
+        default_factory=list, max_length=64, description="Tables and figures the chunk holds (the chunker's units)."
+    )
 
     @model_validator(mode="after")
     def _levels_match_the_path(self) -> ChunkIn:
@@ -104,6 +115,16 @@ class ChunkIn(WireModel):
             raise ValueError(
                 f"Chunk {self.index}: {len(self.heading_levels)} heading_levels for {len(self.heading_path)} headings "
                 "in heading_path; send one level per heading (the chunker's heading_levels), or none."
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _boxes_in_text(self) -> ChunkIn:
+        outside = [[b.start, b.end] for b in self.boxes or [] if b.end > len(self.text)]
+        if outside:
+            raise ValueError(
+                f"Chunk {self.index}: boxes at offsets {outside[:3]} lie past the end of `text` ({len(self.text)} "
+                "characters); send the chunker's boxes unchanged, or none."
             )
         return self
 
@@ -158,6 +179,9 @@ class UpsertDocumentRequest(WireModel):
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     metadata: Metadata = Field(default_factory=dict)
     chunks: list[ChunkIn] = Field(min_length=1, max_length=100_000)
+    page_sizes: list[PageSize] = Field(
+        default_factory=list, max_length=1_000_000, description="Sizes of the pages the chunks' boxes name."
+    )
     force: bool = Field(default=False, description="Re-index even when the content hash is unchanged.")
     order: int | None = Field(
         default=None,
@@ -177,6 +201,14 @@ class UpsertDocumentRequest(WireModel):
     @property
     def identity(self) -> str:
         return self.key or self.source
+
+
+class OriginalKept(WireModel):
+    """What PUT /v1/collections/{c}/originals/{content_hash} did: kept the bytes, or had them already."""
+
+    content_hash: str
+    kept: bool = Field(description="False: the original was kept already.")
+    size_bytes: int
 
 
 class RelabelRequest(WireModel):
@@ -308,6 +340,15 @@ class SearchHit(WireModel):
     tags: list[str]
     metadata: dict[str, Any]
     last_modified: str
+    boxes: list[Region] | None = Field(
+        default=None,
+        description="Where the text lies on its pages (offsets in `text`; points from each page's top-left corner); "
+        "null: not located (a format without pages, or indexed before boxes were kept: re-ingest to fill them in).",
+    )
+    units: list[Unit] | None = Field(
+        default=None, description="Tables and figures the chunk holds (offsets in the document's Markdown)."
+    )
+    page_sizes: list[PageSize] | None = Field(default=None, description="Sizes of the pages `boxes` and `units` name.")
 
 
 class SearchResponse(WireModel):
@@ -401,6 +442,13 @@ class DocumentStructure(DocumentContent):
         default_factory=list, description="Where each page begins in `content`, in order; empty without pages."
     )
     levels_known: bool = Field(description="Every section's heading levels are known.")
+    regions: list[Region] | None = Field(
+        default=None,
+        description="Where `content` lies on its pages (offsets in `content`); null: not located (no pages, or "
+        "indexed before boxes were kept).",
+    )
+    units: list[Unit] | None = Field(default=None, description="Tables and figures (offsets in `content`).")
+    page_sizes: list[PageSize] | None = Field(default=None, description="Sizes of the pages regions and units name.")
 
 
 class DocumentChunks(WireModel):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .logging import configure_logging
     from .memory import IdleTrimmer, configure_allocators, configure_idle_trim, give_back_free_memory, idle_trimmer
     from .middleware import Metrics
-    from .settings import ServiceSettings
+    from .settings import ServiceSettings, settings_or_exit
 
 _HOME = {
     "ReadinessCheck": "app", "create_service_app": "app", "serve": "app",
@@ -34,7 +34,7 @@ _HOME = {
     "configure_logging": "logging", "give_back_free_memory": "memory", "Metrics": "middleware",
     "IdleTrimmer": "memory", "configure_allocators": "memory", "configure_idle_trim": "memory",
     "idle_trimmer": "memory",
-    "ServiceSettings": "settings",
+    "ServiceSettings": "settings", "settings_or_exit": "settings",
 }  # fmt: skip
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "idle_trimmer",
     "request_id_var",
     "serve",
+    "settings_or_exit",
 ]
 
 

@@ -83,4 +83,6 @@ def serve(app: FastAPI, settings: ServiceSettings) -> None:
     configure_allocators()  # before uvicorn's threads allocate (docs/memory.md)
     configure_idle_trim(settings.idle_trim_s)
     # access_log=False: ServiceMiddleware logs every request already, as JSON with its request id.
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), access_log=False)
+    # log_config=None: uvicorn's own records go to the root handler (JSON), not to plain-text handlers of its own.
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), access_log=False,
+                log_config=None)  # fmt: skip

@@ -1,4 +1,8 @@
-"""JSON logs with the request id on every line."""
+"""JSON logs with the request id on every line: one line per event, whoever logs it.
+
+Libraries that bring their own handlers (pymilvus installs plain-text ones at import, uvicorn when it is not
+told otherwise) are taken over: their records go to the root handler, so a third-party error with its traceback
+is one JSON line (the traceback inside it), never a block of plain text between the JSON lines."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from typing import TextIO
 from .context import request_id_var
 
 QUIET_LIBRARIES = ("httpx", "httpcore")
+# Loggers of this project that keep sinks of their own (the audit records: access/audit.py).
+OWN_LOGGERS = ("ingestion_mcp",)
 
 
 class _Handler(logging.StreamHandler[TextIO]):
@@ -47,8 +53,39 @@ def configure_logging(level: str = "INFO", *, json_logs: bool = True, stream: Te
     handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s %(message)s"))
     root.addHandler(handler)
     root.setLevel(level.upper())
+    logging.captureWarnings(True)  # a library's warnings.warn: an event on "py.warnings", not a bare stderr line
+    adopt_library_logs()
     # httpx logs every request it sends at INFO, a second line for what the receiving service already logs
     # (with the request id); DEBUG keeps them.
     if root.level > logging.DEBUG:
         for name in QUIET_LIBRARIES:
             logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+
+
+def announce(message: str, logger: str = "announce", **fields: object) -> None:
+    """A message for whoever reads the process's stderr (a server is ready, and where), shown at any log level:
+    one JSON event (``fields`` its own) where JSON logs are configured, else the text as it is."""
+    handler = next((h for h in logging.getLogger().handlers if isinstance(h, _Handler)), None)
+    if handler is None or not isinstance(handler.formatter, JsonFormatter):
+        print(message, file=sys.stderr, flush=True)
+        return
+    record = logging.LogRecord(logger, logging.INFO, __file__, 0, message, None, None)
+    record.fields = fields
+    handler.handle(record)
+    handler.flush()
+
+
+def adopt_library_logs() -> None:
+    """Send every library logger that has handlers of its own to the root handler instead (call again after
+    importing a library that configures its loggers at import: pymilvus does). Nothing changes before
+    configure_logging has run, nor for loggers that keep propagating."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _Handler) for h in root.handlers):
+        return
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if not isinstance(logger, logging.Logger) or name.split(".", 1)[0] in OWN_LOGGERS:
+            continue
+        if logger.handlers and not logger.propagate:
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.propagate = True

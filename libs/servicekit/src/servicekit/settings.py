@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, SecretStr
+import sys
+from typing import Any, TypeVar
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+S = TypeVar("S", bound=BaseSettings)
+EXIT_CONFIG = 2  # what every entry point exits with on a configuration it refuses
 
 
 class ServiceSettings(BaseSettings):
@@ -21,3 +27,31 @@ class ServiceSettings(BaseSettings):
 
     def token_value(self) -> str | None:
         return self.auth_token.get_secret_value() if self.auth_token else None
+
+
+def settings_or_exit(kind: type[S], program: str, **overrides: Any) -> S:
+    """The settings, or one line on stderr naming each refused environment variable and why, then exit 2.
+
+    Every entry point starts with it (the three services, ingestion-mcp, its worker and ingestion-index), so a bad
+    variable reads the same everywhere: ``chunker-service: invalid configuration: CHUNKER_PORT: ...``."""
+    try:
+        return kind(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{env_name(kind, tuple(e['loc']))}: {e['msg']}" for e in exc.errors())
+        print(f"{program}: invalid configuration: {problems}", file=sys.stderr)
+        raise SystemExit(EXIT_CONFIG) from None
+
+
+def env_name(kind: type[BaseSettings], loc: tuple[int | str, ...]) -> str:
+    """The environment variable a refused field is read from: its alias (AUTH_TOKEN, DOCLING_SERVICE_URL) or the
+    class's prefix and the field's name; a check of several fields together is "settings"."""
+    field = kind.model_fields.get(str(loc[0])) if loc else None
+    if field is None:
+        return "settings"
+    alias = field.validation_alias
+    if isinstance(alias, AliasChoices) and isinstance(alias.choices[0], str):
+        return alias.choices[0]
+    if isinstance(alias, str):
+        return alias
+    prefix = str(kind.model_config.get("env_prefix") or "")
+    return f"{prefix}{loc[0]}".upper() + "".join(f"[{part}]" for part in loc[1:])

@@ -1,3 +1,8 @@
 """chunker-service: text -> token windows of the embedding model's own tokenizer."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # the one version is VERSION at the repository root, read into the installed metadata at build time
+    __version__ = version("chunker-service")
+except PackageNotFoundError:  # run from a source tree without an install
+    __version__ = "0+unknown"

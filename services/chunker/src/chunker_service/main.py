@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 from collections.abc import AsyncIterator
 
 import anyio
 from fastapi import FastAPI
-from pydantic import ValidationError
 from servicekit import configure_logging, create_service_app, serve
+from servicekit.settings import settings_or_exit
 
 from . import __version__
 from .api.routes import router
@@ -60,18 +59,8 @@ def create_app(settings: ChunkerSettings) -> FastAPI:
     return app
 
 
-def _env_name(loc: tuple) -> str:
-    if not loc:
-        return "settings"
-    return "AUTH_TOKEN" if loc[0] == "auth_token" else f"CHUNKER_{str(loc[0]).upper()}"
-
-
 def run() -> None:
-    try:
-        settings = ChunkerSettings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{_env_name(tuple(e['loc']))}: {e['msg']}" for e in exc.errors())
-        sys.exit(f"chunker-service: invalid settings: {problems}")
+    settings = settings_or_exit(ChunkerSettings, "chunker-service")
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     serve(create_app(settings), settings)
 

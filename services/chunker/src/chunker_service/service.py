@@ -15,8 +15,10 @@ from ingestion_contracts.chunker import (
     PresetInfo,
     PresetsResponse,
 )
+from ingestion_contracts.regions import Region
 from servicekit import PayloadTooLarge, Unprocessable
 
+from .boxes import RegionIndex
 from .chunker import ChunkedText, TextChunker
 from .pages import InvalidPageSpans, PageIndex
 from .spans import ChunkSpan
@@ -82,7 +84,7 @@ class ChunkingService:
                 suggestion="Send spans with start <= end, as offsets into `text` (docling's page_spans), or none.",
             ) from exc
         chunked = self.chunker.chunk(request.text, window=window, overlap=overlap, markdown=request.markdown)
-        chunks = _to_wire(request.text, chunked, pages)
+        chunks = _to_wire(request.text, chunked, pages, RegionIndex(request.regions, request.units))
         return ChunkResponse(
             chunks=chunks,
             preset=preset,
@@ -123,7 +125,7 @@ class ChunkingService:
         return warnings
 
 
-def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
+def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex, regions: RegionIndex) -> list[Chunk]:
     return [
         Chunk(
             index=i,
@@ -136,9 +138,19 @@ def _to_wire(text: str, chunked: ChunkedText, pages: PageIndex) -> list[Chunk]:
             page=pages.page_at(span.start) if pages else None,
             page_end=pages.page_at(span.end - 1) if pages else None,
             page_starts=_page_starts(span, pages),
+            boxes=_boxes(text, span, regions) if regions else None,
+            units=regions.units(span.start, span.end) if regions else [],
         )
         for i, span in enumerate(chunked.chunks)
     ]
+
+
+def _boxes(text: str, span: ChunkSpan, regions: RegionIndex) -> list[Region]:
+    """Where the chunk's text lies: a table header put in front of its rows (tables.py) where that header is printed."""
+    header: list[Region] = []
+    if span.prefix and (at := text.rfind(span.prefix, 0, span.start)) >= 0:
+        header = regions.boxes(at, at + len(span.prefix))
+    return header + regions.boxes(span.start, span.end, shift=len(span.prefix))
 
 
 def _page_starts(span: ChunkSpan, pages: PageIndex) -> list[PageStart]:

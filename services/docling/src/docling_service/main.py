@@ -5,13 +5,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import sys
 from collections.abc import AsyncIterator
 
 import anyio
 from fastapi import FastAPI
-from pydantic import ValidationError
 from servicekit import configure_logging, create_service_app, serve
+from servicekit.settings import settings_or_exit
 
 from . import __version__
 from .api.routes import router
@@ -87,11 +86,7 @@ def create_app(settings: DoclingSettings) -> FastAPI:
 
 
 def run() -> None:
-    try:
-        settings = DoclingSettings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        sys.exit(f"docling-service: invalid settings: {problems}")
+    settings = settings_or_exit(DoclingSettings, "docling-service")
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     serve(create_app(settings), settings)
 

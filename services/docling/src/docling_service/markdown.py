@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ingestion_contracts.docling import Block, BlockKind, PageSpan
+from ingestion_contracts.regions import Region, Unit
+
+from .regions import Located, UnitDraft, place, unit
 
 _SPACES = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _TRAILING = re.compile(r"[ \t]+\n")
 _BACKTICKS = re.compile(r"`+")
+# A line of prose that would read as an ATX heading or a code fence in Markdown ("# not a heading", "```").
+_MARKUP_START = re.compile(r"^( {0,3})(#{1,6}(?=[ \t]|$)|`{3,}|~{3,})", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,8 @@ class Segment:
     page: int | None = None
     level: int | None = None
     rows: tuple[tuple[str, ...], ...] | None = None  # table cells, first row = header
+    located: tuple[Located, ...] = ()  # the printed lines (a table's rows) it was made from: regions.py
+    units: tuple[UnitDraft, ...] = ()  # the table it is, the figure it captions
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,8 @@ class Rendered:
     markdown: str
     blocks: list[Block]
     page_spans: list[PageSpan]
+    regions: list[Region] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
 
 
 def one_line(text: str) -> str:
@@ -80,7 +89,7 @@ def _parts(segment: Segment) -> tuple[str, str, str] | None:
         return "#" * min(6, max(1, segment.level or 1)) + " ", body, ""
     if segment.kind == "list_item":
         return "- ", body, ""
-    return "", body, ""
+    return "", _MARKUP_START.sub(r"\1\\\2", body), ""
 
 
 def render(segments: list[Segment]) -> Rendered:
@@ -88,6 +97,8 @@ def render(segments: list[Segment]) -> Rendered:
     pieces: list[str] = []
     blocks: list[Block] = []
     line_starts: list[int] = []  # where each block's Markdown starts, its syntax ("# ", "- ", fence) included
+    regions: list[Region] = []
+    units: list[Unit] = []
     position = 0
     previous_kind: str | None = None
     for segment in segments:
@@ -106,9 +117,12 @@ def render(segments: list[Segment]) -> Rendered:
         position = end + len(suffix)
         level = min(6, max(1, segment.level or 1)) if segment.kind in ("title", "heading") else None
         blocks.append(Block(kind=segment.kind, text=body, page=segment.page, level=level, start=start, end=end))
+        regions.extend(place(body, start, segment.located))
+        units.extend(unit(draft, start, end) for draft in segment.units)
         previous_kind = segment.kind
     markdown = "".join(pieces) + ("\n" if pieces else "")
-    return Rendered(markdown=markdown, blocks=blocks, page_spans=page_spans(blocks, line_starts, len(markdown)))
+    spans = page_spans(blocks, line_starts, len(markdown))
+    return Rendered(markdown=markdown, blocks=blocks, page_spans=spans, regions=regions, units=units)
 
 
 def page_spans(blocks: list[Block], line_starts: list[int], length: int) -> list[PageSpan]:

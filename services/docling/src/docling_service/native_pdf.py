@@ -4,26 +4,35 @@ The PDF is parsed in windows of pages (``page_window``): docling holds one windo
 time, and only the text lines found in it are kept, so a 500-page PDF does not hold 500 parsed pages
 at once, and the caller hears after each window (and each OCR'd page) how far the work is. Headings,
 paragraphs and tables are then built from all the lines together, as for a whole-document parse
-(heading sizes are compared across the whole document).
+(heading sizes are compared across the whole document); where the PDF has an outline (bookmarks), its
+titles are the headings, at their levels (pdf_outline.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from docling_core.types.doc import DoclingDocument
+from dataclasses import dataclass
 
 from .markdown import Segment
 from .ocr import OcrEngine
-from .pdf_lines import Line, merge_lines
+from .pdf_lines import Line, join_fragments, merge_lines
+from .pdf_outline import mark_bookmarks, read_bookmarks
 from .pdf_tables import candidate_pages, ruled_tables, with_tables
 from .scans import ocr_pdf_pages, scanned_pages
-from .segments import document_lines
+from .units import with_units
 
 # (pages done, pages in all), called after each window and each page read by OCR.
 PageProgress = Callable[[int, int], None]
-# Parses pages first..last (1-based, inclusive) of the PDF.
-ReadPages = Callable[[int, int], DoclingDocument]
+# The printed lines of pages first..last (1-based, inclusive) of the PDF (segments.document_lines).
+ReadPages = Callable[[int, int], list[Line]]
+
+
+@dataclass(frozen=True)
+class NativeText:
+    segments: list[Segment]
+    scanned: list[int]  # pages read by OCR
+    bookmarks: int  # bookmarks of the PDF's outline
+    bookmarks_found: int  # ... that became headings at their level (printed on their page, or where they point)
 
 
 def _no_progress(_: int, __: int) -> None:
@@ -39,7 +48,7 @@ def windowed_native_segments(
     window: int,
     tables: bool = True,
     progress: PageProgress = _no_progress,
-) -> tuple[list[Segment], list[int]]:
+) -> NativeText:
     """Segments of a PDF parsed ``window`` pages at a time, and the pages read by OCR."""
     scanned = scanned_pages(data) if ocr is not None else []
     skip = set(scanned)
@@ -48,14 +57,16 @@ def windowed_native_segments(
     progress(0, page_count)
     for first in range(1, page_count + 1, window):
         last = min(first + window - 1, page_count)
-        lines.extend(line for line in document_lines(read_pages(first, last)) if line.page not in skip)
+        lines.extend(line for line in read_pages(first, last) if line.page not in skip)
         if here := [page for page in scanned if first <= page <= last]:
             assert ocr is not None  # pages are scanned only with an OCR engine
             # All of the window's scanned pages at once, so that ``page_threads`` of them are read side by side;
             # an OCR'd page takes a second: progress is said page by page.
             ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
-    return _segments(lines, ocr_lines, data, tables=tables), scanned
+    bookmarks = read_bookmarks(data)
+    lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
+    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found)
 
 
 def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:
@@ -65,4 +76,5 @@ def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: 
         segments = merge_lines(with_tables(lines, ruled_tables(data, candidate_pages(lines))))
     else:  # the text-only reading, kept as the benchmark's baseline
         segments = merge_lines(list(lines))
-    return sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
+    ordered = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
+    return with_units(ordered, data) if tables else ordered

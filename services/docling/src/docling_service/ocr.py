@@ -7,7 +7,7 @@ a worker that never meets a scan never loads the models.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,11 +28,62 @@ _VERTICAL_RATIO = 1.5
 UPSIDE_DOWN_SCORE = 0.75
 
 
+# The detector's boxes are the text's with a margin around it (its polygons are unclipped outwards): a line's box is
+# tightened to its ink, then given back this share of its height above and below (ascenders and descenders a line
+# may not use, as a font's own box has them).
+INK_MARGIN = 0.04
+INK_CONTRAST = 48  # grey levels between the darkest and lightest pixel of a box; less: nothing to tighten to
+
+
 @dataclass(frozen=True)
 class OcrLine:
     text: str
     score: float
     box: tuple[float, float, float, float]  # left, top, right, bottom in pixels
+    page_box: tuple[float, float, float, float] | None = None  # where it is on the image as given, if read turned
+
+
+def _unturned(
+    box: tuple[float, float, float, float], angle: int, size: tuple[int, int]
+) -> tuple[float, float, float, float]:
+    """A box of the image turned by ``angle`` (PIL's rotate, counter-clockwise, expanded) on the image as given
+    (``size``: its width and height)."""
+    width, height = size
+    corners = [(box[0], box[1]), (box[2], box[3])]
+    if angle == 90:
+        points = [(width - y, x) for x, y in corners]
+    elif angle == 270:
+        points = [(y, height - x) for x, y in corners]
+    else:  # 180
+        points = [(width - x, height - y) for x, y in corners]
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+def tightened(gray: np.ndarray, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """``box`` shrunk to its line's ink: the rows of ink around its densest row up to a blank row (what the box took
+    of the lines above and below lies past one), and the columns of ink in them; with INK_MARGIN of the ink's
+    height above and below. The box as it was when it holds no clear ink."""
+    height, width = gray.shape
+    x0, y0 = max(int(box[0]), 0), max(int(box[1]), 0)
+    x1, y1 = min(int(np.ceil(box[2])), width), min(int(np.ceil(box[3])), height)
+    crop = gray[y0:y1, x0:x1]
+    if crop.size == 0:
+        return box
+    darkest, lightest = int(crop.min()), int(crop.max())
+    if lightest - darkest < INK_CONTRAST:
+        return box
+    ink = crop < (darkest + lightest) / 2
+    per_row = ink.sum(axis=1)
+    top = bottom = int(per_row.argmax())
+    while top > 0 and per_row[top - 1]:
+        top -= 1
+    while bottom + 1 < len(per_row) and per_row[bottom + 1]:
+        bottom += 1
+    columns = np.nonzero(ink[top : bottom + 1].any(axis=0))[0]
+    margin = INK_MARGIN * (bottom + 1 - top)
+    return (float(x0 + columns[0]), max(y0 + top - margin, box[1]), float(x0 + columns[-1] + 1),
+            min(y0 + bottom + 1 + margin, box[3]))  # fmt: skip
 
 
 def _weight(lines: list[OcrLine]) -> float:
@@ -74,23 +125,32 @@ class OcrEngine:
         result = self._get()(pixels)
         if result.boxes is None or not result.txts:
             return []
+        gray = pixels.mean(axis=2) if pixels.ndim == 3 else pixels
         lines = []
         for box, text, score in zip(result.boxes, result.txts, result.scores, strict=True):
             xs, ys = [float(p[0]) for p in box], [float(p[1]) for p in box]
             if text.strip():
-                lines.append(OcrLine(text=text.strip(), score=float(score), box=(min(xs), min(ys), max(xs), max(ys))))
+                place = (min(xs), min(ys), max(xs), max(ys))
+                if place[2] - place[0] > place[3] - place[1]:  # a line read across (a tall one: a page turned)
+                    place = tightened(gray, place)
+                lines.append(OcrLine(text=text.strip(), score=float(score), box=place))
         return lines
 
     def read(self, image: Image.Image) -> list[OcrLine]:
         """The text lines of an image in reading order; a page turned by 90 or 180 degrees is turned back first."""
         lines = self._run(image)
+        readings: list[tuple[int, list[OcrLine]]] = []
         if lines and _mostly_vertical(lines):
             # RapidOCR reads vertical lines upright too, as confidently, but in reverse order (a page turned
             # clockwise came out last line first): only a reading of the page turned back is kept.
-            lines = max((self._run(image.rotate(angle, expand=True)) for angle in (90, 270)), key=_weight)
+            readings = [(angle, self._run(image.rotate(angle, expand=True))) for angle in (90, 270)]
         elif lines and _weight(lines) < UPSIDE_DOWN_SCORE * sum(len(line.text) for line in lines):
-            lines = max([lines, self._run(image.rotate(180))], key=_weight)
-        return lines
+            readings = [(0, lines), (180, self._run(image.rotate(180)))]
+        if not readings:
+            return lines
+        angle, lines = max(readings, key=lambda reading: _weight(reading[1]))
+        # Read upright (the paragraph merger needs that order), located where they are on the page as given.
+        return [replace(line, page_box=_unturned(line.box, angle, image.size)) if angle else line for line in lines]
 
     def page_lines(self, image: Image.Image, page: int, scale: float) -> list[Line]:
         """OCR lines as page lines in points (``scale`` pixels per point), for the paragraph merger."""
@@ -102,6 +162,7 @@ class OcrEngine:
                 top=line.box[1] / scale,
                 right=line.box[2] / scale,
                 bottom=line.box[3] / scale,
+                box=tuple(v / scale for v in line.page_box) if line.page_box else None,  # type: ignore[arg-type]  # four floats
             )
             for line in self.read(image)
         ]

@@ -1,17 +1,23 @@
-"""Text lines of the model-free PDF pipeline merged into paragraphs and headings (geometry only, no I/O).
+"""Text lines of the model-free PDF pipeline merged into paragraphs, headings and code (geometry only, no I/O).
 
 The native pipeline reports one item per printed line, without reading structure. Lines are joined
-into a paragraph while they follow each other closely on the same page in the same font size;
-a short line set in a clearly larger font than the body text becomes a heading.
+into a paragraph while they follow each other closely on the same page in the same font size.
+Headings: where the PDF has an outline, the lines its bookmarks point at (pdf_outline.py), at the bookmark's
+level, and nothing else; without one, a short line set in a clearly larger font than the body text, its level
+from its numbering ("3.2.1" is level 3; "Chapter 3", "Part II" level 1) or else from its size among the
+heading sizes. Lines set in a monospaced font (code, terminal sessions, preformatted text) are a code block:
+their line breaks and indentation are kept, and a ``#`` at their start stays code, never a heading.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .markdown import Segment
+from .pdf_text import ENDS_WITH_ACCENT, clean_text
+from .regions import located, union
 
 # A gap wider than this many line heights separates paragraphs (body leading is 0.15-0.5).
 PARAGRAPH_GAP = 0.8
@@ -23,6 +29,22 @@ MAX_HEADING_CHARS = 120
 SHORT_LINE = 0.8
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]?$")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
+# "3.2.1 Title", "A.2 Title": the level is the count of numbers; "Chapter 3", "Part II", "Appendix B": level 1.
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
+_CHAPTER = re.compile(r"^(?:part|chapter|appendix|kapitel|teil|anhang|chapitre|partie|annexe)\s+[\w.]+", re.I)
+# Fonts of code: monospaced families as PDF generators name them (TeX's cmtt/lmmono/txtt, Courier, DejaVu Sans
+# Mono, Liberation Mono, Consolas, Menlo, Source Code, Fira Mono/Code, Inconsolata, ...).
+_MONO = re.compile(
+    r"mono|courier|cmtt|lmtt|txtt|sftt|beramono|typewriter|consol|menlo|inconsolata|code|lucidaconsole|\btt\d", re.I
+)
+# A heading is words: mostly letters (a formula fragment such as "(x-t)2+y2 dt" is not).
+MIN_HEADING_LETTERS = 0.6
+# Code lines further apart than this many line heights are separate blocks.
+CODE_GAP = 1.2
+
+
+def is_mono_font(name: str) -> bool:
+    return bool(_MONO.search(name.split("+", 1)[-1]))
 
 
 @dataclass(frozen=True)
@@ -35,6 +57,12 @@ class Line:
     top: float
     right: float
     bottom: float
+    font: str = ""  # the PDF font of the line's first character, when the parser says
+    mono: bool = False  # set (mostly) in a monospaced font: code or preformatted text
+    heading: int = 0  # the level of the bookmark whose title this line prints (pdf_outline.py); 0: none
+    heading_id: int = -1  # which bookmark: the lines of one multi-line title share it
+    box: tuple[float, float, float, float] | None = None  # where it is printed, when read turned (a sideways scan)
+    printed: bool = True  # False: a bookmark's title its page does not print (pdf_outline.py), with no box
 
     @property
     def height(self) -> float:
@@ -85,6 +113,19 @@ def _body_height(lines: list[Line]) -> float:
     return statistics.median(weighted) if weighted else 0.0
 
 
+def _letters_share(text: str) -> float:
+    visible = [c for c in text if not c.isspace()]
+    return sum(c.isalpha() for c in visible) / len(visible) if visible else 0.0
+
+
+def _numbered_level(text: str) -> int | None:
+    """The level a heading's own numbering gives ("3.2.1 Title": 3, "Chapter 3": 1), None if unnumbered."""
+    if _CHAPTER.match(text):
+        return 1
+    found = _NUMBERED.match(text)
+    return min(found.group(1).count(".") + 1, 6) if found else None
+
+
 def _heading_levels(paragraphs: list[list[Line]], body: float) -> dict[float, int]:
     sizes = sorted(
         {round(p[0].height, 1) for p in paragraphs if len(p) == 1 and p[0].height >= HEADING_SIZE_RATIO * body},
@@ -94,41 +135,122 @@ def _heading_levels(paragraphs: list[list[Line]], body: float) -> dict[float, in
 
 
 def _is_heading(paragraph: list[Line], levels: dict[float, int]) -> bool:
-    if len(paragraph) != 1 or round(paragraph[0].height, 1) not in levels:
+    if len(paragraph) != 1 or round(paragraph[0].height, 1) not in levels or paragraph[0].mono:
         return False
     text = paragraph[0].text.strip()
-    return 0 < len(text) <= MAX_HEADING_CHARS and any(c.isalpha() for c in text) and not text.endswith(".")
+    return (
+        0 < len(text) <= MAX_HEADING_CHARS
+        and _letters_share(text) >= MIN_HEADING_LETTERS
+        and not text.endswith((".", ",", ";"))
+    )
+
+
+def _layout_level(paragraph: list[Line], levels: dict[float, int], numbered: bool) -> int:
+    """A heading's level without an outline: its numbering where the document numbers its headings, else its
+    size's rank among the heading sizes (below the numbered ones' levels when those exist)."""
+    text = paragraph[0].text.strip()
+    level = _numbered_level(text) if numbered else None
+    return level if level is not None else levels[round(paragraph[0].height, 1)]
+
+
+def _same_row(prev: Line, line: Line) -> bool:
+    overlap = min(prev.bottom, line.bottom) - max(prev.top, line.top)
+    # A raised accent ends over the letter it sits on, so the rest of the word starts before it ends.
+    slack = prev.height if ENDS_WITH_ACCENT.search(prev.text) else 1.0
+    return line.page == prev.page and overlap > 0.5 * min(prev.height, line.height) and line.left >= prev.right - slack
+
+
+def join_fragments(lines: list[Line]) -> list[Line]:
+    """Pieces of one printed line that the parser cut apart, joined: at a raised accent ("Br¨" + "oker,"),
+    between the aligned parts of a code line ("plot 1 2 4" + "# horizontal line"), and at a word gap."""
+    out: list[Line] = []
+    for line in lines:
+        prev = out[-1] if out else None
+        if prev is None or prev.heading_id != line.heading_id or not _same_row(prev, line):
+            out.append(line)
+            continue
+        gap = line.left - prev.right
+        if ENDS_WITH_ACCENT.search(prev.text) and gap < 0.3 * prev.height:
+            text = clean_text(prev.text + line.text.lstrip())
+        elif prev.mono and line.mono:
+            width = (prev.right - prev.left) / max(len(prev.text), 1)
+            text = prev.text + " " * max(1, round(gap / width) if width > 0 else 1) + line.text
+        elif gap < 0.3 * prev.height:
+            text = f"{prev.text} {line.text.lstrip()}"
+        else:
+            out.append(line)
+            continue
+        box = union((prev.box, line.box)) if prev.box and line.box else prev.box  # a turned line: both parts
+        out[-1] = replace(prev, text=text, right=max(prev.right, line.right), top=min(prev.top, line.top),
+                          bottom=max(prev.bottom, line.bottom), box=box)  # fmt: skip
+    return out
+
+
+def _code_continues(prev: Line, line: Line) -> bool:
+    gap = line.top - prev.bottom
+    return line.page == prev.page and line.mono and -0.5 * prev.height <= gap <= CODE_GAP * prev.height
+
+
+def _code_text(lines: list[Line]) -> str:
+    """The code lines with their breaks and their indentation (in characters of the block's font)."""
+    left = min(line.left for line in lines)
+    widths = [(line.right - line.left) / len(line.text) for line in lines if len(line.text.strip()) >= 4]
+    width = statistics.median(widths) if widths else 0.0
+    rows = []
+    for line in lines:
+        indent = round((line.left - left) / width) if width > 0 else 0
+        rows.append(" " * max(indent, 0) + line.text.rstrip())
+    return "\n".join(rows)
 
 
 def _paragraphs(items: list[Line | Segment], right: dict[int, float]) -> list[list[Line] | Segment]:
-    """Lines grouped into paragraphs; a ready segment (a table) ends the paragraph before it."""
+    """Lines grouped into paragraphs (code lines into code blocks, a bookmarked title's lines into one
+    heading); a ready segment (a table) ends the paragraph before it."""
     groups: list[list[Line] | Segment] = []
     for item in items:
         if isinstance(item, Segment):
             groups.append(item)
         elif item.text.strip():
             last = groups[-1] if groups else None
-            if isinstance(last, list) and _continues(last[-1], item, right[item.page]):
+            if isinstance(last, list) and _joins(last, item, right[item.page]):
                 last.append(item)
             else:
                 groups.append([item])
     return groups
 
 
+def _joins(group: list[Line], line: Line, column_right: float) -> bool:
+    prev = group[-1]
+    if prev.heading or line.heading:
+        return prev.heading_id == line.heading_id
+    if prev.mono or line.mono:
+        return prev.mono and _code_continues(prev, line)
+    return _continues(prev, line, column_right)
+
+
 def merge_lines(items: list[Line | Segment]) -> list[Segment]:
-    """Paragraph and heading segments from lines given in reading order; segments in between pass through."""
+    """Paragraph, heading and code segments from lines given in reading order; segments in between pass
+    through. With an outline (lines marked by ``pdf_outline.mark_bookmarks``) only its titles are headings."""
     lines = [item for item in items if isinstance(item, Line) and item.text.strip()]
     groups = _paragraphs(items, _column_right(lines))
-    levels = _heading_levels([group for group in groups if isinstance(group, list)], _body_height(lines))
+    outlined = any(line.heading for line in lines)
+    paragraphs = [group for group in groups if isinstance(group, list)]
+    levels = {} if outlined else _heading_levels(paragraphs, _body_height(lines))
+    numbered = any(_is_heading(p, levels) and _numbered_level(p[0].text.strip()) is not None for p in paragraphs)
     segments = []
     for paragraph in groups:
         if isinstance(paragraph, Segment):
             segments.append(paragraph)
             continue
         page = paragraph[0].page
-        if _is_heading(paragraph, levels):
-            level = levels[round(paragraph[0].height, 1)]
-            segments.append(Segment(kind="heading", text=_join(paragraph), page=page, level=level))
+        if paragraph[0].heading:
+            text, level = _join(paragraph), paragraph[0].heading
+            segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
+        elif paragraph[0].mono:
+            segments.append(Segment(kind="code", text=_code_text(paragraph), page=page, located=located(paragraph)))
+        elif _is_heading(paragraph, levels):
+            text, level = _join(paragraph), _layout_level(paragraph, levels, numbered)
+            segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
         else:
-            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page))
+            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page, located=located(paragraph)))
     return segments

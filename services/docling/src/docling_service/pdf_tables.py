@@ -12,15 +12,21 @@ import io
 import logging
 import statistics
 from dataclasses import dataclass
+from typing import Any
 
 import pdfplumber
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from docling.utils.locks import pypdfium2_lock
 
 from .markdown import Segment
 from .pdf_lines import Line
+from .regions import Located, UnitDraft, rounded, union
 
 log = logging.getLogger("docling_service.pdf_tables")
 
 _RULED = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
+MIN_EDGE = 3.0  # points: pdfplumber's edge_min_length, the shortest rule its line strategy reads as a cell border
 MIN_ROWS = 2
 MIN_COLUMNS = 2
 # Longer median cells than this are prose set side by side, not a table.
@@ -36,6 +42,7 @@ class RuledTable:
     page: int
     box: tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
     rows: tuple[tuple[str, ...], ...]
+    located: tuple[Located, ...] = ()  # each cell's lines where they are printed, in the Markdown's order
 
     def holds(self, line: Line) -> bool:
         x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
@@ -62,9 +69,46 @@ def candidate_pages(lines: list[Line]) -> set[int]:
     return {row[0].page for row in _rows(lines) if len(row) >= MIN_COLUMNS}
 
 
+def drawn_grid_pages(data: bytes, pages: set[int]) -> set[int]:
+    """Those of ``pages`` (1-based) that draw something both wide and tall: a ruled table needs vertical and
+    horizontal rules of at least pdfplumber's 3-point edge length, and a page that draws only horizontal rules
+    (a running head's line, a TeX \\hrule) or nothing cannot hold one. A form XObject is looked into by pdfplumber
+    only: such a page is kept. pypdfium2 reads the page objects in ~1 ms a page; pdfplumber's search parses the
+    whole page (~0.2 s), so a manual's page of text no longer pays for it (nettle.pdf: 1 of its 106 pages kept)."""
+    kept: set[int] = set()
+    with pypdfium2_lock:
+        try:
+            document = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError:
+            return set(pages)  # pdfplumber decides (and says why it cannot)
+        try:
+            for number in sorted(pages):
+                if 1 <= number <= len(document) and _draws_a_grid(document[number - 1]):
+                    kept.add(number)
+        finally:
+            document.close()
+    return kept
+
+
+def _draws_a_grid(page: pdfium.PdfPage) -> bool:
+    tall = wide = False
+    for item in page.get_objects(max_depth=1):
+        if item.type == pdfium_c.FPDF_PAGEOBJ_FORM:
+            return True
+        if item.type != pdfium_c.FPDF_PAGEOBJ_PATH:
+            continue
+        left, bottom, right, top = item.get_bounds()
+        tall |= top - bottom >= MIN_EDGE
+        wide |= right - left >= MIN_EDGE
+        if tall and wide:
+            return True
+    return False
+
+
 def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
     """Tables with drawn cell borders on the given pages (1-based)."""
     found: list[RuledTable] = []
+    pages = drawn_grid_pages(data, pages) if pages else pages
     if not pages:
         return found
     try:
@@ -72,13 +116,38 @@ def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
             for number in sorted(pages):
                 if number > len(pdf.pages):
                     continue
+                words: list[dict[str, Any]] | None = None  # the page's, read once it has a table
                 for table in pdf.pages[number - 1].find_tables(_RULED):
                     rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
                     if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
-                        found.append(RuledTable(page=number, box=table.bbox, rows=rows))
+                        words = words if words is not None else pdf.pages[number - 1].extract_words()
+                        located = _cell_lines(words, table, number)
+                        found.append(RuledTable(page=number, box=table.bbox, rows=rows, located=located))
     except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
         log.warning("ruled table search failed; tables stay text", exc_info=exc)
     return found
+
+
+def _cell_lines(words: list[dict[str, Any]], table: Any, number: int) -> tuple[Located, ...]:
+    """Each cell's text lines where they are printed: pdfplumber's words inside the cell's borders, line by line
+    (a docling line may run across two cells; the cell's own box would mark its empty part too)."""
+    located: list[Located] = []
+    for row in table.rows:
+        for cell in row.cells:
+            if cell is None:
+                continue
+            inside = [w for w in words if cell[0] <= (w["x0"] + w["x1"]) / 2 <= cell[2]
+                      and cell[1] <= (w["top"] + w["bottom"]) / 2 <= cell[3]]  # fmt: skip
+            lines: list[list[dict[str, Any]]] = []
+            for word in sorted(inside, key=lambda w: (round(w["top"]), w["x0"])):
+                if lines and abs(lines[-1][0]["top"] - word["top"]) <= 2:
+                    lines[-1].append(word)
+                else:
+                    lines.append([word])
+            for line in lines:
+                box = union((w["x0"], w["top"], w["x1"], w["bottom"]) for w in line)
+                located.append(Located(" ".join(w["text"] for w in line), number, rounded(box)))
+    return tuple(located)
 
 
 def _column(cell: Line, columns: list[tuple[float, float]]) -> int:
@@ -109,7 +178,11 @@ def _table_segment(rows: list[list[Line]]) -> Segment | None:
     lengths = [len(cell.text.strip()) for row in rows for cell in row]
     if len(grid) < MIN_ROWS or statistics.median(lengths) > MAX_MEDIAN_CELL_CHARS:
         return None
-    return Segment(kind="table", text="", page=rows[0][0].page, rows=tuple(grid))
+    page = rows[0][0].page
+    boxes = [rounded(union((c.left, c.top, c.right, c.bottom) for c in row)) for row in rows]
+    located = tuple(Located(" ".join(cells), page, box) for cells, box in zip(grid, boxes, strict=True))
+    return Segment(kind="table", text="", page=page, rows=tuple(grid), located=located,
+                   units=(UnitDraft("table", page, union(boxes)),))  # fmt: skip
 
 
 def _unruled(lines: list[Line]) -> list[Item]:
@@ -132,8 +205,16 @@ def _unruled(lines: list[Line]) -> list[Item]:
     return items
 
 
+def _ruled_segment(table: RuledTable) -> Segment:
+    return Segment(kind="table", text="", page=table.page, rows=table.rows, located=table.located,
+                   units=(UnitDraft("table", table.page, rounded(table.box)),))  # fmt: skip
+
+
 def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
-    """The lines in reading order, those of each table replaced by one table segment where it starts."""
+    """The lines in reading order, those of each table replaced by one table segment where it starts. A ruled
+    region that holds a bookmarked title is not a table (a slide's diagram drawn around its own title: Debian's
+    packaging-tutorial.fr.pdf lost two sections into such "tables"): its lines stay lines."""
+    ruled = [table for table in ruled if not any(line.heading and table.holds(line) for line in lines)]
     items: list[Item] = []
     pending: list[Line] = []
     placed: set[int] = set()
@@ -145,8 +226,7 @@ def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
         if table not in placed:
             items.extend(_unruled(pending))
             pending = []
-            found = ruled[table]
-            items.append(Segment(kind="table", text="", page=found.page, rows=found.rows))
+            items.append(_ruled_segment(ruled[table]))
             placed.add(table)
     items.extend(_unruled(pending))
     return items

@@ -44,6 +44,23 @@ def scanned_pages(data: bytes) -> list[int]:
             document.close()
 
 
+def pdf_page_sizes(data: bytes, pages: set[int]) -> dict[int, tuple[float, float]]:
+    """Width and height in points of the given pages (read from the page tree: no page is loaded)."""
+    with pypdfium2_lock:
+        document = pdfium.PdfDocument(data)
+        try:
+            return {page: document.get_page_size(page - 1) for page in sorted(pages) if 1 <= page <= len(document)}
+        finally:
+            document.close()
+
+
+def image_sizes(data: bytes) -> dict[int, tuple[float, float]]:
+    """Width and height in pixels of each frame of an image (its OCR lines are in these pixels)."""
+    with Image.open(io.BytesIO(data)) as image:
+        return {number: (float(frame.width), float(frame.height))
+                for number, frame in enumerate(ImageSequence.Iterator(image), start=1)}  # fmt: skip
+
+
 def _render(data: bytes, pages: list[int], dpi: int) -> list[tuple[int, Image.Image]]:
     with pypdfium2_lock:
         document = pdfium.PdfDocument(data)
@@ -109,7 +126,8 @@ def ocr_image(name: str, data: bytes, engine: OcrEngine) -> tuple[list[Line], in
                 if count > MAX_IMAGE_FRAMES:
                     raise _bad_image(name)
                 page = _sized(frame.convert("L"))
-                lines.extend(engine.page_lines(page, count, scale=1.0))
+                # Lines in the image's own pixels (it was scaled for OCR): what a page image is drawn from.
+                lines.extend(engine.page_lines(page, count, scale=page.width / max(frame.width, 1)))
             return lines, count
     except (OSError, ValueError, Image.DecompressionBombError, SyntaxError) as exc:
         raise _bad_image(name) from exc

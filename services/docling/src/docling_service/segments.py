@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from docling_core.types.doc import (
+    BoundingBox,
     CodeItem,
     DocItem,
     DoclingDocument,
     FormulaItem,
     ListItem,
+    PictureItem,
     SectionHeaderItem,
     TableItem,
     TextItem,
     TitleItem,
 )
 from docling_core.types.doc.labels import DocItemLabel
+from docling_core.types.doc.page import SegmentedPdfPage
 from ingestion_contracts.docling import BlockKind
 
 from .markdown import Segment
-from .pdf_lines import Line
+from .pdf_lines import Line, is_mono_font
+from .pdf_text import clean_text
+from .regions import Located, UnitDraft, rounded, union
 
 # Furniture that would repeat on every page and split paragraphs across page breaks.
 _SKIPPED_LABELS = {DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER}
@@ -57,20 +65,86 @@ def _segment(item: DocItem, paged: bool, heading_shift: int) -> Segment | None:
     return Segment(kind=_TEXT_KINDS.get(item.label, "paragraph"), text=item.text, page=page)
 
 
-def document_segments(document: DoclingDocument, *, paged: bool) -> list[Segment]:
-    """Segments in reading order. Headings sit one level below the title when the document has one."""
+def _top_left(document: DoclingDocument, page: int, bbox: BoundingBox) -> tuple[float, float, float, float]:
+    size = document.pages.get(page)
+    box = bbox.to_top_left_origin(size.size.height) if size is not None else bbox
+    return rounded((box.l, box.t, box.r, box.b))
+
+
+def _located(document: DoclingDocument, item: DocItem) -> tuple[Located, ...]:
+    """Where a text item lies, one entry per page it spans (the layout model gives its box, not its lines)."""
+    text = getattr(item, "text", "")
+    found = []
+    for prov in item.prov:
+        if prov.page_no < 1:
+            continue
+        first, last = prov.charspan
+        part = text[first:last] if 0 <= first < last <= len(text) and len(item.prov) > 1 else text
+        found.append(Located(part, prov.page_no, _top_left(document, prov.page_no, prov.bbox)))
+    return tuple(found)
+
+
+def _row_places(document: DoclingDocument, item: TableItem, page: int) -> tuple[Located, ...]:
+    """A table's rows where the table model gave each cell its box (else none: the table's own box stands)."""
+    boxes: dict[int, list[tuple[float, float, float, float]]] = {}
+    for cell in item.data.table_cells:
+        if cell.bbox is not None:
+            boxes.setdefault(cell.start_row_offset_idx, []).append(_top_left(document, page, cell.bbox))
+    if len(boxes) != len(item.data.grid):
+        return ()
+    return tuple(Located(" ".join(cell.text for cell in row), page, union(boxes[i]))
+                 for i, row in enumerate(item.data.grid))  # fmt: skip
+
+
+def _with_places(document: DoclingDocument, item: DocItem, segment: Segment) -> Segment:
+    """The segment with where its text lies, and the table it is (with its caption)."""
+    if isinstance(item, TableItem):
+        page = item.prov[0].page_no
+        draft = UnitDraft("table", page, _top_left(document, page, item.prov[0].bbox), item.caption_text(document))
+        return replace(segment, located=_row_places(document, item, page), units=(draft,))
+    return replace(segment, located=_located(document, item))
+
+
+def _figure(document: DoclingDocument, item: PictureItem) -> UnitDraft | None:
+    if not item.prov or item.prov[0].page_no < 1:
+        return None
+    page = item.prov[0].page_no
+    return UnitDraft("figure", page, _top_left(document, page, item.prov[0].bbox), item.caption_text(document))
+
+
+def document_segments(document: DoclingDocument, *, paged: bool, located: bool = False) -> list[Segment]:
+    """Segments in reading order. Headings sit one level below the title when the document has one.
+
+    With ``located`` (a PDF: its boxes are in points) each segment also says where it lies (its provenance box on
+    its page), and tables and figures come as units: a figure goes with the segment after it (its caption, in
+    docling's order). Slides' boxes are in their own units, which no page image is drawn in: left out."""
     items = [item for item, _ in document.iterate_items() if isinstance(item, DocItem)]
     heading_shift = 1 if any(isinstance(item, TitleItem) for item in items) else 0
-    segments = []
+    segments: list[Segment] = []
+    figures: list[UnitDraft] = []
     for item in items:
+        if located and isinstance(item, PictureItem) and (figure := _figure(document, item)) is not None:
+            figures.append(figure)
         segment = _segment(item, paged, heading_shift)
-        if segment is not None:
-            segments.append(segment)
+        if segment is None:
+            continue
+        if located and item.prov:
+            segment = _with_places(document, item, segment)
+        if figures:
+            segment, figures = replace(segment, units=(*segment.units, *figures)), []
+        segments.append(segment)
+    if figures and segments:
+        segments[-1] = replace(segments[-1], units=(*segments[-1].units, *figures))
     return segments
 
 
-def document_lines(document: DoclingDocument) -> list[Line]:
-    """The printed lines of a natively parsed PDF, in top-left coordinates."""
+def document_lines(document: DoclingDocument, parsed: Mapping[int, SegmentedPdfPage] | None = None) -> list[Line]:
+    """The printed lines of a natively parsed PDF, in top-left coordinates, their text cleaned (pdf_text.py).
+
+    ``parsed``: docling-parse's pages by number (the conversion's ``pages[i].parsed_page``), which name each
+    line's font: the native pipeline adds one text item per text line cell of a page, in the same order."""
+    fonts = {number: _line_fonts(page) for number, page in (parsed or {}).items()}
+    seen: dict[int, int] = {}
     lines = []
     for item, _ in document.iterate_items():
         if not isinstance(item, TextItem) or not item.prov or item.label in _SKIPPED_LABELS:
@@ -79,5 +153,30 @@ def document_lines(document: DoclingDocument) -> list[Line]:
         page = document.pages.get(prov.page_no)
         box = prov.bbox.to_top_left_origin(page.size.height) if page is not None else prov.bbox
         top, bottom = sorted((box.t, box.b))
-        lines.append(Line(text=item.text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom))
+        position = seen[prov.page_no] = seen.get(prov.page_no, -1) + 1
+        page_fonts = fonts.get(prov.page_no, [])
+        font, mono = page_fonts[position] if position < len(page_fonts) else ("", False)
+        text = clean_text(item.text, code=mono)
+        lines.append(Line(text=text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom,
+                          font=font, mono=mono))  # fmt: skip
     return lines
+
+
+def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool]]:
+    """(font, monospaced) of each text line cell with text, in the order the native pipeline adds them. A line
+    is monospaced when its first font is and most of its words are (a sentence may start with a command)."""
+    lines = [cell for cell in page.textline_cells if cell.text]
+    out: list[tuple[str, bool]] = []
+    words = None
+    for cell in lines:
+        font = getattr(cell, "font_name", "") or ""  # PdfTextCell names its font; a plain TextCell does not
+        mono = is_mono_font(font)
+        if mono:
+            if words is None:
+                words = [(w.rect.to_bounding_box(), is_mono_font(getattr(w, "font_name", ""))) for w in page.word_cells]
+            box = cell.rect.to_bounding_box()
+            inside = [m for b, m in words if b.l >= box.l - 1 and b.r <= box.r + 1
+                      and abs((b.t + b.b) / 2 - (box.t + box.b) / 2) < abs(box.b - box.t) / 2]  # fmt: skip
+            mono = not inside or sum(inside) * 2 > len(inside)
+        out.append((font, mono))
+    return out

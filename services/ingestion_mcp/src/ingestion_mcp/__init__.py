@@ -1,3 +1,8 @@
 """ingestion-mcp: MCP tools over the docling, chunker and vector-gateway services."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # the one version is VERSION at the repository root, read into the installed metadata at build time
+    __version__ = version("ingestion-mcp-server")
+except PackageNotFoundError:  # run from a source tree without an install
+    __version__ = "0+unknown"

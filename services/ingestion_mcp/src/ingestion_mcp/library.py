@@ -31,6 +31,7 @@ from ingestion_contracts.gateway import (
 from pydantic import BaseModel
 
 from .backend import Backend
+from .backend.page_image import PageImage
 from .errors import CollectionExists, CollectionNotFound, DocumentNotFound, NotFound, ToolFailure
 from .settings import McpSettings
 
@@ -53,6 +54,13 @@ class ResponseBudget:
     @property
     def chars(self) -> int:
         return self.tokens * CHARS_PER_TOKEN
+
+    @staticmethod
+    def check_start(start: int, total: int, where: str, ask: str) -> None:
+        """A paged read that starts at or past the end (``total`` items or characters) is an error that says
+        where the end is and what to ask instead (``where``: "offset 900: 'manual.pdf' has 505 sections")."""
+        if start > 0 and start >= total:
+            raise ToolFailure(f"{where}; nothing is left to read there.", ask, code="PAST_END")
 
     def window(self, text: str, start: int = 0) -> tuple[str, bool]:
         """The part of `text` from `start` that fits, and whether more follows it."""
@@ -84,21 +92,8 @@ class Library:
         """The names of the collections, A to Z."""
         return await self.backend.collection_names()
 
-    async def unknown_collection(self, name: str) -> CollectionNotFound:
-        """A missing collection, with the names that exist (details["available_collections"])."""
-        return CollectionNotFound(
-            f"Collection '{name}' not found.",
-            "Use get_collections without parameters to see available collections.",
-            code="COLLECTION_NOT_FOUND",
-            status=404,
-            details={"available_collections": await self.collections()},
-        )
-
     async def collection_info(self, name: str) -> CollectionInfo:
-        try:
-            return await self.backend.get_collection(name)
-        except CollectionNotFound:
-            raise await self.unknown_collection(name) from None
+        return await self.backend.get_collection(name)
 
     async def create_collection(self, name: str) -> CollectionInfo:
         try:
@@ -112,18 +107,12 @@ class Library:
             ) from None
 
     async def delete_collection(self, name: str) -> DeleteCollectionResponse:
-        try:
-            return await self.backend.delete_collection(name)
-        except CollectionNotFound:
-            raise await self.unknown_collection(name) from None
+        return await self.backend.delete_collection(name)
 
     # -- documents ----------------------------------------------------------------------------
     async def documents(self, collection: str, *, offset: int = 0, limit: int = 20) -> DocumentList:
         """One page of a collection's documents, newest first."""
-        try:
-            return await self.backend.list_documents(collection, offset=offset, limit=limit)
-        except CollectionNotFound:
-            raise await self.unknown_collection(collection) from None
+        return await self.backend.list_documents(collection, offset=offset, limit=limit)
 
     async def documents_across(self, collections: list[str] | None, *, offset: int, limit: int) -> list[DocumentInfo]:
         """One page over several collections in turn (all of them, A to Z, when None): `offset` skips the
@@ -177,7 +166,7 @@ class Library:
         try:
             return await self.backend.get_document(collection, doc_id)
         except NotFound as exc:
-            raise await self._missing(collection, doc_id, exc) from None
+            raise self._missing(collection, doc_id, exc) from None
 
     async def structure(self, collection: str, doc_id: str) -> DocumentStructure:
         """A document's Markdown with its map: sections (heading path and levels, pages, offsets) and where
@@ -185,15 +174,36 @@ class Library:
         try:
             return await self.backend.get_structure(collection, doc_id)
         except NotFound as exc:
-            raise await self._missing(collection, doc_id, exc) from None
+            raise self._missing(collection, doc_id, exc) from None
+
+    async def passage(self, collection: str, doc_id: str, chunk_index: int) -> SearchHit:
+        """One passage (chunk) of a document, with where it lies on its pages."""
+        try:
+            found = await self.backend.get_chunks(collection, doc_id, chunk_index, chunk_index)
+        except NotFound as exc:
+            raise self._missing(collection, doc_id, exc) from None
+        if not found.chunks:
+            raise ToolFailure(
+                f"The document has {found.chunk_count} passages (chunk_index 0-{found.chunk_count - 1}); there is no "
+                f"passage {chunk_index}.",
+                "Give the chunk_index of a search result of this document.",
+                code="PASSAGE_NOT_FOUND",
+            )
+        return found.chunks[0]
+
+    async def page_image(
+        self, collection: str, doc_id: str, page: int, *, chunk: int | None = None, crop: str | None = None
+    ) -> PageImage:
+        """A page drawn from the document's kept original, passage ``chunk`` marked, or a ``crop`` of it."""
+        try:
+            return await self.backend.page_image(collection, doc_id, page, chunk=chunk, crop=crop)
+        except (CollectionNotFound, DocumentNotFound) as exc:
+            raise self._missing(collection, doc_id, exc) from None
 
     async def doc_id_of(self, collection: str, key: str) -> str:
         """The doc_id of the document whose identity is `key` (a path, URL or name, as it was ingested; a
         path is also tried resolved)."""
-        try:
-            found = await self.find_key(collection, key)
-        except CollectionNotFound:
-            raise await self.unknown_collection(collection) from None
+        found = await self.find_key(collection, key)
         if found is None:
             raise DocumentNotFound(
                 f"No document with key '{key}' in collection '{collection}'.",
@@ -207,11 +217,12 @@ class Library:
         try:
             return await self.backend.delete_document(collection, doc_id)
         except NotFound as exc:
-            raise await self._missing(collection, doc_id, exc) from None
+            raise self._missing(collection, doc_id, exc) from None
 
-    async def _missing(self, collection: str, doc_id: str, exc: NotFound) -> ToolFailure:
+    @staticmethod
+    def _missing(collection: str, doc_id: str, exc: NotFound) -> ToolFailure:
         if isinstance(exc, CollectionNotFound):
-            return await self.unknown_collection(collection)
+            return exc  # said where the name was resolved (the guard, the gateway), listing what the caller may read
         return DocumentNotFound(
             f"Document '{doc_id}' not found in collection '{collection}'.",
             "Use list_documents or search to find the doc_id; it may have been deleted or replaced.",
@@ -221,14 +232,9 @@ class Library:
 
     # -- search -------------------------------------------------------------------------------
     async def search(self, request: SearchRequest) -> SearchResponse:
-        """The gateway's search; a missing collection it names is a CollectionNotFound in this facade's words."""
-        try:
-            return await self.backend.search(request)
-        except CollectionNotFound as exc:  # the guard names the one missing (it may be filters.collection)
-            name = exc.details.get("collection") or next(iter(request.collections or []), None)
-            if not isinstance(name, str):
-                raise
-            raise await self.unknown_collection(name) from None
+        """The gateway's search; a missing collection it names (an argument or filters.collection) is a
+        CollectionNotFound."""
+        return await self.backend.search(request)
 
     async def similar(self, collection: str, doc: DocumentInfo, top_k: int) -> list[SearchHit]:
         """The documents of a collection closest in meaning to `doc`, best first, `doc` itself left out: each

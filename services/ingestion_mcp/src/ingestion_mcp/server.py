@@ -20,7 +20,7 @@ from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
 from .state import AppState
-from .tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
+from .tools.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
 from .tools.strict_schema import strict
 
 INSTRUCTIONS = """\
@@ -35,6 +35,17 @@ ingestion-mcp indexes documents and finds passages in them.
   get_document_outline, get_document_section, get_document_pages. Document tools take doc_id or key (the
   path, URL or name it was ingested with).
 - Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
+- Ingest tools also take: source (a filterable label, not the identity; default: the path, or the URL's
+  domain), tags (up to 32, of up to 64 characters), metadata (stored with every chunk), chunking (default: 200
+  tokens a chunk; dense: 100, for precise lookups; sparse: 400, for long prose), force (re-ingest even if
+  unchanged). Their status: indexed, replaced (re-embedded), updated (labels only) or skipped (unchanged).
+- response_format: concise (the default) or detailed; each result schema names what detailed adds.
+- How much comes back: top_k (search results) or limit (list items), from offset (lists) or start_char
+  (text); a cut answer says how to read on.
+- sync_folder's include and exclude are glob patterns on paths in the folder ('*.md', 'notes/*').
+- Evidence (PDFs, images): 'detailed' answers give regions, per page {page, size [w, h], boxes [[start, end, x0, top,
+  x1, bottom]]}: characters start..end of the text lie in that box (points, from the page's top-left);
+  get_document_pages shows a passage's tables and figures whole, and its page as a picture.
 """
 
 # Rules the instructions state once (collection names; a doc_id is one search or list_documents gave), not
@@ -95,8 +106,18 @@ class ProfileServer(MCPServer):
 
     async def list_tools(self) -> list[MCPTool]:
         """Each schema without pydantic's titles and other redundant keys (the tools/list is in every conversation),
-        in the subset every client accepts (tools/strict_schema.py)."""
-        return [self._lean(tool) for tool in await super().list_tools()]
+        in the subset every client accepts (tools/strict_schema.py); among our own tools' results, each shape
+        shown once (a job, a search hit: tools/lean_schema.shown_once)."""
+        tools = [self._lean(tool) for tool in await super().list_tools()]
+        own = [i for i, tool in enumerate(tools) if self._own(tool.name) and tool.output_schema is not None]
+        shared = shown_once([(tools[i].name, tools[i].output_schema) for i in own])
+        for i, schema in zip(own, shared, strict=True):
+            tools[i] = tools[i].model_copy(update={"output_schema": schema})
+        return tools
+
+    def _own(self, name: str) -> bool:
+        profile = self.tool_profiles.get(name)
+        return profile is not None and profile.own_contract
 
     def _lean(self, tool: MCPTool) -> MCPTool:
         profile = self.tool_profiles.get(tool.name)

@@ -11,8 +11,9 @@ from ingestion_contracts.vectors import VectorMetric
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from .profiles import NAMES as PROFILE_NAMES
-
+# The tool profiles, one folder each under profiles/ (docs/profiles.md). Here, below the profiles, so that the
+# settings can check INGESTION_MCP_PROFILES without importing any profile; profiles.NAMES is this tuple.
+PROFILE_NAMES = ("ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian", "chatgpt")
 # Asymmetric signature algorithms only: "none" and HS* would let anyone holding the public key sign.
 ALGORITHMS = ("RS256", "ES256", "PS256", "EdDSA")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -37,6 +38,9 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
+    # One JSON line per event on stderr (and the ready message as one); false: plain text, for a person at a
+    # terminal (`make run` sets it).
+    json_logs: bool = True
     # Where the audit records go (docs/auth.md): "stderr", "off", or a file appended to; whatever log_level says.
     audit_log: str = Field(default="stderr", min_length=1)
     profiles: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["ingestion"])
@@ -89,7 +93,8 @@ class McpSettings(BaseSettings):
     # Poll instead of inotify (network file systems, some container mounts); None: watchfiles decides.
     watch_force_polling: bool | None = None
     # An answer larger than this many (estimated) tokens is truncated with a hint to narrow it.
-    response_token_budget: int = Field(default=8000, ge=500)
+    # At most Claude Code's cap on a tool answer (25,000 tokens): an answer the budget pages fits it (docs/clients.md).
+    response_token_budget: int = Field(default=8000, ge=500, le=25_000)
 
     # Remote sources (ingest_from_url, fetch_file, fetch_repo): SSRF-safe by default. Private, loopback
     # and link-local addresses are refused unless a host or CIDR is listed here.
@@ -115,6 +120,9 @@ class McpSettings(BaseSettings):
     oauth_jwks_file: Path | None = None
     # This server's resource URL (the tokens' audience), e.g. https://mcp.example.com/mcp.
     oauth_audience: str | None = None
+    # The address clients reach this server at (behind a route or proxy), e.g. https://mcp.example.com: the links the
+    # chatgpt profile gives to a document's console page. Default: the OAuth audience's origin, else http://host:port.
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
     oauth_algorithms: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(ALGORITHMS))
     oauth_leeway_s: float = Field(default=30.0, ge=0, le=300)
     # An unknown key id refetches the issuer's keys at most this often (key rotation).

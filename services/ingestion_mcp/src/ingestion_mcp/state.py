@@ -73,6 +73,27 @@ class AppState:
         job = await self.jobs.get(job_id)
         return job if job is not None and current_caller().owns(job.owner) else None
 
+    async def cancel_job(self, job_id: str, reason: str = "on request", wait_s: float = 5.0) -> Job | None:
+        """Cancel the caller's job (an administrator's: anyone's) and wait up to ``wait_s`` for it to stop; None
+        when there is no such job or it is another's (both answer as unknown). Audited like a write, refusals
+        included: one record with the job id and how it went."""
+        job = await self.jobs.get(job_id)
+        if job is None or not current_caller().owns(job.owner):
+            record("cancel_job", None, job_id, "forbidden" if job is not None else "failed:JOB_NOT_FOUND")
+            return None
+        if job.status != "running":
+            record("cancel_job", None, job_id, f"ended:{job.status}")
+            return job
+        try:
+            await self.jobs.cancel(job_id, reason)
+            job = await self.jobs.wait(job_id, wait_s) if wait_s > 0 else job
+        except ToolFailure as exc:  # the broker is away: nothing was cancelled
+            record("cancel_job", None, job_id, f"failed:{exc.code}")
+            raise
+        outcome = {"cancelled": "ok", "running": "requested"}.get(job.status, f"ended:{job.status}")
+        record("cancel_job", None, job_id, outcome)  # requested: asked, and stopping at its next step
+        return job
+
     async def own_active_jobs(self) -> list[Job]:
         caller = current_caller()
         return [job for job in await self.jobs.active() if caller.owns(job.owner)]

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from ingestion_mcp.jobs.cancel_relay import CancelRelay
+from ingestion_mcp.http.cancel_relay import CancelRelay
 from ingestion_mcp.main import http_app
 from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings

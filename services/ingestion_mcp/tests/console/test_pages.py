@@ -153,7 +153,9 @@ async def test_a_collection_page_shows_its_synced_folders(open_state: AppState, 
         return None
 
     await sync_folder_job(open_state, {"folder": str(folder), "collection": "console-synced"}, progress)
-    await open_state.folders.change("console-synced", str(folder.resolve()), watch=True, changed_since=3)
+    await open_state.folders.change("console-synced", str(folder.resolve()), watch=True, changed_since=3,
+                                    watch_error="the folder cannot be read (Permission denied)",
+                                    watch_error_at="2026-11-28T09:00:00+00:00")  # fmt: skip
     try:
         async with console(open_state) as client:
             page = await client.get("/collections/console-synced")
@@ -161,4 +163,6 @@ async def test_a_collection_page_shows_its_synced_folders(open_state: AppState, 
         await open_state.folders.forget("console-synced")
     assert page.status_code == 200 and 'id="synced-folders"' in page.text, page.text[:500]
     row = page.text[page.text.index('id="synced-folders"') :]
-    assert str(folder.resolve()) in row and "1 added" in row and ">yes<" in row and ">3<" in row
+    assert str(folder.resolve()) in row and "1 added" in row and ">3<" in row
+    assert "yes (not working)" in row and "cannot be read (Permission denied)" in row, row  # issue 37: visibly broken
+    assert "since 2026-11-28T09:00:00+00:00" in row, row

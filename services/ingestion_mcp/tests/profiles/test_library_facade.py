@@ -39,7 +39,7 @@ async def test_a_missing_collection_is_not_called_a_missing_document(connect: An
         for tool in ("get_document", "delete_document", "find_similar"):
             out = await call_tool(client, tool, doc_id="abc123", collection="facade-absent")
             assert out["success"] is False, out
-            assert out["error"] == "Collection 'facade-absent' not found.", out
+            assert out["error"].startswith("Collection 'facade-absent' not found. Available collections: "), out
             assert "facade-present" in out["available_collections"], out
         out = await call_tool(client, "get_document", doc_id="abc123", collection="facade-present")
         assert out["error"] == "Document 'abc123' not found in collection 'facade-present'.", out
@@ -47,4 +47,4 @@ async def test_a_missing_collection_is_not_called_a_missing_document(connect: An
         assert again["error"] == "Collection 'facade-present' already exists.", again
         await call_tool(client, "delete_collection", name="facade-present", confirm=True)
         gone = await call_tool(client, "delete_collection", name="facade-present", confirm=True)
-        assert gone["error"] == "Collection 'facade-present' not found.", gone
+        assert gone["error"].startswith("Collection 'facade-present' not found."), gone

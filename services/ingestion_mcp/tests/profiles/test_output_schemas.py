@@ -72,6 +72,7 @@ async def exercise_library(call: Checked, docs_dir: Path, web_port: int) -> None
     await call("get_collections")
     await call("get_collections", collection=COLLECTION)
     await call("get_document", doc_id=doc_id, collection=COLLECTION)
+    await call("get_document", doc_id=doc_id, collection=COLLECTION, response_format="detailed")
     await call("find_similar", doc_id=doc_id, collection=COLLECTION)
     for fmt in ("concise", "detailed"):
         await call("get_document_outline", doc_id=doc_id, collection=COLLECTION, response_format=fmt)

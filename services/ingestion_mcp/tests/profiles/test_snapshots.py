@@ -28,11 +28,12 @@ async def tools_list(state: Any) -> dict[str, Any]:
             "outputSchema": tool.output_schema,
             "annotations": tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
+        | ({"_meta": tool.meta} if tool.meta else {})
         for tool in sorted(listed, key=lambda t: t.name)
     }
 
 
-@pytest.mark.parametrize("profile", ["ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian"])
+@pytest.mark.parametrize("profile", ["ingestion", "mcpvectordb", "vector_store", "docs_server", "obsidian", "chatgpt"])
 async def test_tools_list_matches_snapshot(profile: str, app_state: Any) -> None:
     current = await tools_list(profile_state(app_state, profiles=[profile]))
     path = SNAPSHOTS / f"{profile}.json"

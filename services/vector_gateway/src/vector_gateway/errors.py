@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
+from ingestion_contracts.common import collection_missing
 from servicekit import Conflict, NotFound, Unprocessable
 
 from .int8 import precision_of
 
 
 def collection_not_found(name: str, available: list[str]) -> NotFound:
-    listed = ", ".join(available) if available else "none yet"
-    return NotFound(
-        f"Collection {name!r} does not exist. Available collections: {listed}.",
-        code="COLLECTION_NOT_FOUND",
-        suggestion="Use one of the available collections, or index a document into a new one (it is created then).",
-        details={"available_collections": available},
-    )
+    body = collection_missing(name, available)
+    return NotFound(body.error, code=body.code, suggestion=body.suggestion, details=body.details)
 
 
 def collection_exists(name: str) -> Conflict:

@@ -1,26 +1,59 @@
-"""What BM25 sees: words lower-cased, English stop words dropped, each word reduced to its Snowball stem.
+"""What BM25 sees: words in the document's own language, each reduced to its Snowball stem, accents folded.
 
-Milvus Lite has no `english` analyzer (no stemmer), so the gateway stems in Python, the same way for the
+Milvus Lite has no language analyzers (no stemmer), so the gateway analyses in Python, the same way for the
 stored text and for the query: "mutations" and "mutated" both become "mutat" and match each other. A
-collection records the analysis it was built with (a property), so a collection made before stemming
-keeps being queried with raw text and never mixes the two.
+collection records the analysis it was built with (a property, PROPERTY), so a collection made before
+keeps being queried as it was built and never mixes two analyses:
+
+- ``raw``: text as is (collections made before stemming);
+- ``snowball_en``: English stop words dropped, English stems (collections made before issue 38);
+- ``snowball_multi`` (the default since): each document is analysed in its own language, detected once per
+  document by py3langid (its model ships inside the wheel) among the languages Snowball stems; a text too
+  short or too mixed to tell is English. Every stem is then folded to its letters without accents
+  ("Binärpakete" -> German stem "binarpak", "Bröker" -> "broker"), so a name typed with or without its
+  accents matches. An English document's terms are its folded English stems, exactly what snowball_en makes
+  but for the accents; another language's terms carry their language (LANGUAGE_MARK: "de\u01c2binarpak"), so
+  no term of one language meets a term of another by chance. A query's language is not known (two or three
+  words cannot tell it): it is analysed in English as before, and each word in every other language too, as
+  marked terms. An English collection holds no marked term, so it ranks and scores as with English alone; a
+  collection of German, French and English manuals finds each in its own words.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import snowballstemmer
 
-Analysis = Literal["raw", "snowball_en"]
+Analysis = Literal["raw", "snowball_en", "snowball_multi"]
+ANALYSES: tuple[Analysis, ...] = ("raw", "snowball_en", "snowball_multi")
 PROPERTY = "bm25_analysis"
-DEFAULT_ANALYSIS: Analysis = "snowball_en"
+DEFAULT_ANALYSIS: Analysis = "snowball_multi"
+# ISO 639-1 code (as py3langid names it) -> Snowball stemmer: the languages a document is analysed in.
+LANGUAGES = {
+    "en": "english", "de": "german", "fr": "french", "es": "spanish", "it": "italian", "pt": "portuguese",
+    "nl": "dutch", "sv": "swedish", "da": "danish", "no": "norwegian", "nb": "norwegian", "fi": "finnish",
+    "ru": "russian", "ro": "romanian", "hu": "hungarian", "tr": "turkish", "ca": "catalan", "cs": "czech",
+    "pl": "polish", "el": "greek", "lt": "lithuanian", "id": "indonesian", "ga": "irish", "eu": "basque",
+    "et": "estonian",
+}  # fmt: skip
+DEFAULT_LANGUAGE = "en"
+# A document's language is trusted when py3langid gives it at least this probability (else English).
+MIN_LANGUAGE_PROBABILITY = 0.9
+LANGUAGE_SAMPLE_CHARS = 20_000  # enough text to tell; a 300-page manual is not read whole
 
 _WORD = re.compile(r"\w+")
+# Between a language and a term of that language: a letter (one token for Milvus' standard tokenizer and Lance's
+# whitespace one) that no text's word holds.
+LANGUAGE_MARK = "\u01c2"
 _local = threading.local()
+_identifier_lock = threading.Lock()
+_identifier: Any = None
 
 # Lucene's English stop set (Milvus' `stop` filter gets the same list; see schema.py).
 ENGLISH_STOP_WORDS = frozenset(
@@ -32,12 +65,19 @@ ENGLISH_STOP_WORDS = frozenset(
 )  # fmt: skip
 
 
-def _stemmer() -> snowballstemmer.stemmer:
-    # Snowball stemmer objects keep state between calls: one per thread.
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
-    return stemmer
+def known_analysis(value: object) -> Analysis:
+    """The analysis a collection property names; "raw" for a collection made before the property existed."""
+    return next((a for a in ANALYSES if a == value), "raw")
+
+
+def _stemmer(algorithm: str = "english") -> snowballstemmer.stemmer:
+    # Snowball stemmer objects keep state between calls: one per thread and language.
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {}
+    if algorithm not in stemmers:
+        stemmers[algorithm] = snowballstemmer.stemmer(algorithm)
+    return stemmers[algorithm]
 
 
 @lru_cache(maxsize=262_144)
@@ -45,11 +85,77 @@ def stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
-def analyze(text: str, analysis: Analysis) -> str:
-    """The text as the BM25 field stores it (and as a query is matched against it)."""
+@lru_cache(maxsize=262_144)
+def _term(word: str, language: str) -> str:
+    """``word`` (case-folded) stemmed in ``language`` and folded to its letters without accents."""
+    stemmed = _stemmer(LANGUAGES[language]).stemWord(word) if language in LANGUAGES else word
+    return fold(stemmed)
+
+
+def fold(word: str) -> str:
+    """The word without its accents (ö -> o, é -> e, ç -> c); letters of other scripts are kept."""
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFKD", word)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFC", text).casefold())
+
+
+def analyze(text: str, analysis: Analysis, language: str = DEFAULT_LANGUAGE) -> str:
+    """The text as the BM25 field stores it, for a document in ``language`` (snowball_multi only)."""
     if analysis == "raw":
         return text
-    return " ".join(stem(word) for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS)
+    if analysis == "snowball_en":
+        return " ".join(stem(word) for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS)
+    if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
+        return " ".join(fold(stem(word)) for word in _words(text) if word not in ENGLISH_STOP_WORDS)
+    return " ".join(f"{language}{LANGUAGE_MARK}{_term(word, language)}" for word in _words(text))
+
+
+def analyze_query(text: str, analysis: Analysis) -> str:
+    """The query as BM25 matches it: for snowball_multi, its English terms (as a document's), then each word's
+    terms in every other language, marked, each once."""
+    if analysis != "snowball_multi":
+        return analyze(text, analysis)
+    english = analyze(text, analysis)
+    others: dict[str, None] = {}
+    for word in dict.fromkeys(_words(text)):
+        for language in LANGUAGES:
+            if LANGUAGES[language] != "english":
+                others[f"{language}{LANGUAGE_MARK}{_term(word, language)}"] = None
+    return " ".join([english, *others]).strip()
+
+
+def _language_identifier() -> Any:
+    """py3langid's identifier, restricted to the languages analysed here (loaded once: ~1.7 s)."""
+    global _identifier
+    with _identifier_lock:
+        if _identifier is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            identifier.set_languages(sorted(set(LANGUAGES) & set(identifier.nb_classes)))
+            _identifier = identifier
+        return _identifier
+
+
+def document_language(texts: Sequence[str]) -> str:
+    """The language a document is written in (ISO 639-1, one of LANGUAGES), from its first text; English
+    when it cannot be told with MIN_LANGUAGE_PROBABILITY."""
+    sample, size = [], 0
+    for text in texts:
+        sample.append(text)
+        size += len(text)
+        if size >= LANGUAGE_SAMPLE_CHARS:
+            break
+    joined = "\n".join(sample)[:LANGUAGE_SAMPLE_CHARS]
+    if not any(c.isalpha() for c in joined):
+        return DEFAULT_LANGUAGE
+    language, probability = _language_identifier().classify(joined)
+    return str(language) if language in LANGUAGES and probability >= MIN_LANGUAGE_PROBABILITY else DEFAULT_LANGUAGE
 
 
 def content_words(text: str) -> int:

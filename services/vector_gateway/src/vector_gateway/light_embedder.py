@@ -26,6 +26,7 @@ from .onnx_runtime import OnnxEncoder, Session, open_session
 log = logging.getLogger("vector_gateway.light_embedder")
 
 MANIFEST_NAME = "light.json"
+PACKAGED_DIR = "onnx"  # a model folder that carries its export keeps it here (packaged_export)
 # The graph inputs this path can build, and the attribute of a tokenizers Encoding that holds each.
 ENCODING_FIELDS = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
 Side = Literal["left", "right"]
@@ -67,6 +68,13 @@ class Manifest(BaseModel):
         if "attention_mask" not in inputs:
             raise ValueError("mean pooling needs the attention mask among the graph's inputs")
         return inputs
+
+
+def packaged_export(model_dir: Path) -> Path | None:
+    """The ONNX export a model folder carries itself (``onnx/model.onnx`` with its manifest beside it, as the
+    ingestion-mcp-minilm distribution does), or None: the export is then looked up in the cache."""
+    path = model_dir / PACKAGED_DIR / "model.onnx"
+    return path if path.is_file() and manifest_path(path).is_file() else None
 
 
 def manifest_path(onnx_path: Path) -> Path:
@@ -158,8 +166,10 @@ def open_light(
     log line saying why, when the full path must load the model (and then write the manifest). ``int8`` runs the
     int8 variant of that file (int8.py; the manifest, checked on fp32, says how to feed and pool it)."""
     try:
-        onnx_path = onnx_file(model_dir, cache_dir)
-        if (stale := stale_reason(onnx_path)) is not None and onnx_path.is_file():
+        onnx_path = packaged_export(model_dir) or onnx_file(model_dir, cache_dir)
+        # A packaged export was checked where it was built (its package pins what the manifest names); a cached one
+        # is made again when another torch is installed here.
+        if onnx_path.parent != model_dir / PACKAGED_DIR and (stale := stale_reason(onnx_path)) and onnx_path.is_file():
             raise Unverified(stale)
         manifest = load_manifest(onnx_path, model_dir)
         if manifest is None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import threading
 from collections.abc import AsyncIterator
 
 import anyio
 from fastapi import FastAPI
-from pydantic import ValidationError
 from servicekit import ServiceError, configure_logging, create_service_app, serve
+from servicekit.settings import settings_or_exit
 
 from . import __version__, engines
 from .api.routes import router
@@ -23,6 +22,7 @@ from .growth import LiteGrowth
 from .index import DocumentIndex
 from .milvus import MilvusStore
 from .orders import BrokerOrders, LocalOrders, OrderSource
+from .originals import Originals
 from .service import GatewayService
 from .settings import GatewaySettings
 from .vectors import VectorStores
@@ -43,6 +43,12 @@ async def _sweep(service: GatewayService) -> None:
         await service.sweep_uncommitted()
     except Exception as exc:  # noqa: BLE001 - searches ignore uncommitted rows; the next start tries again
         log.warning("uncommitted-version sweep failed: %s", getattr(exc, "message", None) or exc)
+    try:
+        removed = await service.sweep_originals()
+        if removed:
+            log.info("originals sweep: %d originals no document names were removed", removed)
+    except Exception as exc:  # noqa: BLE001 - an original left over costs disk only; the next start tries again
+        log.warning("originals sweep failed: %s", getattr(exc, "message", None) or exc)
 
 
 def _orders(settings: GatewaySettings) -> OrderSource:
@@ -125,6 +131,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
         leases=LeasePolicy(seconds=settings.write_lease_s),
         orders=orders,
         growth=LiteGrowth(engine_label(store.engine, store.uri) == "milvus-lite", engines.migrate_command(settings)),
+        originals=Originals(settings.originals_root, settings.originals_max_mb * 2**20),
     )
     app.state.gateway = service
     app.state.settings = settings
@@ -135,11 +142,7 @@ def create_app(settings: GatewaySettings, *, embedder: Embedder | None = None) -
 
 
 def run() -> None:
-    try:
-        settings = GatewaySettings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        sys.exit(f"vector-gateway: invalid settings: {problems}")
+    settings = settings_or_exit(GatewaySettings, "vector-gateway")
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     serve(create_app(settings), settings)
 

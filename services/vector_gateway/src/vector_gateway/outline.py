@@ -19,6 +19,7 @@ from typing import Any
 from ingestion_contracts.chunker import PageStart
 from ingestion_contracts.gateway import DocumentInfo, DocumentStructure, OutlineSection, SearchHit
 
+from .boxes import content_regions
 from .citations import stored_page_starts
 from .passages import ChunkSpan, Layout, layout
 
@@ -74,20 +75,105 @@ def _heads(runs: list[list[SearchHit]], laid: Layout) -> list[_Head]:
     return heads
 
 
+_ATX_OR_FENCE = re.compile(
+    r"^ {0,3}(?:(?P<hashes>#{1,6})(?=[ \t]|$)(?P<title>[^\n]*)|(?P<fence>`{3,}|~{3,})[^\n]*)", re.M
+)
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+RUNNING_HEAD = 24  # characters (spaces aside) of a page number and running head, at most
+MAX_TITLE_CHARS = 200  # as the chunker cuts a heading path's titles (chunker_service/markdown.py)
+
+
+def _heading_lines(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """(offset, level, title) of the ATX headings in text[start:end] outside fenced code, as the chunker reads
+    them (a section holds whole code blocks: it never starts inside one)."""
+    found: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    for match in _ATX_OR_FENCE.finditer(text, start, end):
+        if match.group("fence"):
+            marker = match.group("fence")
+            if fence is None and not (marker[0] == "`" and "`" in text[match.end("fence") : match.end()]):
+                fence = marker
+            elif fence is not None and marker[0] == fence[0] and len(marker) >= len(fence) and not text[
+                match.end("fence") : match.end()].strip():  # fmt: skip
+                fence = None
+        elif fence is None:
+            title = _CLOSING.sub("", match.group("title").strip()).strip()
+            title = title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
+            if title:
+                found.append((match.start(), len(match.group("hashes")), title))
+    return found
+
+
+def _nested(path: list[str], levels: list[int] | None, title: str, level: int) -> tuple[list[str], list[int] | None]:
+    """The path of a heading of ``level`` that follows a section with ``path``: it closes the sections at its
+    level and below (without levels: a sibling of the last)."""
+    if levels is None:
+        return [*path[:-1], title], None
+    keep = next((k for k in range(len(levels) - 1, -1, -1) if levels[k] < level), -1) + 1
+    return [*path[:keep], title], [*levels[:keep], level]
+
+
+def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
+    """``heads`` with a head for every heading line that has none: a heading with no text of its own whose line
+    the chunker joined to the chunk after it (a part title straight before its first chapter's, at one level)
+    or to the chunk before it. Each heading line is one section, from its line to the next heading line."""
+    out: list[_Head] = []
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start if index + 1 < len(heads) else len(laid.text)
+        lines = _heading_lines(laid.text, head.start, end)
+        own = next((k for k, (_, _, title) in enumerate(lines) if head.path and title == head.path[-1]), None)
+        if own is None:
+            out.append(head)
+            own = -1
+        else:  # the lines before the head's own: its earlier siblings or parents, with no text of their own
+            path, levels = head.path[:-1], head.levels[:-1] if head.levels is not None else None
+            for offset, level, title in lines[:own]:
+                path, levels = _nested(path, levels, title, level)
+                out.append(_Head(path, levels, offset, []))
+            out.append(_Head(head.path, head.levels, lines[own][0], head.run))
+        path, levels = list(head.path), list(head.levels) if head.levels is not None else None
+        for offset, level, title in lines[own + 1 :]:
+            path, levels = _nested(path, levels, title, level)
+            out.append(_Head(path, levels, offset, []))
+    return out
+
+
 def _sections(runs: list[list[SearchHit]], laid: Layout, pages: list[PageStart]) -> list[OutlineSection]:
-    heads = _heads(runs, laid)
+    heads = _unlisted(_heads(runs, laid), laid)
     ends = [*(h.start for h in heads[1:]), len(laid.text)]
     offsets = [p.offset for p in pages]
 
     def _page_at(offset: int) -> int | None:
         return pages[max(bisect_right(offsets, offset) - 1, 0)].page if pages else None
 
+    def _bare(text: str) -> str:
+        """Text as a running head repeats it from page to page: no spaces, no digits (the page number)."""
+        return re.sub(r"[\s\d]+", "", text)
+
+    openings = [_bare(laid.text[p.offset : p.offset + 4 * RUNNING_HEAD]) for p in pages]
+
+    def _running_head(tail: str) -> bool:
+        """A page number alone, or a short text that opens at least three other pages too ("gnuplot 5.4 87")."""
+        bare = _bare(tail)
+        if len("".join(tail.split())) > RUNNING_HEAD:
+            return False
+        return not bare or sum(o.startswith(bare) for o in openings) > 3
+
+    def _last_page(start: int, end: int) -> int | None:
+        """The page of a section's last character, but the page before when all the section holds of its last
+        page is a running head ("87", "gnuplot 5.4") printed before the next section's title."""
+        index = bisect_right(offsets, max(start, end - 1)) - 1
+        if index > 0 and offsets[index] > start and _running_head(laid.text[offsets[index] : end]):
+            return pages[index - 1].page
+        return _page_at(max(start, end - 1))
+
     sections: list[OutlineSection] = []
     for position, (head, end) in enumerate(zip(heads, ends, strict=True)):
-        chunks = head.run or next(h.run for h in heads[position:] if h.run)[:1]
+        later = next((h.run[:1] for h in heads[position:] if h.run), None)
+        chunks = head.run or later or next(h.run[-1:] for h in reversed(heads[:position]) if h.run)
         sections.append(OutlineSection(
             position=position, heading_path=head.path, heading_levels=head.levels, start=head.start,
-            end=max(head.start, end), page=_page_at(head.start), page_end=_page_at(max(head.start, end - 1)),
+            end=max(head.start, end), page=_page_at(head.start), page_end=_last_page(head.start, end),
             chunk_start=chunks[0].chunk_index, chunk_end=chunks[-1].chunk_index,
         ))  # fmt: skip
     return sections
@@ -123,10 +209,14 @@ def document_structure(
     by_index = {row["chunk_index"]: row for row in rows}
     pages = _page_starts(ordered, by_index, laid)
     sections = _sections(_runs(ordered), laid, pages)
+    located = content_regions(ordered, laid)
     return DocumentStructure(
         **info.model_dump(),
         content=laid.text,
         sections=sections,
         page_starts=pages,
         levels_known=all(s.heading_levels is not None or not s.heading_path for s in sections),
+        regions=located[0] if located else None,
+        units=located[1] if located else None,
+        page_sizes=located[2] if located else None,
     )

@@ -36,9 +36,12 @@ def passage_text(title: str, heading_path: Sequence[str], text: str) -> str:
     return "\n".join([*_context(title, heading_path), text])
 
 
-def search_text(title: str, heading_path: Sequence[str], text: str, analysis: Analysis = "raw") -> str:
-    """The text BM25 indexes: the same context words as the embedding (so titles match keywords), analysed."""
-    return truncate_utf8(analyze("\n".join([*_context(title, heading_path), text]), analysis))
+def search_text(
+    title: str, heading_path: Sequence[str], text: str, analysis: Analysis = "raw", language: str = "en"
+) -> str:
+    """The text BM25 indexes: the same context words as the embedding (so titles match keywords), analysed
+    in the document's ``language`` (lexical.py)."""
+    return truncate_utf8(analyze("\n".join([*_context(title, heading_path), text]), analysis, language))
 
 
 @dataclass(frozen=True)

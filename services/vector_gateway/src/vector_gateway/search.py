@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
+from .boxes import stored_boxes, stored_sizes, stored_units
 from .citations import cited_page, stored_page_starts
 from .fusion import Fused, Fusion
 from .heading_levels import stored_heading_levels
@@ -88,6 +89,9 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query
         tags=list(entity.get("tags") or []),
         metadata=metadata,
         last_modified=entity["last_modified"],
+        boxes=stored_boxes(entity.get("metadata")),
+        units=stored_units(entity.get("metadata")),
+        page_sizes=stored_sizes(entity.get("metadata")),
     )
 
 
@@ -113,7 +117,7 @@ def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str,
     merged: Candidates = []
     complete = True
     for name in names:
-        text = lexical.analyze(query.text, store.analysis_of(name)) or query.text
+        text = lexical.analyze_query(query.text, store.analysis_of(name)) or query.text
         fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
         hits = store.search(
             name, mode=kind, vector=query.vector, text=text, limit=limit, where=query.where, fields=fields

@@ -47,6 +47,9 @@ from .index import DocumentIndex
 from .int8 import precision_of
 from .locks import KeyedLocks
 from .orders import LocalOrders, OrderSource
+from .originals import Originals
+from .page_images import Box, ImageFormat
+from .pages import PageViews, ShownPage
 from .passages import passage_text
 from .records import REGISTRY
 from .search import Query, chunk_total, search
@@ -75,6 +78,7 @@ class GatewayService:
         leases: LeasePolicy | None = None,
         orders: OrderSource | None = None,
         growth: LiteGrowth | None = None,
+        originals: Originals | None = None,
     ) -> None:
         self.store = store
         # lance, milvus-lite or milvus (a server): what get_collections and the console show beside each count.
@@ -90,6 +94,7 @@ class GatewayService:
         # Write orders decide which of two writes of a document is kept (docs/consistency.md, "Write order").
         self.orders = orders or LocalOrders()
         self.documents = DocumentReader(store, self.leases, self.orders)
+        self.pages = PageViews(store, self.documents, originals or Originals(None, 0))
         self._locks = KeyedLocks()
         self._create_lock = threading.Lock()
 
@@ -169,6 +174,7 @@ class GatewayService:
         self.store.registry_delete(in_collection(name))
         self.store.flush(REGISTRY)
         self.store.drop_collection(name)
+        self.pages.originals.drop_collection(name)
         return DeleteCollectionResponse(name=name, deleted_documents=documents, deleted_chunks=chunks)
 
     async def list_collections(self) -> CollectionList:
@@ -205,6 +211,10 @@ class GatewayService:
             )
             timings = writer.write(collection, docs)
             self.growth.check(collection, lambda: self.store.count(collection))
+            for doc in docs:  # a replaced document's old original goes when nothing else names it
+                old = doc.existing["content_hash"] if doc.wrote and doc.existing else None
+                if old and old != doc.request.content_hash:
+                    self.pages.release(collection, old)
             return timings
 
         async with self._locks.hold(d.key for d in docs):
@@ -273,8 +283,28 @@ class GatewayService:
         return await self._run(reader, collection, doc_id, start, end)
 
     async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
+        def delete() -> DeleteDocumentResponse:
+            content_hash = self.documents.registry_row(collection, doc_id)["content_hash"]
+            deleted = self.documents.delete(collection, doc_id)
+            self.pages.release(collection, content_hash)
+            return deleted
+
         async with self._locks.hold([registry_key(collection, doc_id)]):
-            return await self._run(self._with_collection(collection, self.documents.delete), collection, doc_id)
+            return await self._run(self._with_collection(collection, delete))
+
+    async def keep_original(self, collection: str, content_hash: str, data: bytes) -> bool:
+        """Keep the original a document about to be written was converted from (its pages can then be shown)."""
+        return await self._run(self.pages.keep, collection, content_hash, data)
+
+    async def show_page(
+        self, collection: str, doc_id: str, page: int, *, chunk: int | None, crop: Box | None, fmt: ImageFormat
+    ) -> ShownPage:
+        show = functools.partial(self.pages.show, chunk=chunk, crop=crop, fmt=fmt)
+        return await self._run(self._with_collection(collection, show), collection, doc_id, page)
+
+    async def sweep_originals(self) -> int:
+        """Originals no document names (older than a write lease: a write keeps its bytes before it commits)."""
+        return await self._run(self.pages.sweep, self.leases.seconds)
 
     def _with_collection(self, collection: str, fn: Callable[..., T]) -> Callable[..., T]:
         def guarded(*args: Any) -> T:

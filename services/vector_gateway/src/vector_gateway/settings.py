@@ -108,13 +108,28 @@ class GatewaySettings(ServiceSettings):
     load_model_at_startup: bool = True
     # Applies to collections created from now on (a collection keeps the analyzer it was made with).
     bm25_stop_words: Literal["english", "none"] = "english"
-    # "snowball_en": BM25 matches word stems ("mutations" ~ "mutated"); "raw": exact lower-cased words.
-    bm25_analysis: Analysis = "snowball_en"
+    # "snowball_multi": BM25 matches word stems in each document's language, accents folded ("Binärpakete" ~
+    # "Binarpaket"); "snowball_en": English stems for every document (before issue 38); "raw": exact lower-cased words.
+    bm25_analysis: Analysis = "snowball_multi"
     flush_policy: FlushPolicy = Field(
         default="auto",
         description="When to flush after writes. auto = after every write request on Milvus Lite (unflushed rows "
         "make BM25 search slow there), never on a server (it seals segments itself and rate-limits flush); "
         "always / never force one behaviour.",
+    )
+    # originals.py, docs/evidence.md: the PDFs and images ingested, kept to draw their pages.
+    originals_dir: Path | None = Field(
+        default=None,
+        description="Where the originals of PDFs and images are kept to show their pages; default: 'originals' "
+        "beside the index (the Milvus Lite file's folder, the Lance folder's parent; ./data/originals with a "
+        "Milvus server). Replicas must share it.",
+    )
+    originals_max_mb: int = Field(
+        default=2048,
+        ge=0,
+        le=100_000_000,
+        description="The most the originals folder holds; past it a document is kept without its original (its "
+        "pages cannot be shown; the ingest says so). 0 keeps none.",
     )
     # versions.py, docs/consistency.md: replicas share one Milvus safely through write leases.
     write_lease_s: int = Field(
@@ -239,6 +254,16 @@ class GatewaySettings(ServiceSettings):
             method=self.fusion, alpha=self.hybrid_alpha, rrf_k=self.rrf_k,
             short_alpha=self.hybrid_alpha_short, short_words=self.short_query_words,
         )  # fmt: skip
+
+    @property
+    def originals_root(self) -> Path:
+        if self.originals_dir is not None:
+            return self.originals_dir.expanduser()
+        if self.index_engine == "lance":
+            return Path(self.lance_uri).expanduser().resolve().parent / "originals"
+        if not self.uses_server:
+            return Path(self.milvus_uri).expanduser().resolve().parent / "originals"
+        return Path("./data/originals")
 
     @property
     def uses_server(self) -> bool:

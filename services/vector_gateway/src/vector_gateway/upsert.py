@@ -26,12 +26,13 @@ from ingestion_contracts.gateway import (
 )
 
 from . import names
+from .boxes import compact, kept_boxes, with_boxes
 from .citations import stored_page_starts, with_page_starts
 from .embedder import Embedder
 from .errors import commit_deadline_passed, invalid
 from .heading_levels import stored_heading_levels, with_heading_levels
 from .index import DocumentIndex
-from .lexical import Analysis
+from .lexical import Analysis, document_language
 from .orders import LocalOrders, OrderSource
 from .passages import MAX_VARCHAR_BYTES, passage_text, search_text
 from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
@@ -162,7 +163,9 @@ def plan(collection: str, requests: list[UpsertDocumentRequest]) -> list[Planned
 
 def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Analysis) -> list[dict[str, Any]]:
     req = doc.request
+    language = _language(analysis, [chunk.text for chunk in req.chunks])
     rows = []
+    sizes = {size.page: size for size in req.page_sizes}
     for chunk, vector in zip(req.chunks, vectors, strict=True):
         rows.append(
             {
@@ -171,7 +174,7 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
                 "version": doc.version,
                 "chunk_index": chunk.index,
                 "text": chunk.text,
-                "search_text": search_text(req.title, chunk.heading_path, chunk.text, analysis),
+                "search_text": search_text(req.title, chunk.heading_path, chunk.text, analysis, language),
                 "vector": vector,
                 "source": req.source,
                 "title": req.title,
@@ -183,12 +186,15 @@ def _chunk_rows(doc: PlannedDocument, vectors: list[list[float]], analysis: Anal
                 "end": chunk.end,
                 "token_count": chunk.token_count,
                 "tags": list(dict.fromkeys(req.tags)),
-                "metadata": with_heading_levels(
-                    with_page_starts(
-                        stored_metadata(req.metadata, key=req.identity),
-                        [(s.offset, s.page) for s in chunk.page_starts],
+                "metadata": with_boxes(
+                    with_heading_levels(
+                        with_page_starts(
+                            stored_metadata(req.metadata, key=req.identity),
+                            [(s.offset, s.page) for s in chunk.page_starts],
+                        ),
+                        chunk.heading_levels,
                     ),
-                    chunk.heading_levels,
+                    compact(chunk, sizes),
                 ),
                 "last_modified": req.last_modified,
             }
@@ -325,7 +331,8 @@ class DocumentWriter:
         analysis = self.store.analysis_of(collection)
         last_modified = existing["last_modified"] if labels.last_modified is None else labels.last_modified
         changes = {**wanted, "last_modified": last_modified}
-        new_rows = [_relabelled_row(row, doc, changes, ingest["key"], analysis) for row in rows]
+        language = _language(analysis, [row["text"] for row in sorted(rows, key=lambda r: r["chunk_index"])])
+        new_rows = [_relabelled_row(row, doc, changes, ingest["key"], analysis, language) for row in rows]
         kept = {**ingest, "content_version": content_version(existing), "content_status": content_status(existing)}
         registry = {**existing, **changes, "version": doc.version, "updated_at": now_iso(),
                     "metadata": stored_metadata(labels.metadata, **kept)}  # fmt: skip
@@ -431,16 +438,22 @@ def _version_of(row: dict[str, Any]) -> And:
     return And((In("doc_id", (row["doc_id"],)), In("version", (row["version"],))))
 
 
+def _language(analysis: Analysis, texts: list[str]) -> str:
+    """The language a document's BM25 text is analysed in: its own under snowball_multi (lexical.py)."""
+    return document_language(texts) if analysis == "snowball_multi" else "en"
+
+
 def _relabelled_row(
-    row: dict[str, Any], doc: PlannedDocument, changes: dict[str, Any], key: str, analysis: Analysis
+    row: dict[str, Any], doc: PlannedDocument, changes: dict[str, Any], key: str, analysis: Analysis, language: str
 ) -> dict[str, Any]:
     new = {**row, **changes, "version": doc.version, "chunk_id": chunk_id(doc.doc_id, doc.version, row["chunk_index"])}
     pages = stored_page_starts(row.get("metadata"))  # the text is the same: so are its pages and headings
     levels = stored_heading_levels(row.get("metadata"), row.get("heading_path") or []) or []
-    new["metadata"] = with_heading_levels(
-        with_page_starts(stored_metadata(changes["metadata"], key=key), pages), levels
+    new["metadata"] = with_boxes(
+        with_heading_levels(with_page_starts(stored_metadata(changes["metadata"], key=key), pages), levels),
+        kept_boxes(row.get("metadata")),
     )
-    new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis)
+    new["search_text"] = search_text(changes["title"], row.get("heading_path") or [], row["text"], analysis, language)
     return new
 
 

@@ -73,7 +73,7 @@ async def audited(action: str, collection: str, key: str | None, right: Right, w
     return answer
 
 
-def record(action: str, collection: str, key: str | None, result: str) -> None:
+def record(action: str, collection: str | None, key: str | None, result: str) -> None:
     fields = {
         "event": "audit", "subject": current_caller().subject, "tool": tool_var.get(), "action": action,
         "collection": collection, "document": key, "result": result, "request_id": request_id_var.get(),

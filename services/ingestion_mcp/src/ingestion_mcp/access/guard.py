@@ -1,208 +1,270 @@
-"""The backend as the caller may use it: rights checked on every call that names a collection.
+"""The backend as the caller may use it: every Backend method runs under a declared rule; one without a rule is
+refused (deny by default).
 
 Every profile's tools, the Library facade, the ingest pipeline and the note index reach the services through
-the app state's backend, so checking here checks all five profiles at once. A collection the caller may not
-read answers as a missing one (its name does not leak), however it is named (an argument, search's
-``filters.collection``); every "available collections" list holds readable ones only, the gateway's too; a write
-without the right is refused with FORBIDDEN before anything is sent; every write, delete and collection change
-leaves one audit record (access/audit.py).
+the app state's backend, so checking here checks all five profiles at once. The guard holds the backend (it is
+no subclass of it): a method it has no rule for in RULES is never passed through, whether it was added to
+Backend later or not. A collection the caller may not read answers as a missing one (its name does not leak),
+however it is named (an argument, search's ``filters.collection``); every "available collections" list holds
+readable ones only, the gateway's too; a write without the right is refused with FORBIDDEN before anything is
+sent; every write, delete and collection change leaves one audit record (access/audit.py).
+
+A new Backend method gets one line in RULES: ``Open()`` when it names no collection, ``Read()`` when it reads
+one (``Read("name")`` when its argument has another name), ``Write("its_action")`` when it writes one.
+tests/test_access_rules.py fails while a Backend method has no rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+import inspect
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 from ingestion_contracts import check_collection_name
-from ingestion_contracts.common import NAME_RULE
-from ingestion_contracts.gateway import (
-    CollectionInfo,
-    CollectionList,
-    DeleteCollectionResponse,
-    DeleteDocumentResponse,
-    DocumentChunks,
-    DocumentContent,
-    DocumentList,
-    DocumentStamps,
-    DocumentStructure,
-    RelabelRequest,
-    SearchRequest,
-    SearchResponse,
-    UpsertBatchResponse,
-    UpsertDocumentRequest,
-    UpsertDocumentResponse,
-)
-from ingestion_contracts.vectors import (
-    VectorAddRequest,
-    VectorAddResponse,
-    VectorDeleteResponse,
-    VectorSearchRequest,
-    VectorSearchResponse,
-    VectorStoreInfo,
-)
+from ingestion_contracts.common import NAME_RULE, collection_missing
+from ingestion_contracts.gateway import SearchRequest, SearchResponse
+from ingestion_contracts.vectors import VectorSearchResponse, VectorStoreInfo
 
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure
 from .audit import audited
 from .policy import Right, current_caller
 
-T = TypeVar("T")
+log = logging.getLogger("ingestion_mcp.access")
 COLLECTION_FILTER = "collection"  # a search filter that selects the collection searched, not a chunk field
+Call = Callable[..., Coroutine[Any, Any, Any]]
+Arguments = Mapping[str, Any]
 
 
-class GuardedBackend(Backend):
-    """The same clients as the backend it wraps; each collection call asks current_caller() first."""
+class Rule(Protocol):
+    """How one Backend method may be called: ``call`` is the backend's own method, ``args`` its arguments by name."""
+
+    async def __call__(self, guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Open:
+    """Names no collection (conversion, chunking, embedding, the services' health): any caller may call it."""
+
+    async def __call__(self, guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
+        return await call(*args.args, **args.kwargs)
+
+
+@dataclass(frozen=True)
+class Read:
+    """Reads the collection its argument ``arg`` names: one the caller may not read answers as a missing one."""
+
+    arg: str = "collection"
+
+    async def __call__(self, guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
+        name = args.arguments[self.arg]
+        await guard.readable(name)
+        try:
+            return await call(*args.args, **args.kwargs)
+        except CollectionNotFound as exc:
+            raise await guard.missing(name, exc) from None
+
+
+def _no_key(args: Arguments) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Write:
+    """Writes to the collection (or vector store) its argument ``arg`` names: it needs ``right`` there whether the
+    collection exists or not (so a refusal tells nothing of it), and leaves an audit record named ``action`` with
+    the document ``key`` gives."""
+
+    action: str
+    right: Right = "write"
+    arg: str = "collection"
+    key: Callable[[Arguments], str | None] = _no_key
+
+    async def __call__(self, guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
+        name = args.arguments[self.arg]
+        work = call(*args.args, **args.kwargs)
+        try:
+            return await audited(self.action, name, self.key(args.arguments), self.right, work)
+        except CollectionNotFound as exc:
+            raise await guard.missing(name, exc) from None
+
+
+# -- the rules that answer for the caller: listings, search, the raw vector stores --------------------------------
+async def readable_names(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> list[str]:
+    return await guard.readable_names()
+
+
+async def readable_listing(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
+    listing = await call()
+    caller = current_caller()
+    listing.collections = [c for c in listing.collections if caller.can("read", c.name)]
+    return listing
+
+
+async def readable_search(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> SearchResponse:
+    """Over the named collections (each must be readable), or over every readable one when none is named.
+
+    ``filters.collection`` names a collection like the argument does (it is sent as the one collection
+    searched, never as a filter): the same readable-or-missing rule, and a bad value is blamed as itself."""
+    caller = current_caller()
+    request = scoped(args.arguments["request"])
+    if request.collections:
+        for name in request.collections:
+            await guard.readable(name)
+    elif not caller.everywhere("read"):
+        readable = await guard.readable_names()
+        if not readable:
+            return SearchResponse(hits=[], mode=request.mode, total_searched=0, embedding_ms=0.0, search_ms=0.0)
+        request = request.model_copy(update={"collections": readable})
+    try:
+        return cast(SearchResponse, await call(request))
+    except CollectionNotFound as exc:  # the gateway names the one missing
+        named = exc.details.get("collection")
+        if not isinstance(named, str):
+            raise
+        raise await guard.missing(named, exc) from None
+
+
+async def readable_store_search(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
+    if not current_caller().can("read", args.arguments["store"]):  # as the gateway answers a store that is not there
+        return VectorSearchResponse(results=[], total_searched=0, metric=None)
+    return await call(*args.args, **args.kwargs)
+
+
+async def readable_store(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
+    store, namespace = args.arguments["store"], args.arguments["namespace"]
+    if not current_caller().can("read", store):
+        return VectorStoreInfo(store=store, namespace=namespace, count=0, dimension=None, metric=None)
+    return await call(*args.args, **args.kwargs)
+
+
+def _document_key(args: Arguments) -> str | None:
+    return args["request"].key or args["request"].source
+
+
+def _document_keys(args: Arguments) -> str:
+    return ", ".join(str(doc.key or doc.source) for doc in args["documents"])
+
+
+# Every Backend method, and how it may be called. A method missing here is refused (GuardedBackend.__getattr__).
+RULES: dict[str, Rule] = {
+    # docling, chunker, embeddings, write orders, health: no collection named
+    "convert": Open(),
+    "chunk": Open(),
+    "chunk_batch": Open(),
+    "embed": Open(),
+    "embed_passages": Open(),
+    "embedding_model": Open(),
+    "write_order": Open(),
+    "readiness": Open(),
+    "aclose": Open(),
+    # reads of one collection
+    "get_collection": Read("name"),
+    "list_documents": Read(),
+    "find_document": Read(),
+    "find_documents": Read(),
+    "document_stamps": Read(),
+    "get_document": Read(),
+    "get_structure": Read(),
+    "get_chunks": Read(),
+    "page_image": Read(),  # a page is read as the document's text is
+    # writes
+    "upsert": Write("upsert_document", key=_document_key),
+    "upsert_batch": Write("upsert_documents", key=_document_keys),
+    "keep_original": Write("keep_original", key=lambda args: args["content_hash"]),  # kept before the write
+    "relabel": Write("relabel_document", key=lambda args: args["doc_id"]),
+    "delete_document": Write("delete_document", key=lambda args: args["doc_id"]),
+    "create_collection": Write("create_collection", arg="name"),
+    "delete_collection": Write("delete_collection", right="admin", arg="name"),
+    "vector_add": Write("vector_add", arg="store"),
+    "vector_delete": Write("vector_delete", arg="store", key=lambda args: args["vector_id"]),
+    # answered for the caller: only what it may read
+    "collection_names": readable_names,
+    "list_collections": readable_listing,
+    "search": readable_search,
+    "vector_search": readable_store_search,
+    "vector_store": readable_store,
+}
+
+
+class NoRule(ToolFailure, AttributeError):
+    """A Backend method (or attribute) the guard has no rule for: refused, never passed through. An
+    AttributeError too, so ``hasattr`` and ``getattr(..., default)`` read it as absent."""
+
+
+class GuardedBackend:
+    """The backend it holds, each method under its rule in RULES; anything else is refused (NoRule)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
 
     @classmethod
-    def over(cls, backend: Backend) -> GuardedBackend:
-        return cls(docling=backend.docling, chunker=backend.chunker, gateway=backend.gateway)
+    def over(cls, backend: Backend) -> Backend:
+        """The guarded backend, as the Backend its users call: it answers every Backend method (RULES). A backend
+        already guarded is given back as it is (the rules ask the caller of each call, not of the wrapping)."""
+        return backend if isinstance(backend, GuardedBackend) else cast(Backend, cls(backend))
 
-    async def _readable(self, collection: str) -> None:
+    def __getattr__(self, name: str) -> Any:
+        rule = RULES.get(name)
+        if rule is None or name.startswith("_"):
+            if name.startswith("__"):  # Python's own protocol lookups (copy, pickle): plainly absent
+                raise AttributeError(name)
+            log.error("refused backend call %r: it has no access rule (access/guard.py RULES)", name)
+            raise NoRule(
+                f"Not allowed: the server has no access rule for the backend call '{name}', so it is refused.",
+                "This is a defect of the server, not of the request: report it.",
+                code="FORBIDDEN",
+                status=403,
+                details={"backend_call": name},
+            )
+        method = getattr(self.backend, name)
+        signature = _signature(type(self.backend), name)
+
+        async def guarded(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return await rule(self, method, bound)
+
+        guarded.__name__ = name
+        return guarded
+
+    async def readable(self, collection: str) -> None:
         if not current_caller().can("read", collection):
-            raise await self._missing(collection)
+            raise await self.missing(collection)
 
-    async def _missing(self, collection: str) -> CollectionNotFound:
-        """What the gateway answers for a collection that does not exist, listing only readable ones; the name
-        asked for is in details["collection"] (the facade words the error after it)."""
-        available = await self.collection_names()
-        listed = ", ".join(available) if available else "none yet"
-        return CollectionNotFound(
-            f"Collection {collection!r} does not exist. Available collections: {listed}.",
-            "Use one of the available collections, or index a document into a new one (it is created then).",
-            code="COLLECTION_NOT_FOUND",
-            status=404,
-            details={"available_collections": available, "collection": collection},
-        )
-
-    async def _named(self, collection: str, work: Coroutine[Any, Any, T]) -> T:
-        """``work`` on a readable collection; the gateway's "missing" (which lists every collection) is said
-        again listing readable ones only, so a missing and an unreadable collection answer alike."""
-        try:
-            return await work
-        except CollectionNotFound:
-            raise await self._missing(collection) from None
-
-    async def _write(
-        self, right: Right, action: str, collection: str, key: str | None, work: Coroutine[Any, Any, T]
-    ) -> T:
-        """A write needs its right whether the collection exists or not (so a refusal tells nothing about it)."""
-        try:
-            return await audited(action, collection, key, right, work)
-        except CollectionNotFound:
-            raise await self._missing(collection) from None
-
-    # -- reads ---------------------------------------------------------------------------------
-    async def collection_names(self) -> list[str]:
+    async def readable_names(self) -> list[str]:
         caller = current_caller()
-        return [name for name in await super().collection_names() if caller.can("read", name)]
+        return [name for name in await self.backend.collection_names() if caller.can("read", name)]
 
-    async def list_collections(self) -> CollectionList:
-        listing = await super().list_collections()
-        caller = current_caller()
-        listing.collections = [c for c in listing.collections if caller.can("read", c.name)]
-        return listing
+    async def missing(self, collection: str, said: CollectionNotFound | None = None) -> CollectionNotFound:
+        """The one "not found" (ingestion_contracts.common.collection_missing, as the gateway words it),
+        listing only the collections the caller may read: a missing and an unreadable collection answer alike.
+        What the gateway ``said`` stands when the caller may read every collection (it lists what it may read)."""
+        if said is not None and current_caller().everywhere("read"):
+            return said
+        body = collection_missing(collection, await self.readable_names())
+        return CollectionNotFound(body.error, body.suggestion, code=body.code, status=404, details=body.details)
 
-    async def get_collection(self, name: str) -> CollectionInfo:
-        await self._readable(name)
-        return await self._named(name, super().get_collection(name))
 
-    async def list_documents(
-        self, collection: str, *, offset: int = 0, limit: int = 20, source: str | None = None
-    ) -> DocumentList:
-        await self._readable(collection)
-        work = super().list_documents(collection, offset=offset, limit=limit, source=source)
-        return await self._named(collection, work)
+_SIGNATURES: dict[tuple[type, str], inspect.Signature] = {}
 
-    async def find_document(self, collection: str, key: str) -> DocumentList:
-        await self._readable(collection)
-        return await self._named(collection, super().find_document(collection, key))
 
-    async def document_stamps(self, collection: str, prefix: str, meta: list[str]) -> DocumentStamps:
-        await self._readable(collection)
-        return await self._named(collection, super().document_stamps(collection, prefix, meta))
+def _signature(kind: type, name: str) -> inspect.Signature:
+    """The method's parameters without ``self`` (looked up once per method): a call's arguments by their names."""
+    found = _SIGNATURES.get((kind, name))
+    if found is None:
+        signature = inspect.signature(getattr(kind, name))
+        found = _SIGNATURES[kind, name] = signature.replace(parameters=list(signature.parameters.values())[1:])
+    return found
 
-    async def find_documents(self, collection: str, keys: list[str]) -> DocumentList:
-        await self._readable(collection)
-        return await self._named(collection, super().find_documents(collection, keys))
 
-    async def get_document(self, collection: str, doc_id: str) -> DocumentContent:
-        await self._readable(collection)
-        return await self._named(collection, super().get_document(collection, doc_id))
-
-    async def get_structure(self, collection: str, doc_id: str) -> DocumentStructure:
-        await self._readable(collection)
-        return await self._named(collection, super().get_structure(collection, doc_id))
-
-    async def get_chunks(self, collection: str, doc_id: str, start: int, end: int) -> DocumentChunks:
-        await self._readable(collection)
-        return await self._named(collection, super().get_chunks(collection, doc_id, start, end))
-
-    async def search(self, request: SearchRequest) -> SearchResponse:
-        """Over the named collections (each must be readable), or over every readable one when none is named.
-
-        ``filters.collection`` names a collection like the argument does (it is sent as the one collection
-        searched, never as a filter): the same readable-or-missing rule, and a bad value is blamed as itself."""
-        caller = current_caller()
-        request = scoped(request)
-        if request.collections:
-            for name in request.collections:
-                await self._readable(name)
-        elif not caller.everywhere("read"):
-            readable = await self.collection_names()
-            if not readable:
-                return SearchResponse(hits=[], mode=request.mode, total_searched=0, embedding_ms=0.0, search_ms=0.0)
-            request = request.model_copy(update={"collections": readable})
-        try:
-            return await super().search(request)
-        except CollectionNotFound:
-            if not request.collections:
-                raise
-            existing = set(await super().collection_names())
-            missing = next((name for name in request.collections if name not in existing), request.collections[0])
-            raise await self._missing(missing) from None
-
-    async def vector_search(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
-        if not current_caller().can("read", store):  # as the gateway answers for a store that does not exist
-            return VectorSearchResponse(results=[], total_searched=0, metric=None)
-        return await super().vector_search(store, request)
-
-    async def vector_store(self, store: str, namespace: str | None) -> VectorStoreInfo:
-        if not current_caller().can("read", store):
-            return VectorStoreInfo(store=store, namespace=namespace, count=0, dimension=None, metric=None)
-        return await super().vector_store(store, namespace)
-
-    # -- writes --------------------------------------------------------------------------------
-    async def upsert(self, collection: str, request: UpsertDocumentRequest) -> UpsertDocumentResponse:
-        work = super().upsert(collection, request)
-        return await self._write("write", "upsert_document", collection, request.key or request.source, work)
-
-    async def upsert_batch(
-        self, collection: str, documents: list[UpsertDocumentRequest], *, commit_within_ms: int | None = None
-    ) -> UpsertBatchResponse:
-        keys = ", ".join(str(doc.key or doc.source) for doc in documents)
-        work = super().upsert_batch(collection, documents, commit_within_ms=commit_within_ms)
-        return await self._write("write", "upsert_documents", collection, keys, work)
-
-    async def relabel(self, collection: str, doc_id: str, request: RelabelRequest) -> UpsertDocumentResponse:
-        work = super().relabel(collection, doc_id, request)
-        return await self._write("write", "relabel_document", collection, doc_id, work)
-
-    async def delete_document(self, collection: str, doc_id: str) -> DeleteDocumentResponse:
-        work = super().delete_document(collection, doc_id)
-        return await self._write("write", "delete_document", collection, doc_id, work)
-
-    async def create_collection(self, name: str) -> CollectionInfo:
-        return await self._write("write", "create_collection", name, None, super().create_collection(name))
-
-    async def delete_collection(self, name: str) -> DeleteCollectionResponse:
-        return await self._write("admin", "delete_collection", name, None, super().delete_collection(name))
-
-    async def vector_add(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
-        return await self._write("write", "vector_add", store, None, super().vector_add(store, request))
-
-    async def vector_delete(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
-        work = super().vector_delete(store, vector_id, namespace)
-        return await self._write("write", "vector_delete", store, vector_id, work)
+def unruled(kind: type[Backend] = Backend) -> list[str]:
+    """The public methods of ``kind`` without a rule: each would be refused (tests/test_access_rules.py)."""
+    return sorted(
+        name for name, member in inspect.getmembers(kind, callable) if not name.startswith("_") and name not in RULES
+    )
 
 
 def scoped(request: SearchRequest) -> SearchRequest:

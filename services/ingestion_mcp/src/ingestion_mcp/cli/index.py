@@ -38,6 +38,7 @@ class SyncReport:
     empty: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     api_failed: list[tuple[str, str]] = field(default_factory=list)
+    held: int = 0  # notes gone from the vault kept by the removal bound
 
     def summary(self) -> str:
         failed = len(self.failed) + len(self.api_failed)
@@ -55,9 +56,12 @@ class VaultIndexer:
         self.collection = settings.obsidian_collection
         self.engine = FolderSync(backend, settings)
 
-    async def sync(self, vault: Path, *, only_changed: bool, on_progress: OnProgress) -> SyncReport:
+    async def sync(
+        self, vault: Path, *, only_changed: bool, on_progress: OnProgress, max_removals: int | None = None
+    ) -> SyncReport:
         """Bring the notes collection in step with the vault (every file re-checked unless ``only_changed``)."""
-        options = SyncOptions(folder=str(vault), collection=self.collection, key_prefix="", recheck=not only_changed)
+        options = SyncOptions(folder=str(vault), collection=self.collection, key_prefix="", recheck=not only_changed,
+                              max_removals=max_removals)  # fmt: skip
 
         def line(verdict: str, rel: str, detail: str) -> None:
             if verdict == "unchanged" and not detail:  # skipped by size and mtime: not even sent, not printed
@@ -79,7 +83,7 @@ class VaultIndexer:
             indexed=len(done.added), replaced=len(done.replaced), unchanged=done.unchanged, removed=len(done.removed),
             empty=[f.rel for f in done.of_kind("empty")],
             failed=[(f.rel, f.reason) for f in done.of_kind("failed", "refused")],
-            api_failed=[(f.rel, f.reason) for f in done.of_kind("service")],
+            api_failed=[(f.rel, f.reason) for f in done.of_kind("service")], held=len(done.held),
         )  # fmt: skip
 
     async def clear(self) -> tuple[int, int] | None:

@@ -2,6 +2,8 @@
 
   ingestion-index full [--verbose] [--force]   index every note (--force: clear the index first)
   ingestion-index update [--verbose]           only new or changed notes; deleted notes leave the index
+  (both: --max-removals N lifts the removal bound: a run that would drop over 25% and over 10 of the indexed
+  notes drops none of them and says so, as sync_folder does; docs/sync.md)
   ingestion-index clear --confirm              delete the index
   ingestion-index status [--json]              what is indexed
 
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
+from servicekit.settings import settings_or_exit
 
 from ..backend import Backend
 from ..errors import ToolFailure, UpstreamError
@@ -59,8 +61,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     full = commands.add_parser("full", parents=[common], help="index every note")
     full.add_argument("--verbose", action="store_true", help="print every file")
     full.add_argument("--force", action="store_true", help="clear the index first and rebuild it")
+    full.add_argument("--max-removals", type=int, default=None, help="drop up to N notes gone from the vault")
     update = commands.add_parser("update", parents=[common], help="index new and changed notes, drop deleted ones")
     update.add_argument("--verbose", action="store_true", help="print every file")
+    update.add_argument("--max-removals", type=int, default=None, help="drop up to N notes gone from the vault")
     clear = commands.add_parser("clear", parents=[common], help="delete the index")
     clear.add_argument("--confirm", action="store_true", help="required: yes, delete it")
     status = commands.add_parser("status", parents=[common], help="show the index status")
@@ -76,11 +80,7 @@ def load_settings(args: argparse.Namespace) -> McpSettings:
         overrides["obsidian_collection"] = args.collection
     if "data_dir" in args:
         overrides["data_dir"] = args.data_dir
-    try:
-        settings = McpSettings(**overrides)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise CliError(EXIT_CONFIG, f"invalid configuration: {problems}") from None
+    settings = settings_or_exit(McpSettings, "ingestion-index", **overrides)
     if args.command in ("full", "update"):
         vault = settings.vault_path
         if vault is None:
@@ -204,8 +204,11 @@ async def _index(args: argparse.Namespace, settings: McpSettings, indexer: Vault
         await indexer.clear()
     with Reporter(total=None, verbose=args.verbose) as reporter:  # files are counted as the walk finds them
         report = await indexer.sync(settings.vault_path, only_changed=args.command == "update",
-                                    on_progress=reporter.advance)  # fmt: skip
+                                    on_progress=reporter.advance, max_removals=args.max_removals)  # fmt: skip
     print(f"{settings.vault_path} -> {settings.obsidian_collection}: {report.summary()}.")
+    if report.held:
+        print(f"  kept {report.held} notes whose files are gone: over the removal bound (25% and 10 of the index); "
+              f"run again with --max-removals {report.held} to drop them.", file=sys.stderr)  # fmt: skip
     for rel, message in [*report.failed, *report.api_failed]:
         print(f"  failed: {rel}: {message}", file=sys.stderr)
     if report.api_failed:

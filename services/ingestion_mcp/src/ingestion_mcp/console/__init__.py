@@ -38,6 +38,8 @@ def build_console(
         Route("/collections/{name}/documents", library.documents),
         Route("/collections/{name}/documents/{doc_id}", library.document),
         Route("/collections/{name}/documents/{doc_id}/delete", library.delete_document, methods=["POST"]),
+        Route("/collections/{name}/documents/{doc_id}/pages/{page:int}", library.page_view),
+        Route("/collections/{name}/documents/{doc_id}/pages/{page:int}/image", library.page_image),
         Route("/jobs", activity.jobs),
         Route("/jobs/table", activity.jobs_table),
         Route("/jobs/recent", activity.recent_jobs),

@@ -96,11 +96,12 @@ class ActivityPages:
 
     @handled
     async def cancel(self, request: Request) -> Response:
-        """Cancel one of the caller's jobs (the job store's cancel, as the cancel_job tool)."""
+        """Cancel one of the caller's jobs (AppState.cancel_job, as the cancel_job tool: audited)."""
         form = await write_form(request)
-        job = await self._job(request.path_params["job_id"])
-        if job.status == "running":
-            await self.state.jobs.cancel(job.id, "cancelled in the console")
+        job_id = request.path_params["job_id"]
+        job = await self.state.cancel_job(job_id, "cancelled in the console", wait_s=0)
+        if job is None:
+            raise not_found(job_id, self.state.settings.job_retention_s)
         back = form.get("back")
         return see_other("/jobs" if back == "jobs" else f"/jobs/{job.id}")
 

@@ -12,10 +12,12 @@ from ingestion_contracts.gateway import MAX_CHUNK_RANGE, CollectionInfo, Documen
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..errors import ToolFailure
 from ..ingest.folders import synced_folders
 from ..state import AppState
 from .render import Refused, handled, page, see_other, write_form
 
+SHOWN = ("pdf", "image")  # file types whose pages are drawn (from the kept original)
 PER_PAGE = 25
 SCAN_PAGE = 1000  # the gateway's largest page
 SCAN_LIMIT = 20_000  # a text filter looks at this many documents at most (newest first)
@@ -37,6 +39,11 @@ class CollectionRow:
 def pages_of(doc: DocumentInfo) -> str:
     """The source's page count; a dash for page-less formats and documents stored before page counts were kept."""
     return "\u2013" if doc.page_count is None else str(doc.page_count)
+
+
+def _chunk_of(request: Request) -> int | None:
+    asked = request.query_params.get("chunk", "")
+    return int(asked) if asked.isdigit() and len(asked) < 10 else None
 
 
 def matches(doc: DocumentInfo, needle: str) -> bool:
@@ -113,7 +120,34 @@ class LibraryPages:
         pages = sorted({p for chunk in chunks for p in (chunk.page, chunk.page_end) if p is not None})
         sections = list(dict.fromkeys(" > ".join(chunk.heading_path) for chunk in chunks if chunk.heading_path))
         return page(request, "document.html", name=name, doc=doc, chunks=chunks, pages=pages, sections=sections,
-                    part=part, parts=parts, first=first, last=last)  # fmt: skip
+                    part=part, parts=parts, first=first, last=last, shown=doc.file_type in SHOWN)  # fmt: skip
+
+    @handled
+    async def page_view(self, request: Request) -> Response:
+        """One page of a PDF or image, drawn from its kept original, a passage (?chunk=) marked: what an agent gets
+        from get_document_pages with image='page'."""
+        name, doc_id, number = request.path_params["name"], request.path_params["doc_id"], request.path_params["page"]
+        doc = await self.state.library.structure(name, doc_id)
+        chunk = _chunk_of(request)
+        if doc.file_type not in SHOWN:
+            raise ToolFailure(f"'{doc.title or doc.key}' is a {doc.file_type} document: only PDFs and images are "
+                              "shown as pages.", "Read its Markdown on the document page.", code="NO_PAGE_IMAGES",
+                              status=422)  # fmt: skip
+        count = doc.page_count or (doc.page_starts[-1].page if doc.page_starts else 1)
+        if not 1 <= number <= count:
+            raise ToolFailure(f"The document has {count} pages; there is no page {number}.",
+                              f"Choose a page from 1 to {count}.", code="PAGE_NOT_FOUND", status=404)  # fmt: skip
+        passage = await self.state.library.passage(name, doc_id, chunk) if chunk is not None else None
+        passage_pages = sorted({b.page for b in passage.boxes or []}) if passage is not None else []
+        return page(request, "page.html", name=name, doc=doc, number=number, count=count, chunk=chunk,
+                    passage=passage, passage_pages=passage_pages)  # fmt: skip
+
+    @handled
+    async def page_image(self, request: Request) -> Response:
+        """The page picture itself (PNG or WebP), for the page view's <img>."""
+        name, doc_id, number = request.path_params["name"], request.path_params["doc_id"], request.path_params["page"]
+        picture = await self.state.library.page_image(name, doc_id, number, chunk=_chunk_of(request))
+        return Response(picture.data, media_type=picture.media_type, headers={"X-Marked": str(picture.marked)})
 
     @handled
     async def delete_document(self, request: Request) -> Response:

@@ -84,7 +84,7 @@ def _embedded_apps(settings: McpSettings, *, index_only: bool) -> dict[str, Any]
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise RuntimeError(
             "Embedded mode needs the docling, chunker and vector-gateway packages "
-            "(pip install 'ingestion-mcp[embedded]'), or set DOCLING_SERVICE_URL, "
+            "(pip install 'ingestion-mcp-server[embedded]'), or set DOCLING_SERVICE_URL, "
             f"CHUNKER_SERVICE_URL and VECTOR_GATEWAY_URL. Missing: {exc.name}"
         ) from exc
     return {

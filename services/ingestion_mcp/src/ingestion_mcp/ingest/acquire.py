@@ -101,14 +101,18 @@ def decode_text(data: bytes, name: str) -> str:
         ) from None
 
 
-def from_bytes(data: bytes, name: str, *, key: str, last_modified: str, default_source: str = "") -> Acquired:
-    """Bytes with a file name: Markdown and text are read here, everything else goes to docling."""
-    file_type = file_type_of(name)
+def from_bytes(
+    data: bytes, name: str, *, key: str, last_modified: str, default_source: str = "", as_text: bool = False
+) -> Acquired:
+    """Bytes with a file name: Markdown and text are read here, everything else goes to docling. `as_text`: a
+    text-like type docling does not know (a folder sync's .rst, .tex, README), read as plain text."""
+    file_type = "txt" if as_text else file_type_of(name)
     doc = Acquired(key=key, name=name, file_type=file_type, last_modified=last_modified, data=data,
                    default_source=default_source)  # fmt: skip
     if file_type in TEXT_TYPES:
         doc.markdown = decode_text(data, name)
-        doc.title = (markdown_title(doc.markdown) if file_type == "md" else None) or PurePosixPath(name).stem
+        plain = PurePosixPath(name).name if as_text else PurePosixPath(name).stem  # "README.Debian", "conf.py"
+        doc.title = (markdown_title(doc.markdown) if file_type == "md" else None) or plain
     return doc
 
 
@@ -127,13 +131,16 @@ def read_limited(path: Path, max_file_mb: int) -> bytes:
         return handle.read(limit + 1)
 
 
-async def from_file(file_path: str, settings: McpSettings, *, key: str | None = None) -> Acquired:
+async def from_file(
+    file_path: str, settings: McpSettings, *, key: str | None = None, as_text: bool = False
+) -> Acquired:
     """A file under the allowed folders; its key is its resolved absolute path unless the profile says otherwise."""
     path = resolve_allowed(file_path, settings.allowed_roots)
-    file_type_of(path)
+    if not as_text:
+        file_type_of(path)
     data = await anyio.to_thread.run_sync(read_limited, path, settings.max_file_mb)
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
-    return from_bytes(data, path.name, key=key or str(path), last_modified=modified)
+    return from_bytes(data, path.name, key=key or str(path), last_modified=modified, as_text=as_text)
 
 
 def from_text(text: str, *, name: str | None = None, file_type: str | None = None, key: str | None = None) -> Acquired:

@@ -33,6 +33,8 @@ log = logging.getLogger("ingestion_mcp.sync")
 PREFIX = "ingestion-mcp:folder:"
 INDEX = "ingestion-mcp:folders"
 FILE_NAME = "folders.json"
+FAILING_KEPT = 1000  # failing files a record lists (the total counts all)
+FAILING_PAGE = 20  # listed per folder in one get_collections answer
 
 
 class LastSync(BaseModel):
@@ -51,12 +53,18 @@ class FolderRecord(BaseModel):
     exclude: list[str] = Field(default_factory=list)
     recursive: bool = True
     prune: bool = True
+    ignore_files: bool = True
     watch: bool = False
     owner: str | None = None  # the subject that asked for the watch: its syncs are its jobs
     last_sync: LastSync | None = None
+    last_full: LastSync | None = None  # the last sync of the whole folder (a watch batch looks at its paths only)
     # Files changed since the last sync, counted by the watcher; None: not known (the folder is not watched).
     changed_since: int | None = None
     watch_error: str | None = None
+    watch_error_at: str | None = None  # since when (UTC)
+    # The files that fail (folder-relative path -> why), at most FAILING_KEPT of them; failing_total counts all.
+    failing: dict[str, str] = Field(default_factory=dict)
+    failing_total: int = 0
     # The sync queued by the sync_folder call that set the watch: the watcher's catch-up waits for it instead of
     # walking the folder beside it (both would ingest every new file).
     sync_job: str | None = None
@@ -77,8 +85,12 @@ class SyncedFolder(BaseModel):
     watched: bool
     last_synced: str | None = None
     last_result: dict[str, int] | None = None
+    full_result: dict[str, int] | None = None  # the last whole-folder sync's counts (not a watch batch's)
     changed_since: int | None = None  # files changed since the last sync; null: not known (not watched)
-    error: str | None = None
+    error: str | None = None  # the watch's, or the last sync's
+    error_at: str | None = None
+    failing: list[str] | None = None  # "file: reason", a page of them (get_collections' offset)
+    failing_total: int | None = None
 
 
 class FolderStore(Protocol):
@@ -221,7 +233,24 @@ def latest_sync(folders: list[SyncedFolder]) -> str | None:
     return max((f.last_synced or "" for f in folders), default="") or None
 
 
-async def synced_folders(store: FolderStore) -> dict[str, list[SyncedFolder]]:
+def shown(r: FolderRecord, offset: int = 0, page: int = FAILING_PAGE) -> SyncedFolder:
+    """A record as get_collections shows it: a page of its failing files from `offset`."""
+    last, full = r.last_sync, r.last_full
+    error, at = (r.watch_error, r.watch_error_at) if r.watch and r.watch_error else (None, None)
+    if error is None and not os.path.isdir(r.folder):
+        error = "the folder is not there (deleted, moved or unmounted); its documents are kept (see sync_folder)"
+    if error is None and last is not None and (last.error or last.cancelled):
+        error, at = last.error or "the last sync was cancelled before its end", last.at
+    failing = [f"{rel}: {why}" for rel, why in sorted(r.failing.items())[offset : offset + page]]
+    return SyncedFolder(
+        folder=r.folder, watched=r.watch, last_synced=last.at if last else None,
+        last_result=last.counts if last else None, full_result=full.counts if full else None,
+        changed_since=r.changed_since if r.watch else None, error=error, error_at=at,
+        failing=failing or None, failing_total=r.failing_total or None,
+    )  # fmt: skip
+
+
+async def synced_folders(store: FolderStore, offset: int = 0) -> dict[str, list[SyncedFolder]]:
     """collection -> its synced folders, A to Z ({} when the records cannot be read now: listing goes on)."""
     try:
         records = await store.all()
@@ -230,10 +259,22 @@ async def synced_folders(store: FolderStore) -> dict[str, list[SyncedFolder]]:
         return {}
     found: dict[str, list[SyncedFolder]] = {}
     for r in sorted(records, key=lambda r: r.folder):
-        last = r.last_sync
-        found.setdefault(r.collection, []).append(SyncedFolder(
-            folder=r.folder, watched=r.watch, last_synced=last.at if last else None,
-            last_result=last.counts if last else None, changed_since=r.changed_since if r.watch else None,
-            error=r.watch_error if r.watch else None,
-        ))  # fmt: skip
+        found.setdefault(r.collection, []).append(shown(r, offset))
     return found
+
+
+def failing_after(record: FolderRecord | None, failures: dict[str, str], scope: list[str] | None) -> dict[str, Any]:
+    """The record's failing files after a sync that looked at `scope` (None: the whole folder) and found
+    `failures` there: a whole sync's replace them, a scoped sync's replace those under its paths."""
+    if scope is None or record is None:
+        merged, total = dict(failures), len(failures)
+    else:
+
+        def looked_at(rel: str) -> bool:
+            return any(rel == p or rel.startswith(p + "/") for p in scope)
+
+        kept = {rel: why for rel, why in record.failing.items() if not looked_at(rel)}
+        beyond = max(record.failing_total - len(record.failing), 0)  # failures a whole sync counted, not kept
+        merged = {**kept, **failures}
+        total = len(merged) + beyond
+    return {"failing": dict(sorted(merged.items())[:FAILING_KEPT]), "failing_total": max(total, len(merged))}

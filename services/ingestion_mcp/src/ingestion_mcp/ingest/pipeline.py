@@ -27,6 +27,7 @@ from ingestion_contracts.gateway import (
     RelabelRequest,
     UpsertDocumentRequest,
 )
+from ingestion_contracts.regions import PageSize, Region, Unit
 
 from ..access.audit import require
 from ..backend import Backend, PageProgress
@@ -71,6 +72,7 @@ class BatchItem:
     source: str | None = None
     metadata: dict[str, Any] | None = None
     key: str | None = None  # identity override (the obsidian profile keys notes by vault path)
+    as_text: bool = False  # a file of a text-like type the converter does not know (.rst, .tex): read as text
 
     @property
     def label(self) -> str:
@@ -106,8 +108,12 @@ class Work:
     markdown: str = ""
     title: str = ""
     page_spans: list[PageSpan] = field(default_factory=list)
+    regions: list[Region] = field(default_factory=list)  # where the Markdown lies on its pages (PDFs, images)
+    units: list[Unit] = field(default_factory=list)
+    page_sizes: list[PageSize] = field(default_factory=list)
     page_count: int | None = None
     pipeline: str | None = None
+    levels_known: bool = True  # false: the converter guessed the heading levels (a PDF without bookmarks)
     chunks: ChunkResponse | None = None
     vectors: list[list[float]] = field(default_factory=list)
     model: str | None = None  # the embedding model that made `vectors`
@@ -266,7 +272,9 @@ class Ingestor:
             converted = await self.backend.convert(doc.data or b"", doc.name, pages)
             work.markdown, work.title = converted.markdown, work.item.title or converted.title
             work.page_spans, work.page_count = converted.page_spans, converted.page_count
+            work.regions, work.units, work.page_sizes = converted.regions, converted.units, converted.page_sizes
             work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)
+            work.levels_known = converted.levels_known
             doc.file_type = converted.file_type
         self.check_text(work.markdown, minimum=doc.is_text_input)
 
@@ -276,7 +284,7 @@ class Ingestor:
             return
         await progress(0.45, "chunking")
         started = time.perf_counter()
-        requests = [self.chunk_request(w.markdown, chunking, w.page_spans) for w in todo]
+        requests = [self.chunk_request(w.markdown, chunking, w.page_spans, w.regions, w.units) for w in todo]
         answer = await self.backend.chunk_batch(requests)
         for work, chunked in zip(todo, answer.results, strict=True):
             work.stages["chunking_ms"] = round(chunked.chunking_ms or (time.perf_counter() - started) * 1000, 1)
@@ -306,9 +314,11 @@ class Ingestor:
         if not todo:
             return
         await progress(0.95, "storing")
+        started = time.perf_counter()
+        for work in todo:
+            await self._keep_original(work, collection)
         job = current_job()
         requests = [self.upsert_request(w, chunking, force, job.order) for w in todo]
-        started = time.perf_counter()
         # The gateway commits atomically; interrupting the call would not undo it, so nothing interrupts it: not
         # an anyio cancel scope (the shield), not asyncio's Task.cancel (uninterrupted: a rollout, a timeout).
         with anyio.CancelScope(shield=True):
@@ -332,6 +342,17 @@ class Ingestor:
                 page_count=work.page_count, pipeline=work.pipeline,
             )  # fmt: skip
 
+    async def _keep_original(self, work: Work, collection: str) -> None:
+        """A located document's original goes to the gateway before the document is written, so that its pages can
+        be shown; one that is not kept (the folder full, originals off) leaves its text indexed, and says so."""
+        doc = work.doc
+        if doc is None or doc.data is None or not work.page_sizes:
+            return
+        try:
+            await self.backend.keep_original(collection, doc.content_hash, doc.data)
+        except UpstreamError as exc:
+            work.warnings.append(f"Its pages cannot be shown: {exc.message}")
+
     async def _drop_legacy(self, collection: str, work: Work) -> None:
         try:
             await self.backend.delete_document(collection, work.legacy.doc_id)  # type: ignore[union-attr]  # this branch runs only for a work item stored under its pre-0.3 identity
@@ -354,17 +375,27 @@ class Ingestor:
     def upsert_request(self, work: Work, chunking: str, force: bool, order: int | None = None) -> UpsertDocumentRequest:
         doc, chunked = work.doc, work.chunks
         assert doc is not None and chunked is not None
+        # Levels the converter guessed are not stored as the document's: its outline then says levels_known false.
+        dropped = set() if work.levels_known else {"heading_levels"}
         return UpsertDocumentRequest(
             source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
             content_hash=doc.content_hash, page_count=work.page_count or None, last_modified=doc.last_modified,
-            tags=work.tags,
-            metadata=work.item.metadata or {}, chunks=[ChunkIn(**c.model_dump()) for c in chunked.chunks],
+            tags=work.tags, metadata=work.item.metadata or {},
+            chunks=[ChunkIn(**c.model_dump(exclude=dropped)) for c in chunked.chunks],
             chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
+            page_sizes=work.page_sizes,
         )  # fmt: skip
 
     @staticmethod
-    def chunk_request(markdown: str, chunking: str, page_spans: list[PageSpan] | None = None) -> ChunkRequest:
-        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [])  # type: ignore[arg-type]  # the chunking name was checked against the presets before
+    def chunk_request(
+        markdown: str,
+        chunking: str,
+        page_spans: list[PageSpan] | None = None,
+        regions: list[Region] | None = None,
+        units: list[Unit] | None = None,
+    ) -> ChunkRequest:
+        return ChunkRequest(text=markdown, preset=chunking, page_spans=page_spans or [], regions=regions or [],  # type: ignore[arg-type]  # the chunking name was checked against the presets before
+                            units=units or [])  # fmt: skip
 
     def check_text(self, text: str, *, minimum: bool) -> None:
         """Text to index must have letters or digits; text handed over directly must also be of useful length."""
@@ -474,7 +505,7 @@ def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -
     path = item.file_path or ""
 
     async def acquired() -> Acquired:
-        return await acquire.from_file(path, settings, key=item.key)
+        return await acquire.from_file(path, settings, key=item.key, as_text=item.as_text)
 
     return IngestItem(acquired, label=item.label, source=item.source, tags=tags, metadata=item.metadata)
 

@@ -27,19 +27,26 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Protocol
 
 import anyio
-from ingestion_contracts.docling import EXTENSIONS
 
 from ..access.audit import record as audit
 from ..access.policy import Caller, acting_as
 from ..errors import ToolFailure
 from ..jobs import Job, JobStore
 from ..settings import McpSettings
+from ..sources.paths import allowed_real_roots, inside_any
+from .acquire import now_iso
 from .folders import FolderRecord, FolderStore
-from .sync import SyncOptions, matches_filters
+from .ignores import Ignores, is_ignore_file
+from .sync import SyncOptions, folder_identity, matches_filters
+from .walk import SKIPPED_EXTENSIONS, extension_of
 
 log = logging.getLogger("ingestion_mcp.watch")
 LEADER_KEY = "ingestion-mcp:watch-leader"
-RETRY_S = 10.0  # a folder that cannot be watched (gone, unmounted) is tried again after this
+RETRY_S = 10.0  # a watch that failed for another reason than its folder (a broker away) is tried again after this
+# How often a watched folder is checked (there, the same folder, readable, inside the roots), and how soon one that
+# came back is watched again. inotify cannot say it: a watch on a deleted folder stays silent forever, and a
+# folder made again under the same name is a new inode that the old watch never sees.
+CHECK_S = 1.0
 MAX_PATHS = 1000  # a batch with more changed paths than this (a checkout, a restore) syncs the whole folder
 # Renew the lease only while it is still ours; answers 1 when renewed.
 _RENEW = """
@@ -111,6 +118,8 @@ class RedisLeadership:
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
+    if isinstance(exc, FolderProblem):
+        return str(exc)
     return exc.message if isinstance(exc, ToolFailure) else f"{type(exc).__name__}: {exc}"
 
 
@@ -121,35 +130,78 @@ def leadership(settings: McpSettings) -> Leadership:
 
 
 def change_filter(root: Path, options: SyncOptions) -> Callable[[Any, str], bool]:
-    """Which changes wake the sync: supported files the sync would read, and extension-less paths (a
-    folder moved or deleted as a whole is one event about the folder). Hidden entries never."""
+    """Which changes wake the sync: files the sync would read (not hidden, not ignored, not of a type that is
+    skipped, taken by the globs), extension-less paths (a folder moved or deleted as a whole is one event about
+    the folder), and the ignore files (a changed one is a change of what the folder holds)."""
+    ignores = Ignores(root, options.ignore_files)
 
     def wanted(change: Any, path: str) -> bool:
         try:
-            rel = PurePosixPath(*Path(path).relative_to(root).parts)
+            parts = Path(path).relative_to(root).parts
         except ValueError:
             return False
-        if any(part.startswith(".") for part in rel.parts):
+        if not parts or any(part.startswith(".") for part in parts[:-1]):
             return False
-        if not rel.suffix:
-            return True
-        return rel.suffix.lower() in EXTENSIONS and matches_filters(rel.as_posix(), options)
+        rel = "/".join(parts)
+        if is_ignore_file(parts[-1]):
+            if options.ignore_files:
+                ignores.forget()  # what follows is judged by the new rules
+            return options.ignore_files
+        if parts[-1].startswith(".") or ignores.path_ignored(rel, os.path.isdir(path)):
+            return False
+        extension = extension_of(parts[-1])
+        if extension in SKIPPED_EXTENSIONS:
+            return False
+        return not PurePosixPath(rel).suffix or matches_filters(rel, options)
 
     return wanted
+
+
+def folder_problem(root: Path, settings: McpSettings) -> str | None:
+    """Why a watched folder cannot be watched now (None: it can). Never names a path outside the roots."""
+    try:
+        real = root.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "the folder is not there (deleted, moved or unmounted); its documents are kept until it is back"
+    if not inside_any(real, allowed_real_roots(settings.allowed_roots)):
+        return "the folder now leads outside the allowed folders; its documents are kept"
+    if real != root or not real.is_dir():
+        return "the path now leads elsewhere (a link was put in its place); its documents are kept"
+    try:
+        with os.scandir(root) as entries:
+            next(entries, None)
+    except OSError as exc:
+        return f"the folder cannot be read ({exc.strerror or type(exc).__name__}); its documents are kept"
+    return None
+
+
+class FolderProblem(Exception):
+    """The watched folder is gone, unreadable or out of the roots: shown on the record until it is back."""
+
+
+class FolderReplaced(Exception):
+    """The watched folder was deleted or moved and made again: watched again at once (the old watch is blind)."""
+
+
+def _first(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def options_of(record: FolderRecord) -> SyncOptions:
     return SyncOptions(
         folder=record.folder, collection=record.collection, include=tuple(record.include),
         exclude=tuple(record.exclude), recursive=record.recursive, prune=record.prune,
+        ignore_files=record.ignore_files,
     )  # fmt: skip
 
 
 def job_params(record: FolderRecord, trigger: str, paths: list[str] | None = None) -> dict[str, Any]:
     return {
         "folder": record.folder, "collection": record.collection, "include": record.include,
-        "exclude": record.exclude, "recursive": record.recursive, "prune": record.prune, "trigger": trigger,
-        "paths": paths or [],
+        "exclude": record.exclude, "recursive": record.recursive, "prune": record.prune,
+        "ignore_files": record.ignore_files, "trigger": trigger, "paths": paths or [],
     }  # fmt: skip
 
 
@@ -217,7 +269,12 @@ class Watcher:
         wanted = {r.id: r for r in await self.folders.all() if r.watch}
         for key, (was, scope) in list(self.running.items()):
             now = wanted.get(key)
-            if now is None or options_of(now) != options_of(was) or now.owner != was.owner:
+            # A new sync_job is a new sync_folder(watch=true): it re-arms the watch, whatever state it was in.
+            if (
+                now is None
+                or options_of(now) != options_of(was)
+                or (now.owner, now.sync_job) != (was.owner, was.sync_job)
+            ):
                 scope.cancel()
                 del self.running[key]
         for key, record in wanted.items():
@@ -227,6 +284,8 @@ class Watcher:
                 tasks.start_soon(self.follow, record, scope)
 
     async def follow(self, record: FolderRecord, scope: anyio.CancelScope) -> None:
+        """Watch the folder for as long as the record says so: a folder that goes (deleted, unreadable, out of
+        the roots) is shown broken on its record, checked every CHECK_S, and watched again once it is back."""
         with scope:
             while True:
                 try:
@@ -234,11 +293,51 @@ class Watcher:
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:  # noqa: BLE001 - a folder that cannot be watched now is tried again later
-                    reason = _reason(exc)
+                    cause = _first(exc)
+                    if isinstance(cause, FolderReplaced):
+                        log.info("watching %s (%s) again: the folder was made anew", record.folder, record.collection)
+                        continue
+                    reason = _reason(cause)
                     log.warning("watching %s (%s) paused: %s", record.folder, record.collection, reason)
-                    with contextlib.suppress(ToolFailure, OSError):
-                        await self.folders.change(record.collection, record.folder, watch_error=reason[:300])
-                    await anyio.sleep(RETRY_S)
+                    await self.broken(record, reason)
+                    if isinstance(cause, FolderProblem):
+                        await self.until_back(Path(record.folder))
+                    else:
+                        await anyio.sleep(RETRY_S)
+
+    async def broken(self, record: FolderRecord, reason: str) -> None:
+        """The watch's error and since when on the record (get_collections, the console); the first time kept."""
+        with contextlib.suppress(ToolFailure, OSError):
+            stored = await self.folders.get(record.collection, record.folder)
+            if stored is None or stored.watch_error != reason[:300]:
+                await self.folders.change(
+                    record.collection, record.folder, watch_error=reason[:300], watch_error_at=now_iso()
+                )
+
+    async def working(self, record: FolderRecord) -> None:
+        """A watch in place again says so at once: a catch-up sync of a large folder (minutes) would otherwise
+        leave "the folder is not there" on the record of a folder that is there and watched."""
+        with contextlib.suppress(ToolFailure, OSError):
+            stored = await self.folders.get(record.collection, record.folder)
+            if stored is not None and stored.watch_error is not None:
+                await self.folders.change(record.collection, record.folder, watch_error=None, watch_error_at=None)
+
+    async def until_back(self, root: Path) -> None:
+        while folder_problem(root, self.settings) is not None:
+            await anyio.sleep(CHECK_S)
+
+    async def guard(self, root: Path, identity: tuple[int, int] | None, stop: anyio.Event) -> None:
+        """Ends the watch when its folder goes or is replaced (awatch does not: see CHECK_S). However the watch
+        ends, `stop` tells watchfiles' thread at once (a cancel alone waits out its 5 s wait for events)."""
+        try:
+            while True:
+                await anyio.sleep(CHECK_S)
+                if (problem := folder_problem(root, self.settings)) is not None:
+                    raise FolderProblem(problem)
+                if folder_identity(root) != identity:
+                    raise FolderReplaced()
+        finally:
+            stop.set()
 
     async def watch_and_sync(self, record: FolderRecord) -> None:
         """Watch first, then catch up, then one sync per batch: a change made at any moment is never missed.
@@ -247,20 +346,26 @@ class Watcher:
         from watchfiles import awatch
 
         root, options = Path(record.folder), options_of(record)
+        if (problem := folder_problem(root, self.settings)) is not None:
+            raise FolderProblem(problem)
+        identity = folder_identity(root)
         send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
+        stop = anyio.Event()
 
         async def watch() -> None:
             async with send:
                 async for changes in awatch(
                     root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
                     step=self.settings.watch_step_ms, recursive=record.recursive,
-                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
+                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True, stop_event=stop,
                 ):  # fmt: skip
                     send.send_nowait(relative(root, changes))
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch)
+            tasks.start_soon(self.guard, root, identity, stop)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
+            await self.working(record)  # watched again: the error goes now, not after the catch-up sync
             await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
             await self.sync(record, "resume")  # what changed while nobody watched
             async with receive:
@@ -274,7 +379,7 @@ class Watcher:
                     # Only what changed is looked at (a batch costs what it holds, not what the folder holds);
                     # a very large batch is a whole-folder sync.
                     await self.sync(record, "watch", sorted(paths) if len(paths) <= MAX_PATHS else None)
-            raise FileNotFoundError("the folder is no longer there")  # awatch ends when its folder goes away
+            raise FolderProblem("the folder is no longer there")  # awatch ends when its folder goes away
 
     async def note_changes(self, record: FolderRecord, count: int) -> None:
         stored = await self.folders.get(record.collection, record.folder)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 from ..errors import ToolFailure
-from . import ProgressFn
+from .job import ProgressFn
 
 # The app state a job runs with (state.AppState): a type parameter, so that this module, which the state
 # holds, does not import the state back.

@@ -25,7 +25,7 @@ from typing import Any
 
 from arq.constants import in_progress_key_prefix
 
-from . import Job
+from .job import Job
 from .queue import RUNNING_TTL_S, record_key
 
 # How long before its deadline a lease counts as lost: a commit has this much time to travel and land

@@ -1,7 +1,7 @@
 """Jobs on the broker: records in Redis that any replica reads, work on an arq queue that workers run.
 
 A replica that accepts a job takes its write order, then writes its record and enqueues (job id, kind,
-params, order) in one Redis transaction; it does not run the job. A worker (jobs/worker.py) claims it, writes
+params, order) in one Redis transaction; it does not run the job. A worker (ingestion_mcp/worker.py) claims it, writes
 its progress, step timings and result into the record, and any replica answers get_job_status,
 list_active_jobs and cancel_job from there. See docs/jobs.md for the flow, cancel semantics and retries.
 
@@ -32,7 +32,7 @@ from servicekit.write_order import take_async
 from ..access.policy import current_caller
 from ..errors import ToolFailure
 from ..settings import McpSettings
-from . import RECENT_KEPT, Job, ProgressFn, new_job_id
+from .job import RECENT_KEPT, Job, ProgressFn, new_job_id
 
 log = logging.getLogger("ingestion_mcp.jobqueue")
 QUEUE = "ingestion-mcp:queue"

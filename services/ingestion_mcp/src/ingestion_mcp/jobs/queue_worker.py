@@ -30,7 +30,7 @@ from arq.worker import Worker
 from redis.exceptions import RedisError
 
 from ..errors import ToolFailure
-from . import Job
+from .job import Job
 from .lease import finish_fenced
 from .queue import QUEUE, RedisJobStore
 

@@ -24,3 +24,10 @@ FETCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 FETCH_AND_SAVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
 )
+
+# Claude Code cuts a tool's answer past 25,000 tokens unless the tool raises its own cap in `_meta` with this key
+# (characters). Answers the response budget pages (INGESTION_MCP_RESPONSE_TOKEN_BUDGET, at most 25,000 tokens) need
+# nothing; a tool whose spec answers a whole document or caller-sized data at once says how large it may be.
+MAX_RESULT_KEY = "anthropic/maxResultSizeChars"
+CLAUDE_RESULT_TOKENS = 25_000
+LARGE_RESULT = {MAX_RESULT_KEY: 500_000}

@@ -28,9 +28,9 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 class ToolDecorator(Protocol):
-    """What profile_tools gives a profile: `@tool(READ)` registers a tool with those hints."""
+    """What profile_tools gives a profile: `@tool(READ)` registers a tool with those hints (and `meta`, its `_meta`)."""
 
-    def __call__(self, annotations: ToolAnnotations) -> Callable[[F], F]: ...
+    def __call__(self, annotations: ToolAnnotations, *, meta: dict[str, Any] | None = None) -> Callable[[F], F]: ...
 
 
 def result(payload: BaseModel | dict[str, Any], *, is_error: bool = False) -> CallToolResult:
@@ -84,12 +84,12 @@ def profile_tools(server: MCPServer, render_error: ErrorRenderer, *, own_shape: 
     With own_shape, arguments the framework refuses are answered in render_error's shape too, not the profile's
     (server.ProfileServer reads `argument_errors` on the registered function)."""
 
-    def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+    def tool(annotations: ToolAnnotations, *, meta: dict[str, Any] | None = None) -> Callable[[F], F]:
         def decorate(fn: F) -> F:
             wrapped = safe_tool(render_error)(fn)
             if own_shape:
                 wrapped.argument_errors = functools.partial(error_result, render_error)
-            server.tool(annotations=annotations)(wrapped)
+            server.tool(annotations=annotations, meta=meta)(wrapped)
             return fn
 
         return decorate

@@ -191,3 +191,45 @@ def inline_single_use(schema: Any) -> Any:
     kept = {name: substitute(sub) for name, sub in defs.items() if name not in single}
     body = substitute(schema)
     return {"$defs": kept, **body} if kept else body
+
+
+# An object shape smaller than this is written out again rather than pointed to (a pointer costs ~40 bytes).
+SHARED_SHAPE_MIN_BYTES = 150
+
+
+def shown_once(schemas: list[tuple[str, Any]]) -> list[Any]:
+    """Result schemas of several tools (name, schema) in listing order, each object shape shown in full once:
+    where a later tool returns an object of a shape an earlier one already showed (a job, a search hit), its
+    schema says so instead ("As in get_job_status: job.") and still accepts any object.
+
+    Only whole objects of SHARED_SHAPE_MIN_BYTES or more are shared; a tool whose whole result has the shape of an
+    earlier one's says "As in ingest_document's result."."""
+    seen: dict[str, str] = {}  # a shape's JSON -> where it was shown first
+
+    def walk(node: Any, where: str, root: bool) -> Any:
+        if isinstance(node, list):
+            return [walk(item, where, False) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+            text = json.dumps(node, sort_keys=True, separators=(",", ":"))
+            if len(text) >= SHARED_SHAPE_MIN_BYTES:
+                if text in seen:
+                    return {"type": "object", "description": f"As in {seen[text]}."}
+                seen[text] = f"{where} result" if root else where
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {name: walk(sub, _at(where, name) if key == "properties" else where, False)
+                            for name, sub in value.items()}  # fmt: skip
+            elif key in _SCHEMA_VALUES:
+                out[key] = walk(value, where, False)
+            else:
+                out[key] = value
+        return out
+
+    return [walk(schema, f"{name}'s", True) for name, schema in schemas]
+
+
+def _at(where: str, name: str) -> str:
+    return f"{where} {name}" if where.endswith("'s") else f"{where}.{name}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, status
+from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 from ingestion_contracts import NAME_PATTERN, ErrorBody
 from ingestion_contracts.common import DOC_ID_PATTERN
 from ingestion_contracts.gateway import (
@@ -24,6 +24,7 @@ from ingestion_contracts.gateway import (
     EmbedRequest,
     EmbedResponse,
     FindDocumentsRequest,
+    OriginalKept,
     RelabelRequest,
     SearchRequest,
     SearchResponse,
@@ -33,10 +34,11 @@ from ingestion_contracts.gateway import (
     UpsertDocumentResponse,
     WriteOrder,
 )
-from servicekit import DependencyUnavailable
+from servicekit import DependencyUnavailable, PayloadTooLarge, Unprocessable
 
 from ..documents import DocumentOrder
 from ..model_info import describe
+from ..page_images import ImageFormat
 from ..service import GatewayService
 
 router = APIRouter(prefix="/v1")
@@ -64,11 +66,14 @@ DocIdPath = Annotated[str, Path(pattern=DOC_ID_PATTERN, description="Document id
 
 def _errors(*codes: int) -> dict[int | str, dict[str, object]]:
     described = {
-        404: "Collection or document not found (details list the available collections)",
+        404: "Collection or document not found (details list the available collections); or a document's original is "
+        "not kept (ORIGINAL_NOT_KEPT), or its passage not found",
         409: "Conflict (collection exists, built with another embedding model, a write conflict, or the commit "
         "deadline passed)",
         422: "Invalid request",
         503: "Embedding model loading or Milvus unreachable (see Retry-After)",
+        413: "The original is larger than the gateway takes",
+        507: "The originals folder is full, or keeps nothing (VECTOR_GATEWAY_ORIGINALS_MAX_MB)",
     }
     return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
 
@@ -284,3 +289,75 @@ async def embedding_model(request: Request) -> EmbeddingModelInfo:
 async def embed(body: EmbedRequest, service: ServiceDep) -> EmbedResponse:
     """Embed texts with the gateway's model (normalized vectors; cosine = inner product)."""
     return await service.embed(body)
+
+
+MAX_ORIGINAL_BYTES = 512 * 2**20  # the docling service converts at most DOCLING_MAX_UPLOAD_MB (100 by default)
+ContentHashPath = Annotated[str, Path(pattern=r"^[0-9a-f]{64}$", description="sha256 of the original's bytes")]
+
+
+@router.put(
+    "/collections/{collection}/originals/{content_hash}",
+    operation_id="keep_original",
+    tags=["pages"],
+    responses=_errors(413, 422, 507),
+)
+async def keep_original(
+    collection: CollectionPath, content_hash: ContentHashPath, request: Request, service: ServiceDep
+) -> OriginalKept:
+    """Keep the original (PDF, image) a document of the collection is converted from, so that its pages can be shown
+    (GET .../pages/{page}/image). Sent before the document is written; it goes when no document names it."""
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > MAX_ORIGINAL_BYTES:
+        raise PayloadTooLarge(
+            f"The original is {declared / 2**20:.0f} MiB; the gateway keeps at most {MAX_ORIGINAL_BYTES // 2**20} MiB.",
+            code="ORIGINAL_TOO_LARGE",
+            suggestion="Split the document; its text is indexed either way.",
+        )
+    data = await request.body()
+    kept = await service.keep_original(collection, content_hash, data)
+    return OriginalKept(content_hash=content_hash, kept=kept, size_bytes=len(data))
+
+
+def _crop(value: str | None) -> tuple[float, float, float, float] | None:
+    if value is None:
+        return None
+    try:
+        x0, top, x1, bottom = (float(part) for part in value.split(","))
+    except ValueError:
+        raise Unprocessable(
+            f"crop={value[:60]!r} is not four numbers.",
+            code="INVALID_REQUEST",
+            suggestion="Give crop as x0,top,x1,bottom in points (a figure's box).",
+        ) from None
+    return (x0, top, x1, bottom)
+
+
+@router.get(
+    "/collections/{collection}/documents/{doc_id}/pages/{page}/image",
+    operation_id="page_image",
+    tags=["pages"],
+    responses={**_errors(404, 422, 503), 200: {"content": {"image/png": {}, "image/webp": {}}}},
+    response_class=Response,
+)
+async def page_image(
+    collection: CollectionPath,
+    doc_id: DocIdPath,
+    page: Annotated[int, Path(ge=1, le=1_000_000)],
+    service: ServiceDep,
+    chunk: Annotated[int | None, Query(ge=0, description="Mark this passage's boxes (its chunk_index)")] = None,
+    crop: Annotated[str | None, Query(max_length=100, description="x0,top,x1,bottom in points: this part only")] = None,
+    format: Annotated[ImageFormat, Query(description="png (a palette PNG, or WebP, when too large) or webp")] = "png",
+) -> Response:
+    """A page of a PDF or image document drawn from its kept original (long side at most 1,568 px, at most 1 MB),
+    with a passage's boxes marked. Headers: X-Page-Size (points), X-Marked (boxes drawn on this page),
+    X-Passage-Pages (pages the passage has boxes on), X-Render-Ms."""
+    shown = await service.show_page(collection, doc_id, page, chunk=chunk, crop=_crop(crop), fmt=format)
+    image = shown.image
+    headers = {
+        "X-Page-Size": f"{image.page_width:g},{image.page_height:g}",
+        "X-Marked": str(shown.marked),
+        "X-Passage-Pages": ",".join(map(str, shown.passage_pages)),
+        "X-Render-Ms": f"{image.render_ms:g}",
+        "Cache-Control": "no-store",
+    }
+    return Response(content=image.data, media_type=image.media_type, headers=headers)

@@ -187,7 +187,7 @@ class LanceStore:
         table_schema = self._table(name).schema
         properties = schema.properties(table_schema)
         self._shapes[name] = (schema.dimension(table_schema), properties.get(schema.MODEL, "unknown"))
-        self._analyses[name] = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
+        self._analyses[name] = lexical.known_analysis(properties.get(lexical.PROPERTY))
 
     def drop_collection(self, name: str) -> None:
         table_id = table_name(name)

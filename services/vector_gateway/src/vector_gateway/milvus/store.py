@@ -81,6 +81,9 @@ class MilvusStore:
 
     def _connect(self) -> Any:
         from pymilvus import MilvusClient
+        from servicekit.logging import adopt_library_logs
+
+        adopt_library_logs()  # pymilvus installs plain-text handlers at import: its errors become JSON lines
 
         is_lite = "://" not in self.uri
         if is_lite:
@@ -189,7 +192,7 @@ class MilvusStore:
         properties = info.get("properties") or {}
         dim = next(int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector")
         self._dimensions[name] = (dim, properties.get(schema.MODEL_PROPERTY, "unknown"))
-        self._analyses[name] = "snowball_en" if properties.get(lexical.PROPERTY) == "snowball_en" else "raw"
+        self._analyses[name] = lexical.known_analysis(properties.get(lexical.PROPERTY))
 
     def drop_collection(self, name: str) -> None:
         self.client.drop_collection(milvus_name(name))

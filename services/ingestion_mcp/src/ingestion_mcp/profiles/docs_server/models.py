@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ...errors import ToolFailure
 from ...sources import SourceError
@@ -94,7 +94,18 @@ class RepoOptions(BaseModel):
 class FileOptions(BaseModel):
     overwrite: bool = Field(default=True, description="Replace a file of the same name in docFolder.")
     indexAfterSave: bool = Field(default=True, description="Chunk, embed and index the file once saved.")
-    maxFileSizeMB: float = Field(default=10, gt=0, le=1024, description="Refuse downloads larger than this.")
+    # More than 0, as before, but checked here rather than listed as exclusiveMinimum: Gemini refuses that keyword
+    # (and with it every request of the session); the spec itself says only "number (default: 10)".
+    maxFileSizeMB: float = Field(
+        default=10, le=1024, description="Refuse downloads larger than this (MB, more than 0)."
+    )
+
+    @field_validator("maxFileSizeMB")
+    @classmethod
+    def _positive(cls, value: float) -> float:
+        if not value > 0:
+            raise ValueError("maxFileSizeMB must be more than 0 (megabytes); leave it out for the default, 10")
+        return value
 
 
 # -- outputs ------------------------------------------------------------------------------

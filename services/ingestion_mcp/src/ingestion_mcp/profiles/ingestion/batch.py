@@ -61,7 +61,7 @@ def register(server: MCPServer, state: AppState) -> None:
         chunking: ChunkingArg = "default",
     ) -> Annotated[CallToolResult, BatchOutput]:
         """Ingest many files and/or texts in one call, much faster than one call each; items succeed or fail
-        on their own. Answers per-item results, or a job_id for get_job_status."""
+        on their own."""
         batch = [item.model_dump() for item in items]
         target = state.collection(collection)
         params = {"items": batch, "collection": target, "tags": tags, "chunking": chunking}

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import PurePosixPath
 from typing import Annotated
 
 from ingestion_contracts.common import DOC_ID_PATTERN, UserName
-from ingestion_contracts.gateway import DocumentInfo
+from ingestion_contracts.gateway import DocumentInfo, DocumentStructure
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
 from ...errors import ToolFailure
 from ...jobs import Job
+from ...library import estimate_tokens
 from ...state import AppState
 from ...tools.annotations import CANCEL, CREATE, READ, REMOVE
 from ...tools.common import ToolDecorator, profile_tools, result
@@ -23,21 +25,31 @@ from .documents_models import (
     DocumentItem,
     DocumentListOutput,
     DocumentOutput,
+    DocumentStats,
     JobInfo,
     JobListOutput,
     JobOutput,
     JobStatusOutput,
-    RunningJob,
     SimilarOutput,
 )
-from .models import CollectionArg, FormatArg, PassageItem, render_error
+from .models import CollectionArg, FormatArg, OffsetArg, PassageItem, render_error, said_once
 from .tools import search_item
 
 DocRefArg = Annotated[str | None, Field(default=None, pattern=DOC_ID_PATTERN)]
 KeyArg = Annotated[str | None, Field(default=None, min_length=1, max_length=4096)]  # said in the instructions
 NameArg = UserName
 INGEST_KINDS = ("ingest_document", "ingest_text", "ingest_from_url")
-JobIdArg = Annotated[str, Field(min_length=1, max_length=64)]
+JobIdArg = Annotated[str, Field(min_length=1, max_length=64, json_schema_extra=said_once("maxLength"))]  # as given
+
+
+def document_stats(doc: DocumentStructure) -> DocumentStats:
+    """The counts of get_document's detailed answer, over the whole document."""
+    headed = [section for section in doc.sections if section.heading_path]
+    levels = Counter(str(s.heading_levels[-1]) if s.heading_levels else "?" for s in headed)
+    return DocumentStats(
+        characters=len(doc.content), words=len(doc.content.split()), estimated_tokens=estimate_tokens(doc.content),
+        chunks=doc.chunk_count, pages=len(doc.page_starts) or None, sections=len(headed), headings=dict(levels),
+    )  # fmt: skip
 
 
 def doc_name(source: str) -> str:
@@ -82,6 +94,9 @@ def job_info(job: Job) -> JobInfo:
     )  # fmt: skip
 
 
+LIST_OFFSET_CEILING = 1_000_000  # the gateway's GET /v1/collections/{c}/documents ?offset= ceiling
+
+
 def register(server: MCPServer, state: AppState) -> None:
     tool = profile_tools(server, render_error)
     _register_documents(tool, state)
@@ -93,13 +108,21 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     @tool(READ)
     async def list_documents(
         collection: CollectionArg = None,
-        offset: Annotated[int, Field(default=0, ge=0, le=1_000_000)] = 0,
+        offset: OffsetArg = 0,
         limit: Annotated[int, Field(default=20, ge=1, le=200)] = 20,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, DocumentListOutput]:
         """List the documents of a collection (newest first), a page at a time."""
         name = state.collection(collection)
-        page = await state.library.documents(name, offset=offset, limit=limit)
+        # The gateway pages up to a million documents in; further than that is past any collection's end, and
+        # reading at the ceiling still answers the total for the past-the-end answer below.
+        page = await state.library.documents(name, offset=min(offset, LIST_OFFSET_CEILING), limit=limit)
+        state.library.budget.check_start(
+            offset,
+            page.total,
+            f"offset {offset}: '{name}' holds {page.total} document(s)",
+            "Ask for offset 0 to see them." if page.total else "Ingest a document first.",
+        )
         items = [document_item(d, response_format == "detailed") for d in page.documents]
         more = offset + len(items) < page.total
         return result(DocumentListOutput(
@@ -114,11 +137,20 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
         doc_id: DocRefArg = None,
         key: KeyArg = None,
         collection: CollectionArg = None,
-        start_char: Annotated[int, Field(default=0, ge=0, description="Where to start reading (paging).")] = 0,
+        start_char: OffsetArg = 0,
+        response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, DocumentOutput]:
-        """Return the full Markdown of an indexed document, rebuilt from its chunks (paged when long)."""
+        """A document's full Markdown, rebuilt from its chunks (paged when long)."""
         name = state.collection(collection)
-        doc = await state.library.document(name, await resolve_doc_id(state, name, doc_id, key))
+        found = await resolve_doc_id(state, name, doc_id, key)
+        detailed = response_format == "detailed"  # its map too: the stats count its pages and headings
+        doc = await (state.library.structure if detailed else state.library.document)(name, found)
+        state.library.budget.check_start(
+            start_char,
+            len(doc.content),
+            f"start_char {start_char}: '{doc_name(doc.key or doc.source)}' holds {len(doc.content)} characters",
+            "Read it from start_char=0, or by section with get_document_section.",
+        )
         content, truncated = state.library.budget.window(doc.content, start_char)
         message = (
             f"'{doc_name(doc.key or doc.source)}': characters {start_char}-{start_char + len(content)} "
@@ -131,6 +163,7 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
             title=doc.title, content=content, chunk_count=doc.chunk_count, truncated=truncated or None,
             next_start_char=start_char + len(content) if truncated else None,
             metadata=doc.metadata or None, message=message,
+            stats=document_stats(doc) if isinstance(doc, DocumentStructure) else None,
         ))  # fmt: skip
 
     @tool(REMOVE)
@@ -167,12 +200,16 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
 async def find_job(state: AppState, job_id: str) -> Job:
     job = await state.own_job(job_id)  # another caller's job answers as unknown
     if job is None:
-        raise ToolFailure(
-            f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
-            "Use list_active_jobs to see running jobs.",
-            code="JOB_NOT_FOUND",
-        )
+        raise job_not_found(state, job_id)
     return job
+
+
+def job_not_found(state: AppState, job_id: str) -> ToolFailure:
+    return ToolFailure(
+        f"No job '{job_id}' (unknown, or finished more than {state.settings.job_retention_s:.0f} s ago).",
+        "Use list_active_jobs to see running jobs.",
+        code="JOB_NOT_FOUND",
+    )
 
 
 def _register_jobs(tool: ToolDecorator, state: AppState) -> None:
@@ -193,20 +230,17 @@ def _register_jobs(tool: ToolDecorator, state: AppState) -> None:
     @tool(CANCEL)
     async def cancel_job(job_id: JobIdArg) -> Annotated[CallToolResult, JobOutput]:
         """Stop a background job at its next step: it ends 'cancelled', nothing written (unless already storing)."""
-        job = await find_job(state, job_id)
-        if job.status != "running":
-            info = job_info(job)
-            return result(JobOutput(success=True, job=info, message=f"Job {job.id} already ended: {job.status}."))
-        await state.jobs.cancel(job_id)
-        job = await state.jobs.wait(job_id, 5.0)
-        info = job_info(job)
-        note = "cancelled; nothing was written" if job.status == "cancelled" else job.status
-        return result(JobOutput(success=True, job=info, message=f"Job {job.id}: {note}."))
+        job = await state.cancel_job(job_id)  # audited, a refused or unknown one included
+        if job is None:
+            raise job_not_found(state, job_id)
+        note = {"cancelled": "cancelled; nothing was written", "running": "stopping (still storing what it began)"}
+        said = note.get(job.status, f"already ended: {job.status}")
+        return result(JobOutput(success=True, job=job_info(job), message=f"Job {job.id} {said}."))
 
     @tool(READ)
     async def list_active_jobs() -> Annotated[CallToolResult, JobListOutput]:
         """List the background jobs that are still running."""
-        jobs: list[RunningJob] = [job_info(job) for job in await state.own_active_jobs()]
+        jobs = [job_info(job) for job in await state.own_active_jobs()]
         return result(JobListOutput(success=True, jobs=jobs, message=f"{len(jobs)} active jobs."))
 
 

@@ -13,7 +13,7 @@ from .models import PassageItem, ToolOutput
 class DocumentItem(BaseModel):
     doc_id: str
     name: str
-    key: str = Field(default="", description="Identity: path, URL or text name.")
+    key: str = ""  # the identity: path, URL or text name (said in the instructions)
     source: str
     collection: str
     chunk_count: int
@@ -41,7 +41,25 @@ class DocumentListOutput(ToolOutput):
     next_offset: int | None = Field(default=None, description="Absent on the last page.")
 
 
+class DocumentStats(BaseModel):
+    """What a document holds, counted over all of it (not only the page of content returned)."""
+
+    characters: int
+    words: int
+    estimated_tokens: int
+    chunks: int
+    pages: int | None = None  # a PDF's or slides' pages; absent: the format has none
+    sections: int  # headed sections (text before the first heading is not one)
+    headings: dict[str, int]  # level ("1".."6", or "?" where the level is not known) -> how many
+
+
 class DocumentOutput(ToolOutput):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "description": "'detailed' adds stats: characters, words, estimated_tokens, chunks, pages, sections, "
+            "headings per level."
+        }
+    )
     doc_id: str | None = None
     name: str | None = None
     source: str | None = None
@@ -52,6 +70,7 @@ class DocumentOutput(ToolOutput):
     truncated: bool | None = None
     next_start_char: int | None = None
     metadata: dict[str, Any] | None = None
+    stats: SkipJsonSchema[DocumentStats | None] = None  # detailed only
 
 
 class DeleteOutput(ToolOutput):
@@ -95,7 +114,7 @@ class JobStatusOutput(JobOutput):
 
 
 class JobListOutput(ToolOutput):
-    jobs: list[RunningJob] | None = None
+    jobs: list[JobInfo] | None = None  # running ones: no end, result or error yet
 
 
 class BatchItemResult(BaseModel):

@@ -2,46 +2,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypedDict
 
 from ingestion_contracts.common import MAX_TAG_LENGTH, MAX_TAGS, UserName
 from ingestion_contracts.gateway import MAX_QUERY_CHARS, MAX_TOP_K
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import SkipJsonSchema
+from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 
 from ...errors import ToolFailure
 from ...ingest.folders import SyncedFolder
+from .evidence import PageRegions, UnitItem
 
 # -- inputs -------------------------------------------------------------------------------
-# Described once, in the server's instructions (omitted: the default collection; search: every collection).
+# Described once, in the server's instructions (server.INSTRUCTIONS), not in each tool that takes them: the
+# collection (omitted: the default collection; search: every collection), and the ingest tools' source, tags (and
+# their limits: the model still enforces them), metadata, chunking and force; response_format; paging.
 CollectionArg = Annotated[UserName | None, Field(default=None)]
+
+
+def said_once(*keywords: str) -> Callable[[dict[str, Any]], None]:
+    """A property's schema without the keywords the instructions state for it (the model still enforces them)."""
+
+    def drop(schema: dict[str, Any]) -> None:
+        for keyword in keywords:
+            schema.pop(keyword, None)
+
+    return drop
+
+
+TAG_LIST_SCHEMA = WithJsonSchema({"type": "array", "items": {"type": "string"}})
 TagsArg = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
     Field(default=None, max_length=MAX_TAGS),
+    TAG_LIST_SCHEMA,
 ]
 TagFilterArg = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
     Field(default=None, max_length=MAX_TAGS, description="Only passages carrying every one of these tags."),
+    TAG_LIST_SCHEMA,
 ]
 ChunkingArg = Annotated[
-    Literal["default", "dense", "sparse"],
-    Field(default="default", description="200 tokens a chunk; dense 100 (precise), sparse 400 (long prose)."),
+    Literal["default", "dense", "sparse"], Field(default="default", json_schema_extra=said_once("default"))
 ]
 # What 'detailed' adds is named in each output schema's description.
-FormatArg = Annotated[Literal["concise", "detailed"], Field(default="concise")]
-SourceArg = Annotated[
-    str | None,
-    Field(
-        default=None,
-        max_length=2048,
-        description="Filterable label, e.g. 'sharepoint' (default: the path; not the identity).",
-    ),
-]
-ForceArg = Annotated[
-    bool,
-    Field(default=False, description="Re-ingest even if unchanged."),
-]
-MetadataArg = Annotated[dict[str, Any] | None, Field(default=None, description="Stored with every chunk.")]
+FormatArg = Annotated[Literal["concise", "detailed"], Field(default="concise", json_schema_extra=said_once("default"))]
+SourceArg = Annotated[str | None, Field(default=None, max_length=2048)]
+ForceArg = Annotated[bool, Field(default=False, json_schema_extra=said_once("default"))]
+# Where a page of a list or a text starts (0: the start); the instructions say how paging goes.
+OffsetArg = Annotated[int, Field(default=0, ge=0, json_schema_extra=said_once("default", "minimum"))]
+MetadataArg = Annotated[dict[str, Any] | None, Field(default=None)]
 QueryArg = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to find, in words.")]
 TopKArg = Annotated[int, Field(default=5, ge=1, le=MAX_TOP_K)]
 
@@ -63,7 +73,8 @@ class Stages(BaseModel):
 
 
 class IngestNames(TypedDict, total=False):
-    """How the ingested thing was named by the caller: the tool's own name field of IngestOutput."""
+    """How the ingested thing was named by the caller: each ingest tool fills its own of these IngestOutput fields
+    (one output shape for the three tools: shown once in tools/list)."""
 
     file_name: str | None
     name: str | None
@@ -80,13 +91,10 @@ class IngestOutput(ToolOutput):
             "processing_time_ms, stages, warnings."
         }
     )
-    status: Literal["indexed", "replaced", "updated", "skipped"] | None = Field(
-        default=None,
-        description="replaced: re-embedded; updated: labels only.",
-    )
+    status: Literal["indexed", "replaced", "updated", "skipped"] | None = None  # said in the instructions
     collection: str | None = None
     chunks_created: int | None = None
-    job_id: str | None = Field(default=None, description="Still running: poll get_job_status.")
+    job_id: str | None = None  # still running: the instructions say to poll get_job_status
     # detailed only
     doc_id: SkipJsonSchema[str | None] = None
     key: SkipJsonSchema[str | None] = None
@@ -97,18 +105,10 @@ class IngestOutput(ToolOutput):
     processing_time_ms: SkipJsonSchema[float | None] = None
     stages: SkipJsonSchema[Stages | None] = None
     warnings: SkipJsonSchema[list[str] | None] = None
-
-
-# Each ingest tool's answer names what it ingested its own way.
-class FileIngestOutput(IngestOutput):
+    # what was ingested, named as the tool names it: ingest_document file_name, ingest_text name, ingest_from_url
+    # url and content_type
     file_name: str | None = None
-
-
-class TextIngestOutput(IngestOutput):
     name: str | None = None
-
-
-class UrlIngestOutput(IngestOutput):
     url: str | None = None
     content_type: str | None = None
 
@@ -143,13 +143,15 @@ class SearchResultItem(PassageItem):
     file_type: SkipJsonSchema[str | None] = None
     updated: SkipJsonSchema[str | None] = None  # the document's last change (file mtime, page date)
     why: SkipJsonSchema[ScoreParts | None] = None
+    regions: SkipJsonSchema[list[PageRegions] | None] = None  # where it lies on its pages (evidence.py)
+    units: SkipJsonSchema[list[UnitItem] | None] = None  # the tables and figures it holds
 
 
 class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
-            "description": "'detailed' adds searched_chunks, search_time_ms and per result tags, metadata, "
-            "file_type, updated (document's last change), why (score's dense and keyword parts, ranks)."
+            "description": "'detailed' adds searched_chunks, search_time_ms; per result tags, metadata, file_type, "
+            "updated (last change), why (dense and keyword scores, ranks), regions, units."
         }
     )
     query: str | None = None

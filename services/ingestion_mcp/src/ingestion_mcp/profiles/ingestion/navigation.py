@@ -7,9 +7,12 @@ Each answer fits the response budget; a cut one says `truncated` and which call 
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from collections.abc import Callable
+from typing import Annotated, Literal
 
-from ingestion_contracts.gateway import DocumentStructure, OutlineSection
+from ingestion_contracts.gateway import DocumentStructure, OutlineSection, SearchHit
+from ingestion_contracts.regions import Unit
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,10 +25,22 @@ from ...tools.annotations import READ
 from ...tools.common import profile_tools, result
 from .documents import DocRefArg, KeyArg, resolve_doc_id
 from .documents import doc_name as short_name
-from .models import CollectionArg, FormatArg, ToolOutput, render_error
+from .evidence import (
+    PAGED_FILE_TYPES,
+    PageRegions,
+    ShownImage,
+    UnitItem,
+    crop_of,
+    grouped,
+    image_content,
+    whole_units,
+)
+from .models import CollectionArg, FormatArg, OffsetArg, ToolOutput, render_error
 
-StartCharArg = Annotated[int, Field(default=0, ge=0)]  # a cut answer names the call that reads on
+StartCharArg = OffsetArg  # a cut answer names the call that reads on
 PREAMBLE = "(before the first heading)"
+MAX_FIGURES = 3  # crops one answer carries (each is an image of up to 1 MB)
+UNLOCATED = " It was indexed before boxes were kept (no regions): ingest it again with force=true to locate its text."
 
 
 class OutlineEntry(BaseModel):
@@ -51,7 +66,7 @@ class OutlineOutput(ToolOutput):
 
 
 class SectionOutput(ToolOutput):
-    model_config = ConfigDict(json_schema_extra={"description": "'detailed' adds heading_levels and chunks."})
+    model_config = ConfigDict(json_schema_extra={"description": "'detailed' adds heading_levels, chunks, regions."})
     doc_id: str | None = None
     name: str | None = None
     position: int | None = None
@@ -63,16 +78,21 @@ class SectionOutput(ToolOutput):
     next_start_char: int | None = None
     heading_levels: SkipJsonSchema[list[int] | None] = None
     chunks: SkipJsonSchema[list[int] | None] = None  # first and last chunk index
+    regions: SkipJsonSchema[list[PageRegions] | None] = None  # offsets in content
 
 
 class PageText(BaseModel):
     page: int
     text: str
     headings: SkipJsonSchema[list[str] | None] = None  # detailed: the sections that begin on the page
+    size: SkipJsonSchema[list[float] | None] = None  # detailed: [width, height] in points
+    boxes: SkipJsonSchema[list[list[float]] | None] = None  # detailed: [start, end, x0, top, x1, bottom]
 
 
 class PagesOutput(ToolOutput):
-    model_config = ConfigDict(json_schema_extra={"description": "'detailed' adds each page's headings."})
+    model_config = ConfigDict(
+        json_schema_extra={"description": "'detailed' adds each page's headings, size, boxes; chunk_index: units."}
+    )
     doc_id: str | None = None
     name: str | None = None
     page_count: int | None = None
@@ -80,6 +100,8 @@ class PagesOutput(ToolOutput):
     truncated: bool | None = None
     next_page: int | None = None
     next_start_char: int | None = None
+    units: SkipJsonSchema[list[UnitItem] | None] = None  # the passage's tables (Markdown) and figures, whole
+    images: SkipJsonSchema[list[ShownImage] | None] = None  # what the image content shows, in order
 
 
 def doc_name(doc: DocumentStructure) -> str:
@@ -98,6 +120,22 @@ def _norm(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+# A heading's own numbering, printed before its title ("Part II", "Chapter 3", "Appendix A", "3.2.1", "IV."): an agent
+# asks for "Plotting styles" where the manual prints "Part II Plotting styles".
+_LABEL = r"(?i:part|chapter|section|appendix|annex|book)"
+_NUMBERING = re.compile(rf"^(?:{_LABEL}\s+\S+|(?:{_LABEL}\s+)?(?:[IVXLCDM]+|\d+(?:\.\d+)*|[A-Z](?=\.))\.?)\s+")
+
+
+def _bare(title: str) -> str:
+    """The title without the numbering printed before it; the title itself when nothing would be left."""
+    return _norm(_NUMBERING.sub("", " ".join(title.split()), count=1)) or _norm(title)
+
+
+def _matching(doc: DocumentStructure, wanted: list[str], norm: Callable[[str], str]) -> list[OutlineSection]:
+    want = [norm(t) for t in wanted]
+    return [s for s in doc.sections if want and [norm(t) for t in s.heading_path[-len(want) :]] == want]
+
+
 def find_section(doc: DocumentStructure, heading: list[str] | None, position: int | None) -> OutlineSection:
     """The section at an outline position, or the one whose heading path ends with `heading`."""
     if (heading is None) == (position is None):
@@ -114,8 +152,8 @@ def find_section(doc: DocumentStructure, heading: list[str] | None, position: in
                 code="SECTION_NOT_FOUND",
             )
         return doc.sections[position]
-    wanted = [_norm(t) for t in heading or []]
-    found = [s for s in doc.sections if wanted and [_norm(t) for t in s.heading_path[-len(wanted) :]] == wanted]
+    # The titles as printed first; only where none matches, the titles without their numbering ("Part II").
+    found = _matching(doc, heading or [], _norm) or _matching(doc, heading or [], _bare)
     if len(found) == 1:
         return found[0]
     if not found:
@@ -145,18 +183,42 @@ def section_end(doc: DocumentStructure, section: OutlineSection, subsections: bo
     return last
 
 
-def page_texts(doc: DocumentStructure, first: int, last: int) -> list[PageText]:
-    """The text of each page first..last that holds any (a page begins where the previous one ends)."""
+def page_ranges(doc: DocumentStructure, first: int, last: int) -> list[tuple[int, int, int]]:
+    """(page, start, end) in the content of each page first..last that holds any text."""
     starts = doc.page_starts
-    texts = []
+    ranges = []
     for i, start in enumerate(starts):
         if first <= start.page <= last:
             end = starts[i + 1].offset if i + 1 < len(starts) else len(doc.content)
-            texts.append(PageText(page=start.page, text=doc.content[start.offset : end]))
-    return texts
+            ranges.append((start.page, start.offset, end))
+    return ranges
 
 
-def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three tools, one reading each
+def page_texts(doc: DocumentStructure, first: int, last: int) -> list[PageText]:
+    """The text of each page first..last that holds any (a page begins where the previous one ends)."""
+    return [PageText(page=page, text=doc.content[start:end]) for page, start, end in page_ranges(doc, first, last)]
+
+
+def located_page(doc: DocumentStructure, page: PageText, start: int) -> None:
+    """Fill a page's size and boxes (offsets in its text as shown, which begins at ``start`` in the content)."""
+    on_page = [r for r in doc.regions or [] if r.page == page.page]
+    for found in grouped(on_page, doc.page_sizes, shift=start, limit=len(page.text)):
+        page.size, page.boxes = found.size, found.boxes
+
+
+def section_regions(doc: DocumentStructure, start: int, end: int, shown: int) -> list[PageRegions] | None:
+    """The regions of content start..end, as offsets in the ``shown`` characters an answer gives from ``start``."""
+    if doc.regions is None:
+        return None
+    inside = [r for r in doc.regions if r.end > start and r.start < end]
+    return grouped(inside, doc.page_sizes, shift=start, limit=shown)
+
+
+def unlocated(doc: DocumentStructure) -> bool:
+    return doc.file_type in PAGED_FILE_TYPES and doc.regions is None
+
+
+def register(server: MCPServer, state: AppState) -> None:  # three tools, one reading each
     tool = profile_tools(server, render_error)
 
     @tool(READ)
@@ -164,11 +226,17 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         doc_id: DocRefArg = None,
         key: KeyArg = None,
         collection: CollectionArg = None,
-        offset: Annotated[int, Field(default=0, ge=0)] = 0,
+        offset: OffsetArg = 0,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, OutlineOutput]:
         """A document's sections in order: heading, level, page, size in tokens."""
         doc = await read_structure(state, collection, doc_id, key)
+        state.library.budget.check_start(
+            offset,
+            len(doc.sections),
+            f"offset {offset}: '{doc_name(doc)}' has {len(doc.sections)} sections",
+            f"Ask for offset 0-{len(doc.sections) - 1}.",
+        )
         detailed = response_format == "detailed"
         entries = [
             OutlineEntry(
@@ -212,6 +280,12 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         section = find_section(doc, heading, position)
         last = section_end(doc, section, subsections)
         text = doc.content[section.start : last.end]
+        state.library.budget.check_start(
+            start_char,
+            len(text),
+            f"start_char {start_char}: the section holds {len(text)} characters",
+            "Read it from start_char=0, or the next section by its position.",
+        )
         content, truncated = state.library.budget.window(text, start_char)
         pages = [p for s in doc.sections[section.position : last.position + 1] for p in (s.page, s.page_end) if p]
         answer = SectionOutput(
@@ -221,11 +295,15 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
             next_start_char=start_char + len(content) if truncated else None,
             heading_levels=section.heading_levels if response_format == "detailed" else None,
             chunks=[section.chunk_start, last.chunk_end] if response_format == "detailed" else None,
+            regions=section_regions(doc, section.start + start_char, last.end, len(content))
+            if response_format == "detailed" else None,
             message=f"'{' > '.join(section.heading_path) or PREAMBLE}' of '{doc_name(doc)}': characters "
             f"{start_char}-{start_char + len(content)} of {len(text)}.",
         )  # fmt: skip
         if truncated:
             answer.message = f"{answer.message} Call again with start_char={start_char + len(content)} for the rest."
+        if response_format == "detailed" and unlocated(doc):
+            answer.message = f"{answer.message}{UNLOCATED}"
         return result(answer)
 
     @tool(READ)
@@ -237,46 +315,126 @@ def register(server: MCPServer, state: AppState) -> None:  # noqa: C901  # three
         last_page: Annotated[int | None, Field(default=None, ge=1, description="Default: first_page.")] = None,
         start_char: StartCharArg = 0,
         response_format: FormatArg = "concise",
+        chunk_index: Annotated[int | None, Field(default=None, ge=0, description="A search result's.")] = None,
+        image: Annotated[Literal["page", "figure"] | None, Field(default=None)] = None,
     ) -> Annotated[CallToolResult, PagesOutput]:
-        """The text of pages first_page..last_page of a PDF or slides, page by page."""
+        """The text of pages first_page..last_page of a PDF or slides, page by page. chunk_index adds that
+        passage's tables and figures whole; image='page' adds first_page as a picture with it marked, 'figure'
+        its figures (else first_page's)."""
+        name = state.collection(collection)
         doc = await read_structure(state, collection, doc_id, key)
-        last = last_page or first_page
-        if last < first_page:
-            raise ToolFailure(f"last_page ({last}) is before first_page ({first_page}).",
-                              "Give first_page <= last_page.", code="INVALID_ARGUMENT")  # fmt: skip
-        if not doc.page_starts:
-            raise ToolFailure(
-                f"'{doc_name(doc)}' has no pages (a {doc.file_type} document).",
-                "Read it by section (get_document_outline, get_document_section) or with get_document.",
-                code="NO_PAGES",
-            )
-        count = doc.page_count or doc.page_starts[-1].page
-        if first_page > count:
-            raise ToolFailure(f"'{doc_name(doc)}' has {count} pages; there is no page {first_page}.",
-                              f"Ask for pages 1-{count}.", code="PAGE_NOT_FOUND")  # fmt: skip
-        pages = page_texts(doc, first_page, last)
-        if response_format == "detailed":
-            for page in pages:
-                page.headings = [" > ".join(s.heading_path) for s in doc.sections if s.page == page.page and
-                                 s.heading_path and doc.content[s.start : s.end].lstrip().startswith("#")]  # fmt: skip
-        budget, shown, cut = state.library.budget.chars, list[PageText](), None
-        for i, page in enumerate(pages):
-            skip = start_char if i == 0 else 0
-            text = page.text[skip : skip + budget]
-            shown.append(PageText(page=page.page, text=text, headings=page.headings))
-            budget -= len(text)
-            if skip + len(text) < len(page.text):
-                cut = (page.page, skip + len(text))
-                break
-            if budget <= 0 and i + 1 < len(pages):
-                cut = (pages[i + 1].page, 0)
-                break
-        answer = PagesOutput(success=True, doc_id=doc.doc_id, name=doc_name(doc), page_count=count, pages=shown,
-                             truncated=True if cut else None, next_page=cut[0] if cut else None,
-                             next_start_char=cut[1] if cut else None)  # fmt: skip
-        held = [p.page for p in shown]
-        answer.message = (f"Pages {held[0]}-{held[-1]} of '{doc_name(doc)}' ({count} pages)." if held
-                          else f"Pages {first_page}-{last} of '{doc_name(doc)}' hold no text.")  # fmt: skip
-        if cut:
-            answer.message += f" Call again with first_page={cut[0]}, start_char={cut[1]} for the rest."
-        return result(answer)
+        answer = read_pages(state, doc, first_page, last_page, start_char, detailed=response_format == "detailed")
+        passage = await state.library.passage(name, doc.doc_id, chunk_index) if chunk_index is not None else None
+        if passage is not None:
+            answer.units = whole_units(doc, passage) or None
+        if image is None:
+            return result(answer)
+        pictures, answer.images = [], []
+        if image == "page":
+            picture = await state.library.page_image(name, doc.doc_id, first_page, chunk=chunk_index)
+            pictures.append(image_content(picture))
+            answer.images.append(ShownImage(page=first_page, kind="page", marked=picture.marked if passage else None,
+                                            passage_pages=picture.passage_pages or None))  # fmt: skip
+            note = page_note(first_page, last_page, passage is not None, picture.marked, picture.passage_pages)
+            answer.message = f"{answer.message}{note}"
+        else:
+            for unit in figures_of(doc, passage, first_page):
+                picture = await state.library.page_image(name, doc.doc_id, unit.page, crop=crop_of(unit))
+                pictures.append(image_content(picture))
+                answer.images.append(ShownImage(page=unit.page, kind="figure"))
+            answer.message = f"{answer.message} {len(pictures)} figure(s) as pictures, in the order of images."
+        shown = result(answer)
+        shown.content.extend(pictures)
+        return shown
+
+
+def page_count(doc: DocumentStructure, first_page: int, last: int) -> int:
+    """The document's page count, once pages first_page..last are known to be there to read."""
+    if last < first_page:
+        raise ToolFailure(f"last_page ({last}) is before first_page ({first_page}).",
+                          "Give first_page <= last_page.", code="INVALID_ARGUMENT")  # fmt: skip
+    if not doc.page_starts:
+        raise ToolFailure(
+            f"'{doc_name(doc)}' has no pages (a {doc.file_type} document).",
+            "Read it by section (get_document_outline, get_document_section) or with get_document.",
+            code="NO_PAGES",
+        )
+    count = doc.page_count or doc.page_starts[-1].page
+    if first_page > count:
+        raise ToolFailure(f"'{doc_name(doc)}' has {count} pages; there is no page {first_page}.",
+                          f"Ask for pages 1-{count}.", code="PAGE_NOT_FOUND")  # fmt: skip
+    return count
+
+
+def read_pages(
+    state: AppState, doc: DocumentStructure, first_page: int, last_page: int | None, start_char: int, *, detailed: bool
+) -> PagesOutput:
+    """Pages first_page..last_page of a document's text, within the response budget (the text of the tool)."""
+    last = last_page or first_page
+    count = page_count(doc, first_page, last)
+    ranges = page_ranges(doc, first_page, last)
+    pages = [PageText(page=page, text=doc.content[start:end]) for page, start, end in ranges]
+    if pages and pages[0].page == first_page:
+        state.library.budget.check_start(
+            start_char,
+            len(pages[0].text),
+            f"start_char {start_char}: page {first_page} holds {len(pages[0].text)} characters",
+            f"Read page {first_page} from start_char=0, or the next page.",
+        )
+    if detailed:
+        for page in pages:
+            page.headings = [" > ".join(s.heading_path) for s in doc.sections if s.page == page.page and
+                             s.heading_path and doc.content[s.start : s.end].lstrip().startswith("#")]  # fmt: skip
+    budget, shown, cut = state.library.budget.chars, list[PageText](), None
+    for i, (page, (_, offset, _)) in enumerate(zip(pages, ranges, strict=True)):
+        skip = start_char if i == 0 else 0
+        text = page.text[skip : skip + budget]
+        shown.append(PageText(page=page.page, text=text, headings=page.headings))
+        if detailed:
+            located_page(doc, shown[-1], offset + skip)
+        budget -= len(text)
+        if skip + len(text) < len(page.text):
+            cut = (page.page, skip + len(text))
+            break
+        if budget <= 0 and i + 1 < len(pages):
+            cut = (pages[i + 1].page, 0)
+            break
+    answer = PagesOutput(success=True, doc_id=doc.doc_id, name=doc_name(doc), page_count=count, pages=shown,
+                         truncated=True if cut else None, next_page=cut[0] if cut else None,
+                         next_start_char=cut[1] if cut else None)  # fmt: skip
+    held = [p.page for p in shown]
+    answer.message = (f"Pages {held[0]}-{held[-1]} of '{doc_name(doc)}' ({count} pages)." if held
+                      else f"Pages {first_page}-{last} of '{doc_name(doc)}' hold no text.")  # fmt: skip
+    if cut:
+        answer.message += f" Call again with first_page={cut[0]}, start_char={cut[1]} for the rest."
+    if detailed and unlocated(doc):
+        answer.message += UNLOCATED
+    return answer
+
+
+def page_note(page: int, last_page: int | None, asked: bool, marked: int, passage_pages: list[int]) -> str:
+    """What the page picture shows, and where to look when the passage is not on it."""
+    note = f" Page {page} is the first image" + (" (one page a call)." if last_page and last_page > page else ".")
+    if asked and marked:
+        note += f" The passage is marked on it ({marked} boxes)."
+    elif asked and passage_pages:
+        note += (
+            f" The passage lies on page(s) {', '.join(map(str, passage_pages))}: ask for first_page={passage_pages[0]}."
+        )
+    elif asked:
+        note += " The passage has no boxes (indexed before they were kept): ingest the document again with force=true."
+    return note
+
+
+def figures_of(doc: DocumentStructure, passage: SearchHit | None, page: int) -> list[Unit]:
+    """The figures a passage holds, else those on ``page``; at most MAX_FIGURES."""
+    found = [u for u in (passage.units or []) if u.kind == "figure"] if passage is not None else [
+        u for u in doc.units or [] if u.kind == "figure" and u.page == page]  # fmt: skip
+    if not found:
+        where = "the passage" if passage is not None else f"page {page}"
+        raise ToolFailure(
+            f"No figure of '{doc_name(doc)}' is known on {where}.",
+            "Ask for image='page' to see the whole page, or search for the figure's caption.",
+            code="FIGURE_NOT_FOUND",
+        )
+    return found[:MAX_FIGURES]

@@ -21,7 +21,6 @@ from .models import (
     IngestOutput,
     MetadataArg,
     TagsArg,
-    UrlIngestOutput,
     render_error,
 )
 from .tools import ingest_output, ingest_via_job
@@ -38,23 +37,15 @@ def register(server: MCPServer, state: AppState) -> None:
         url: Annotated[str, Field(min_length=8, max_length=2048, description="http(s) URL.")],
         ctx: Context,
         collection: CollectionArg = None,
-        source: Annotated[
-            str | None,
-            Field(
-                default=None,
-                max_length=256,
-                description="Filterable label; default: the URL's domain.",
-            ),
-        ] = None,
+        source: Annotated[str | None, Field(default=None, max_length=256)] = None,
         tags: TagsArg = None,
         chunking: ChunkingArg = "default",
         response_format: FormatArg = "concise",
         metadata: MetadataArg = None,
         force: ForceArg = False,
-    ) -> Annotated[CallToolResult, UrlIngestOutput]:
+    ) -> Annotated[CallToolResult, IngestOutput]:
         """Fetch a web page or hosted document (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text) and ingest it:
-        HTML reduced to its main content, private addresses refused. Identified by its final URL; unchanged
-        content is skipped."""
+        HTML reduced to its main content, private addresses refused. Identified by its final URL."""
         params = {
             "url": url, "collection": state.collection(collection), "source": source, "tags": tags,
             "chunking": chunking, "metadata": metadata, "force": force,

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from ...errors import ToolFailure
 from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
-from ...tools.annotations import FETCH, READ, REMOVE, WRITE
+from ...tools.annotations import FETCH, LARGE_RESULT, READ, REMOVE, WRITE
 from ...tools.common import ToolDecorator, profile_tools, result
 
 SERVER_NAME = "mcpvectordb"
@@ -249,7 +249,7 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
         documents = [document_record(doc) for doc in found]
         return result(DocumentsResult(documents=documents, count=len(documents)))
 
-    @tool(READ)
+    @tool(READ, meta=LARGE_RESULT)  # the spec answers the whole document
     async def get_document(
         doc_id: Annotated[str, Field(pattern=DOC_ID_PATTERN)],
     ) -> Annotated[CallToolResult, DocumentResult]:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import ToolFailure
 from ...state import AppState
-from ...tools.annotations import READ, REMOVE, WRITE
+from ...tools.annotations import LARGE_RESULT, READ, REMOVE, WRITE
 from ...tools.common import ToolDecorator, profile_tools, result
 
 _STORE_RE = re.compile(NAME_PATTERN)
@@ -136,7 +136,7 @@ def _register_write(tool: ToolDecorator, state: AppState) -> None:
 
 
 def _register_read(tool: ToolDecorator, state: AppState) -> None:
-    @tool(READ)
+    @tool(READ, meta=LARGE_RESULT)  # up to 1,000 matches with their callers' metadata
     async def vector_search(
         query: Annotated[list[float], Field(description="Query embedding vector")],
         k: Annotated[int, Field(ge=1, le=MAX_K, description="Number of results to return")] = 10,

@@ -26,7 +26,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError
 from pydantic import ValidationError
 
-from ..jobs.cancel_relay import _body, _replaying
+from .body import read_body, replaying
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -82,10 +82,10 @@ class ParseGuard:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
             await self.app(scope, receive, send)
             return
-        body, more = await _body(receive, self.max_body)
+        body, more = await read_body(receive, self.max_body)
         error = None if more else refusal(body)  # a body over the limit: the SDK refuses it with its own error
         if error is None:
-            await self.app(scope, _replaying(body, more, receive), send)
+            await self.app(scope, replaying(body, more, receive), send)
             return
         payload = json.dumps(error).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]

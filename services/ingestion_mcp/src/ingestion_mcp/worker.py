@@ -23,21 +23,21 @@ from typing import Any
 
 from arq.connections import RedisSettings
 from arq.worker import Retry, async_check_health, func
-from pydantic import ValidationError
 from servicekit import idle_trimmer
+from servicekit.settings import settings_or_exit
 
-from ..access import audit
-from ..access.policy import on_behalf_of
-from ..embedded.services import open_backend
-from ..errors import ToolFailure, failure_from
-from ..profiles import NAMES
-from ..profiles.record import load
-from ..settings import McpSettings
-from ..state import AppState
-from . import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
-from .lease import Lease, claim, new_token
-from .queue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
-from .queue_worker import QueueWorker, alive, lost
+from .access import audit
+from .access.policy import on_behalf_of
+from .embedded.services import open_backend
+from .errors import ToolFailure, failure_from
+from .jobs import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
+from .jobs.lease import Lease, claim, new_token
+from .jobs.queue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
+from .jobs.queue_worker import QueueWorker, alive, lost
+from .profiles import NAMES
+from .profiles.record import load
+from .settings import McpSettings
+from .state import AppState
 
 log = logging.getLogger("ingestion_mcp.worker")
 WATCH_S = 0.5
@@ -333,11 +333,7 @@ def build_worker(settings: McpSettings, **options: Any) -> QueueWorker:
 
 def load_settings() -> McpSettings:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        settings = McpSettings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise SystemExit(f"ingestion-mcp-worker: invalid configuration: {problems}") from None
+    settings = settings_or_exit(McpSettings, "ingestion-mcp-worker")
     if not settings.broker_url:
         raise SystemExit(
             "ingestion-mcp-worker: set INGESTION_MCP_BROKER_URL (e.g. redis://localhost:6379/0) to the broker "
@@ -356,7 +352,7 @@ def main(argv: list[str] | None = None) -> None:
     from servicekit import configure_allocators, configure_idle_trim, configure_logging
 
     configure_allocators()  # before the worker's threads start (docs/memory.md)
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, json_logs=settings.json_logs)
     configure_idle_trim(settings.idle_trim_s)
     audit.configure(settings.audit_log)  # its own sink: on at any log level
     asyncio.set_event_loop(asyncio.new_event_loop())

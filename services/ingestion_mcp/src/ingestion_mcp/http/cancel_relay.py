@@ -26,6 +26,8 @@ from typing import Any
 
 import anyio
 
+from .body import read_body, replaying
+
 log = logging.getLogger("ingestion_mcp.cancel_relay")
 SESSION_HEADER = b"mcp-session-id"
 CHANNEL = "ingestion-mcp:cancel"
@@ -88,9 +90,9 @@ class LegacyCancelMiddleware:
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body, more = await _body(receive, self.max_body)
+        body, more = await read_body(receive, self.max_body)
         message = _parse(body) if not more else None
-        replay = _replaying(body, more, receive)
+        replay = replaying(body, more, receive)
         method = message.get("method") if message else None
         if message and method == "initialize" and "id" in message:
             await self.app(scope, replay, _with_session(send, uuid.uuid4().hex))
@@ -174,34 +176,6 @@ async def _subscribed(relay: CancelRelay, client: Any) -> None:
     finally:
         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
             await pubsub.aclose()
-
-
-async def _body(receive: Any, limit: int) -> tuple[bytes, bool]:
-    """The request body, read up to the SDK's own size limit; ``more`` when it is larger (the SDK refuses it)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        chunks.append(chunk)
-        size += len(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks), False
-        if size > limit:
-            return b"".join(chunks), True
-
-
-def _replaying(body: bytes, more: bool, receive: Any) -> Any:
-    sent = False
-
-    async def replay() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": more}
-        return await receive()
-
-    return replay
 
 
 def _parse(body: bytes) -> dict[str, Any] | None:

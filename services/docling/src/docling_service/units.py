@@ -1,0 +1,175 @@
+"""Tables and figures as units of the model-free PDF reading: a table gets its caption, figures are found.
+
+- A table's caption is the "Table N ..." paragraph just before or after it on its page.
+- A figure is found from its caption: the "Figure N ..." (or "Fig. N") line, and the graphics (paths, images,
+  shadings) PDFium finds in the band of its column between it and the body text above it (the nearest line of
+  text as wide as half the column, else the page's first line: a running header), or below it when that band
+  holds none; the figure is their box with the labels (text lines) inside it. The caption's paragraph carries it,
+  so the chunk holding the caption holds the figure: searchable by its caption and the text around it.
+- A raster image of at least ``MIN_PICTURE_SIDE`` points a side that no caption claimed is a figure without one,
+  carried by the paragraph nearest below it on its page (else the one nearest above).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from docling.utils.locks import pypdfium2_lock
+
+from .markdown import Segment
+from .regions import Box, UnitDraft, caption_kind, rounded, union
+
+log = logging.getLogger("docling_service.units")
+
+MIN_FIGURE_HEIGHT = 12.0  # points: graphics lower than this (a rule under a heading) are no figure
+MIN_PICTURE_SIDE = 36.0  # half an inch: smaller images are bullets, logos, icons
+BACKGROUND_SHARE = 0.6  # a graphic over this share of the page is its background, not a figure
+_GRAPHICS = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_SHADING)
+
+
+@dataclass(frozen=True)
+class Graphic:
+    box: Box
+    picture: bool  # a raster image
+
+
+def _box(segment: Segment) -> Box | None:
+    return union(line.box for line in segment.located) if segment.located else None
+
+
+def _overlaps_x(a: Box, b: Box, slack: float = 0.0) -> bool:
+    return a[0] - slack < b[2] and b[0] - slack < a[2]
+
+
+def _gap_y(a: Box, b: Box) -> float:
+    """Vertical distance between two boxes (0 when they overlap)."""
+    return max(a[1] - b[3], b[1] - a[3], 0.0)
+
+
+def page_graphics(data: bytes, pages: set[int]) -> tuple[dict[int, list[Graphic]], dict[int, float]]:
+    """The graphics of the given pages (1-based), top-left origin, page backgrounds left out; and each page's width."""
+    found: dict[int, list[Graphic]] = {}
+    widths: dict[int, float] = {}
+    if not pages:
+        return found, widths
+    with pypdfium2_lock:
+        document = pdfium.PdfDocument(data)
+        try:
+            for number in sorted(pages):
+                if number > len(document):
+                    continue
+                page = document[number - 1]
+                width, height = page.get_size()
+                graphics = []
+                for obj in page.get_objects(filter=list(_GRAPHICS), max_depth=4):
+                    left, bottom, right, top = obj.get_bounds()
+                    box = rounded((left, height - top, right, height - bottom))
+                    if (box[2] - box[0]) * (box[3] - box[1]) <= BACKGROUND_SHARE * width * height:
+                        graphics.append(Graphic(box, obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE))
+                found[number], widths[number] = graphics, width
+                page.close()
+        finally:
+            document.close()
+    return found, widths
+
+
+def _column(caption: Box, lines: list[Box], width: float) -> tuple[float, float]:
+    """The left and right edges of the text column the caption is centred in (the whole page when none)."""
+    middle = (caption[0] + caption[2]) / 2
+    holding = [line for line in lines if line[0] <= middle <= line[2] and line[2] - line[0] >= 0.3 * width]
+    if not holding:
+        return 0.0, width
+    return min(line[0] for line in holding), max(line[2] for line in holding)
+
+
+def figure_box(caption: Box, lines: list[Box], graphics: list[Graphic], width: float) -> Box | None:
+    """The figure a caption names: the graphics of its column between it and the body text above it (else below
+    it), with the labels among them; None when that band holds no graphic."""
+    left, right = _column(caption, lines, width)
+    wide = [line for line in lines if line[2] - line[0] >= 0.5 * (right - left) and line[0] < right and line[2] > left]
+    column = [g for g in graphics if left - 2 <= g.box[0] and g.box[2] <= right + 2]
+    above = [line[3] for line in wide if line[3] <= caption[1] + 1]
+    top = max(above) if above else min((line[1] for line in lines), default=0.0)
+    below = [line[1] for line in wide if line[1] >= caption[3] - 1 and line != caption]
+    bottom = min(below) if below else max((line[3] for line in lines), default=caption[3])
+    for band in ((top, caption[1] + 1), (caption[3] - 1, bottom)):
+        inside = [g.box for g in column if band[0] - 0.5 <= g.box[1] and g.box[3] <= band[1] + 0.5]
+        if inside and (union(inside)[3] - union(inside)[1] > MIN_FIGURE_HEIGHT or any(g.picture for g in column)):
+            box = union(inside)
+            labels = [line for line in lines if _inside(line, box)]
+            return rounded(union([box, *labels]))
+    return None
+
+
+def _caption_tables(segments: list[Segment]) -> list[Segment]:
+    out = list(segments)
+    for index, segment in enumerate(out):
+        if segment.kind != "table" or not segment.units or segment.units[0].caption:
+            continue
+        for neighbour in (index - 1, index + 1):
+            if 0 <= neighbour < len(out) and out[neighbour].page == segment.page:
+                text = out[neighbour].text
+                if out[neighbour].kind in ("paragraph", "caption") and caption_kind(text) == "table":
+                    drafts = (dataclasses.replace(segment.units[0], caption=text), *segment.units[1:])
+                    out[index] = dataclasses.replace(segment, units=drafts)
+                    break
+    return out
+
+
+def _nearest(segments: list[Segment], page: int, box: Box) -> int | None:
+    """The segment on ``page`` nearest below ``box`` (else nearest above) that has a place on it."""
+    placed = [(i, b) for i, s in enumerate(segments) if s.page == page and (b := _box(s)) is not None]
+    below = [(b[1] - box[3], i) for i, b in placed if b[1] >= box[3] - 2]
+    above = [(box[1] - b[3], i) for i, b in placed if b[3] <= box[1] + 2]
+    for side in (below, above):
+        if side:
+            return min(side)[1]
+    return min(placed, key=lambda item: _gap_y(item[1], box))[0] if placed else None
+
+
+def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
+    captions = {i: box for i, s in enumerate(segments)
+                if s.page and caption_kind(s.text) == "figure" and (box := _box(s)) is not None}  # fmt: skip
+    pages = {s.page for s in segments if s.page}
+    try:
+        graphics, widths = page_graphics(data, pages)
+    except Exception as exc:  # a page PDFium cannot read keeps its text; only its figures go
+        log.warning("figure search failed; figures are left out", exc_info=exc)
+        return segments
+    out = list(segments)
+    claimed: list[Box] = []
+    for index, caption in captions.items():
+        page = segments[index].page
+        assert page is not None
+        lines = [line.box for segment in segments if segment.page == page for line in segment.located]
+        first_line = next((line.box for line in segments[index].located), caption)  # "Figure 1." itself
+        figure = figure_box(first_line, lines, graphics.get(page, []), widths.get(page, 0.0))
+        if figure is not None:
+            draft = UnitDraft("figure", page, rounded(figure), segments[index].text)
+            out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))
+            claimed.append(figure)
+    for page, found in graphics.items():
+        for graphic in found:
+            box = graphic.box
+            big = box[2] - box[0] >= MIN_PICTURE_SIDE and box[3] - box[1] >= MIN_PICTURE_SIDE
+            if not graphic.picture or not big or any(_inside(box, c) for c in claimed):
+                continue
+            carrier = _nearest(out, page, box)
+            if carrier is not None:
+                drafts = (*out[carrier].units, UnitDraft("figure", page, box))
+                out[carrier] = dataclasses.replace(out[carrier], units=drafts)
+                claimed.append(box)
+    return out
+
+
+def _inside(box: Box, outer: Box) -> bool:
+    return box[0] >= outer[0] - 1 and box[1] >= outer[1] - 1 and box[2] <= outer[2] + 1 and box[3] <= outer[3] + 1
+
+
+def with_units(segments: list[Segment], data: bytes) -> list[Segment]:
+    """Tables with their captions, and the figures of the PDF on the paragraphs that carry them."""
+    return _with_figures(_caption_tables(segments), data)

@@ -1,0 +1,349 @@
+"""What a folder sync looks at: the walk, its include/exclude globs and ignore files, links, and which files
+can be read (ingest/sync.py decides what to write).
+
+- Globs are checked before anything runs: a malformed one ("[unclosed", an empty one, one that climbs out
+  with "..") is refused with what is wrong; they match the folder-relative path or the file name, ignoring
+  case ("*.MD" takes "a.md": a case slip must not drop a folder's files), and "dir/" means all under dir.
+- Ignore files (ingest/ignores.py) hide what git would hide; hidden entries (".git", ".obsidian") are skipped.
+- A file is read by the converter (EXTENSIONS: PDF, Office, HTML, Markdown, text, images), or as plain text
+  when its type is text-like (reStructuredText, AsciiDoc, Org, TeX, source code, configuration, "README",
+  "copyright": by its extension, else by its first 8 KiB being UTF-8 without NUL bytes); any other file is
+  `Skipped`, counted by extension in the answer, never dropped without a word.
+- A symbolic link is judged by its target: one that leads to a file of this folder is that file (one
+  document, keyed by the real path); one into another folder synced into the same collection is that
+  folder's document (left to its sync); one elsewhere under the allowed roots is this folder's document under
+  the link's own path; one out of the roots, broken or looping is refused. Linked folders are not followed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+from ingestion_contracts.docling import EXTENSIONS
+
+from ..errors import ToolFailure
+from ..sources.paths import inside_any
+from .ignores import Ignores, is_ignore_file
+
+MAX_PATTERNS = 100
+MAX_PATTERN_CHARS = 512
+SNIFF_BYTES = 8192
+NO_EXTENSION = "no extension"
+
+
+def _extensions(names: str) -> frozenset[str]:
+    return frozenset("." + name for name in names.split())
+
+
+# Read as plain text without looking inside (the converter does not know them).
+TEXT_EXTENSIONS = _extensions(
+    "rst rest adoc asciidoc asc org tex latex ltx sty cls bib texi texinfo pod rdoc textile "
+    "wiki csv tsv json jsonl ndjson yaml yml toml ini cfg conf config properties xml xsd xsl "
+    "py pyi pyx ipynb js mjs cjs ts tsx jsx java kt kts scala groovy gradle go rs c h cc "
+    "cpp cxx hpp hh hxx cs fs swift m mm rb php pl pm lua r jl hs ml mli ex exs erl hrl "
+    "clj el lisp scm rkt dart vb ps1 bat cmd sh bash zsh fish ksh awk sed sql graphql proto "
+    "css scss sass less vue svelte mk make cmake dockerfile diff patch vim tf hcl nix srt vtt "
+    "log 1 2 3 4 5 6 7 8 9 man"
+)
+# Not ingested, skipped without reading them: binary formats, and keys and certificates (secrets).
+SKIPPED_EXTENSIONS = _extensions(
+    "gz tgz bz2 xz lz lzma zst z zip tar 7z rar jar war whl egg deb rpm apk dmg iso img "
+    "bin exe dll so a o obj lib dylib pyc pyo class wasm gif bmp ico webp svg svgz heic psd "
+    "eps ps dvi mp3 wav flac ogg m4a aac mp4 m4v mkv webm avi mov wmv ttf otf woff woff2 "
+    "eot sqlite db doc xls ppt odt ods odp odg rtf epub mobi pdb gpg sig p12 pfx der crt "
+    "key pem cer kdbx lock"
+)
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    folder: str
+    collection: str
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    recursive: bool = True  # False: the top level only; documents of sub-folders are out of view (kept)
+    prune: bool = True
+    dry_run: bool = False
+    key_prefix: str | None = None  # None: the folder's real path; "": folder-relative keys (the notes vault)
+    recheck: bool = False  # every file goes to the pipeline, which still skips an unchanged hash (`full`)
+    # Only these folder-relative paths (files or folders) changed: a watched folder's batch is synced in time
+    # proportional to the batch, not to the folder. Empty: the whole folder.
+    paths: tuple[str, ...] = ()
+    # The most documents a sync removes; None: the bound (ingest/sync.py: over 25% and over 10 removes none).
+    max_removals: int | None = None
+    ignore_files: bool = True  # .gitignore / .ingestionignore honoured
+    # Real paths of the other folders synced into the same collection: a link into one is that folder's document.
+    elsewhere: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str  # folder-relative, forward slashes (a link to a file of the folder: that file's)
+    path: Path  # the file to read (a link's target)
+    size: int
+    mtime_ns: int
+    text: bool = False  # a text-like type the converter does not know: read as plain text
+
+
+@dataclass(frozen=True)
+class Refusal:
+    rel: str
+    reason: str
+    folder: bool = False  # a folder that could not be listed: the documents under it are kept
+
+
+@dataclass(frozen=True)
+class Skipped:
+    rel: str
+    extension: str  # lower case with the dot, or NO_EXTENSION
+
+
+# -- include / exclude ------------------------------------------------------------------------------------
+def pattern_problem(pattern: str) -> str | None:
+    """What is wrong with one include/exclude glob (None: nothing)."""
+    if not pattern.strip():
+        return "it is empty"
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"it is longer than {MAX_PATTERN_CHARS} characters"
+    if any(ord(ch) < 32 for ch in pattern):
+        return "it contains control characters"
+    if pattern.startswith("/"):
+        return "it starts with '/', but globs match paths inside the folder (e.g. 'docs/*.md')"
+    if "\\" in pattern:
+        return "it contains '\\': separate folders with '/'"
+    if ".." in PurePosixPath(pattern).parts:
+        return "it contains '..', which no path inside the folder has"
+    return _bracket_problem(pattern)
+
+
+def _bracket_problem(pattern: str) -> str | None:
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern[i] == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":  # a leading ']' is a member of the set
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:
+                return f"the '[' at position {i + 1} opens a character set that no ']' closes"
+            i = j
+        i += 1
+    return None
+
+
+def check_patterns(include: tuple[str, ...] | list[str], exclude: tuple[str, ...] | list[str]) -> None:
+    """Refuse malformed globs before anything is read or written (a glob that matches nothing empties a folder)."""
+    for name, patterns in (("include", include), ("exclude", exclude)):
+        if len(patterns) > MAX_PATTERNS:
+            raise ToolFailure(
+                f"Too many {name} patterns ({len(patterns)}); at most {MAX_PATTERNS}.",
+                "Use fewer, broader globs, or an .ingestionignore file in the folder.",
+                code="INVALID_PATTERN",
+            )
+        for pattern in patterns:
+            problem = pattern_problem(pattern)
+            if problem is not None:
+                shown = pattern[:80].encode("unicode_escape").decode()
+                raise ToolFailure(
+                    f"The {name} pattern '{shown}' is malformed: {problem}. Nothing was synced.",
+                    "Globs match the path inside the folder or the file name: '*.md', 'notes/*', '[ab]*.txt'; "
+                    "'[[]' matches a literal '['.",
+                    code="INVALID_PATTERN",
+                )
+
+
+@lru_cache(maxsize=256)
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(fnmatch.translate(p + "*" if p.endswith("/") else p), re.IGNORECASE) for p in patterns)
+
+
+def _matches(rel: str, patterns: tuple[str, ...]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return any(p.match(rel) or p.match(name) for p in _compiled(patterns))
+
+
+def matches_filters(rel: str, options: SyncOptions) -> bool:
+    """Whether the include/exclude globs take this folder-relative path."""
+    if options.include and not _matches(rel, options.include):
+        return False
+    return not _matches(rel, options.exclude)
+
+
+# -- what a file is -----------------------------------------------------------------------------------------
+def extension_of(name: str) -> str:
+    suffix = PurePosixPath(name).suffix.lower()
+    return suffix or NO_EXTENSION
+
+
+def looks_like_text(path: Path) -> bool:
+    """UTF-8 without NUL bytes in its first 8 KiB (a cut multi-byte character at the end is fine)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    if not head or b"\x00" in head:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def reading(name: str, path: Path, indexed: bool) -> str | None:
+    """ "convert" (the converter knows the type), "text" (read as plain text), None (cannot be ingested)."""
+    extension = extension_of(name)
+    if extension in EXTENSIONS:
+        return "convert"
+    if extension in TEXT_EXTENSIONS or indexed:  # an indexed file was found to be text before: not read again
+        return "text"
+    if extension in SKIPPED_EXTENSIONS:
+        return None
+    return "text" if looks_like_text(path) else None
+
+
+# -- the walk ------------------------------------------------------------------------------------------------
+@dataclass
+class Walk:
+    """One sync's view of the folder: its options, ignore files, and which keys are indexed already."""
+
+    root: Path
+    roots: list[Path]
+    options: SyncOptions
+    indexed: Callable[[str], bool] = lambda rel: False
+    ignores: Ignores = field(init=False)
+    elsewhere: list[Path] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ignores = Ignores(self.root, self.options.ignore_files)
+        self.elsewhere = [Path(f) for f in self.options.elsewhere if Path(f) != self.root]
+
+    def all(self, start: Path | None = None) -> Iterator[Entry | Refusal | Skipped]:
+        """Every candidate under the folder (or its sub-folder `start`), streamed, A to Z per folder."""
+        first = start or self.root
+        stack: list[tuple[Path, str]] = [(first, self.rel(first))]
+        while stack:
+            folder, folder_rel = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                yield Refusal(folder_rel or ".", f"cannot list folder: {exc.strerror or exc}", True)
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
+                yield from self.one(Path(entry.path), rel, stack, entry)
+
+    def in_scope(self) -> Iterator[Entry | Refusal | Skipped]:
+        """The whole folder, or only the changed paths (options.paths): a folder among them is walked, a file
+        looked at, a path that is gone yields nothing (the prune drops its documents). A changed ignore file
+        stands for its folder. Hidden and ignored paths, and without recursion sub-folders, are out of scope."""
+        scope = scope_paths(self.options.paths)
+        if scope is None:
+            yield from self.all()
+            return
+        for rel in scope:
+            parts = PurePosixPath(rel).parts
+            if not self.options.recursive and len(parts) > 1:
+                continue
+            path = self.root.joinpath(*parts)
+            is_dir = path.is_dir() and not path.is_symlink()
+            if self.ignores.path_ignored(rel, is_dir):
+                continue
+            if is_dir:
+                if self.options.recursive:
+                    yield from self.all(start=path)
+            elif path.exists() or path.is_symlink():
+                yield from self.one(path, rel, [])
+
+    def one(
+        self, path: Path, rel: str, stack: list[tuple[Path, str]], entry: os.DirEntry[str] | None = None
+    ) -> Iterator[Entry | Refusal | Skipped]:
+        """One path of the folder (`entry`: as the folder listing gave it, which saves a system call or two)."""
+        target, key_rel = path, rel
+        link = entry.is_symlink() if entry is not None else path.is_symlink()
+        if link:
+            found = self._link(path, rel)
+            if found is None or isinstance(found, Refusal):
+                if found is not None and not self.ignores.ignored(rel, False) and matches_filters(rel, self.options):
+                    # a broken link named like a file that is skipped anyway (NEWS.gz) is skipped, not a failure
+                    skipped = extension_of(path.name) in SKIPPED_EXTENSIONS
+                    yield Skipped(rel, extension_of(path.name)) if skipped else found
+                return
+            target, key_rel = found
+        try:
+            st = entry.stat() if entry is not None else path.stat()  # (a link's target: links were judged above)
+        except OSError as exc:
+            yield Refusal(rel, f"cannot stat: {exc.strerror or exc}")
+            return
+        if stat.S_ISDIR(st.st_mode):
+            if self.options.recursive and not link and not self.ignores.ignored(rel, True):
+                stack.append((path, rel))
+            return
+        if self.ignores.ignored(rel, False) or not matches_filters(rel, self.options):
+            return
+        if not stat.S_ISREG(st.st_mode):
+            yield Refusal(rel, "not a regular file (fifo, socket or device)")
+            return
+        how = reading(target.name, target, self.indexed(key_rel))
+        if how is None:
+            yield Skipped(rel, extension_of(target.name))
+            return
+        if not os.access(path, os.R_OK):
+            yield Refusal(rel, "file is not readable (permission denied)")
+            return
+        yield Entry(key_rel, target, st.st_size, st.st_mtime_ns, text=how == "text")
+
+    def _link(self, path: Path, rel: str) -> tuple[Path, str] | Refusal | None:
+        """A link's target file and the relative key it is indexed under; None: not this folder's to index."""
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return Refusal(rel, "broken or looping symbolic link")
+        if not inside_any(real, self.roots):
+            return Refusal(rel, "symbolic link that leads outside the allowed folders")
+        if real.is_dir():
+            return None  # linked folders are not followed: no loops, no double counting
+        if real.is_relative_to(self.root):
+            return real, self.rel(real)  # the same document as the file it names
+        if inside_any(real, self.elsewhere):
+            return None  # another synced folder's document: its sync keeps it
+        return real, rel
+
+    def rel(self, path: Path) -> str:
+        return PurePosixPath(*path.relative_to(self.root).parts).as_posix() if path != self.root else ""
+
+
+def scope_paths(paths: tuple[str, ...]) -> list[str] | None:
+    """The changed paths a scoped sync looks at (None: the whole folder, as when none are given): a changed
+    ignore file stands for its folder (the top one's for the whole folder), a path under another one in the
+    list is dropped with it, unsafe and hidden paths are dropped."""
+    if not paths:
+        return None
+    wanted: set[str] = set()
+    for rel in paths:
+        parts = PurePosixPath(rel).parts
+        if not parts or rel.startswith("/") or ".." in parts:
+            continue
+        if is_ignore_file(parts[-1]):
+            parts = parts[:-1]
+            if not parts:
+                return None
+        if any(p.startswith(".") for p in parts):
+            continue
+        wanted.add("/".join(parts))
+    return sorted(r for r in wanted if not any(r.startswith(o + "/") for o in wanted))

@@ -1,0 +1,55 @@
+"""Keyword search in each document's own language, accents typed either way (issue 38, points 4 and 8).
+
+Real sentences from Debian's installation guide (German, French) and gnuplot's manual (an accented name), in one
+collection: each is found by its own words in another form (plural for singular, with or without accents)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GERMAN = [
+    "Eine Standard-Installation für die amd64-Architektur inklusive aller Standardpakete und dem Standard-Kernel "
+    "benötigt 1242 MB Festplattenplatz.",
+    "Benötigt die neue Version eines Programms neuere zugrundeliegende Software, so stellt das Debian-Paketsystem "
+    "sicher, dass die benötigte Software automatisch identifiziert und mit installiert wird.",
+]
+FRENCH = (
+    "La licence GPL oblige à donner le code source du programme lorsque vous distribuez une copie binaire de ce "
+    "programme ; cet article assure que tout utilisateur pourra modifier le programme."
+)
+ENGLISH = "Major contributors (alphabetic order): Christoph Bersch, Hans-Bernhard Bröker, John Campbell."
+
+
+async def _keyword(client: Any, search: Any, collection: str, query: str) -> list[str]:
+    found = await search(client, query=query, collections=[collection], mode="keyword", top_k=5)
+    return [hit["source"] for hit in found["hits"]]
+
+
+async def test_each_language_is_found_by_its_own_words_and_accents_either_way(
+    client: Any, unique: Any, upsert: Any, make_doc: Any, search: Any
+) -> None:
+    name = unique("languages")
+    for source, text in [("de-1.md", GERMAN[0]), ("de-2.md", GERMAN[1]), ("fr.md", FRENCH), ("en.md", ENGLISH)]:
+        await upsert(client, name, make_doc(source, [text], title=source))
+    assert (await _keyword(client, search, name, "Standardpaket"))[:1] == ["de-1.md"]  # singular finds the plural
+    assert (await _keyword(client, search, name, "Paketsysteme"))[:1] == ["de-2.md"]  # and the reverse
+    assert (await _keyword(client, search, name, "copies binaires"))[:1] == ["fr.md"]
+    assert (await _keyword(client, search, name, "distribué"))[:1] == ["fr.md"]  # an accent the text lacks
+    for typed in ("Bröker", "Broker", "BRÖKER"):
+        assert (await _keyword(client, search, name, typed))[:1] == ["en.md"], typed
+
+
+@pytest.mark.parametrize("engine", ["milvus", "lance"])
+async def test_a_collection_keeps_the_analysis_it_was_built_with(
+    engine: str, open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, search: Any
+) -> None:
+    db = tmp_path / "old.db"
+    async with open_gateway(db, index_engine=engine, bm25_analysis="snowball_en") as (client, _):
+        await upsert(client, "old", make_doc("old.md", ["The mutations were found in the genomes."], title="Old"))
+    async with open_gateway(db, index_engine=engine) as (client, app):  # today's default: snowball_multi
+        assert app.state.gateway.store.analysis_of("old") == "snowball_en"
+        found = await search(client, query="mutated genome", collections=["old"], mode="keyword")
+        assert [hit["source"] for hit in found["hits"]] == ["old.md"]
