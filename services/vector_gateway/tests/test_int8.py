@@ -1,4 +1,4 @@
-"""int8 embeddings (int8.py): chosen from the CPU and the index, made once beside the fp32 export, close to fp32's
+"""int8 embeddings (int8.py): chosen from the CPU and the index, made once in the model's cache folder, close to fp32's
 vectors, recorded with each collection, and never mixed with fp32's unknowingly."""
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def test_the_int8_embedder_is_close_to_fp32_and_says_what_it_is(
     assert not np.allclose(quantized, full, atol=1e-4)  # ... but other vectors: hence the identity
     query = np.asarray(int8_embedder.embed_query(TEXTS[2]))
     assert int(np.argmax(full @ query)) == 2
-    # Made once beside the fp32 export: its layers' weights in int8 (the word embeddings stay fp32).
-    graph = int8.int8_file(onnx_file(resolve_model("")[1]))
+    # Made once in the model's cache folder: its layers' weights in int8 (the word embeddings stay fp32).
+    graph = int8.int8_file(onnx_file(resolve_model("")[1]).parent)
     assert graph.is_file() and graph.stat().st_size < 0.8 * graph.with_name("model.onnx").stat().st_size
 
 

