@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+
 def _bench_dir() -> Path:
     """BENCH_DIR, else shared/bench beside the checkout (/work/main -> /work/shared) or further up (a worktree)."""
     if named := os.environ.get("BENCH_DIR"):

@@ -6,6 +6,7 @@ on both stores. What is left is what only Lance does.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -158,6 +159,15 @@ def _indexed(store: LanceStore, name: str) -> None:
         time.sleep(0.2)
 
 
+def ivf_partitions(table: Any, vector: list[float]) -> int:
+    """The IVF partitions of a table's vector index, as a search that may probe them all ranks them (Lance's plan
+    metrics are the one place that shows them without the pylance package)."""
+    plan = table.search(vector, vector_column_name="vector").distance_type("cosine").nprobes(10_000)
+    ranked = re.findall(r"partitions_ranked=(\d+)", plan.limit(1).analyze_plan())
+    assert len(ranked) == 1, ranked
+    return int(ranked[0])
+
+
 def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +206,9 @@ def test_upkeep_builds_the_vector_index_and_new_rows_stay_searchable(
     while len(data_files()) > 1 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(data_files()) == 1 and table.count_rows() == 400
+    # The compaction and the index optimisation after the build kept its 16 partitions (Lance re-partitioned an
+    # index made with a partition count to its own default size: 16 became 1, and 1M rows' 1,000 became 33).
+    assert ivf_partitions(table, row(5)["vector"]) == 16
     indexed = [
         r["chunk_id"] for _, r in store.search("big", mode="semantic", vector=query, text="", limit=5, where=None)
     ]
