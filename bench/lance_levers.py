@@ -56,13 +56,13 @@ LEVERS: dict[str, list[tuple[str, int, int | None, int | None]]] = {
     "ivf_pq_1000": [(f"probes {p}, refine {r}", p, None, r) for p in (8, 16, 24) for r in (2, 5, 10)],
     "ivf_sq_1000": [(f"probes {p}, refine {r}", p, None, r) for p in (16, 24, 32, 48, 64, 80, 96) for r in (None, 2)],
     # the table itself, with the index the engine's upkeep made (bench.scale --phase reindex: IVF_SQ on all its rows)
-    "store": [(f"probes {p}, refine {r}", p, None, r) for p in (64, 80, 96, 128) for r in (None, 2)],
+    "store": [(f"probes {p}, refine {r}", p, None, r) for p in (24, 32, 48, 64, 96) for r in (None, 2)],
 }
 # The timed pass (under quiet-run): the finalists only; every lever's recall is in the exploratory runs.
 FINALISTS: dict[str, list[str]] = {
     "ivf_flat_1000": ["probes 24", "probes 32", "probes 40", "probes 48"],
     "ivf_sq_1000": [f"probes {p}, refine {r}" for p in (24, 48, 64, 80, 96) for r in (None, 2)],
-    "store": [f"probes {p}, refine {r}" for p in (64, 80, 96, 128) for r in (None, 2)],
+    "store": [f"probes {p}, refine {r}" for p in (24, 32, 48, 64, 96) for r in (None, 2)],
 }
 
 
