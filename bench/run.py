@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
@@ -112,7 +113,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             result["throughput"]["measured_at"] = stamp()
             log(f"  {result['throughput']}")
-        if "latency" not in args.skip and "quality" not in args.skip:
+        if os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE") == "lance":
+            log("latency: skipped (its baseline is raw pymilvus on the Milvus Lite index)")
+        elif "latency" not in args.skip and "quality" not in args.skip:
             log("latency: MCP tool vs gateway API vs raw pymilvus")
             queries = list(data.queries.values())[: args.latency_queries]
             milvus_uri = str(args.work_dir / "milvus.db")

@@ -98,7 +98,10 @@ class ServiceStack:
         self.auth_token = auth_token
         workdir.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k not in SERVICE_URL_NAMES and k != "AUTH_TOKEN"}
-        env |= {"HF_HUB_OFFLINE": "1", "VECTOR_GATEWAY_MILVUS_URI": str(workdir / "milvus.db")}
+        # The stack of separate processes has a deployment's shape, and deployments serve Milvus: the fault tests
+        # here (a worker frozen while the gateway stores, a gateway killed mid-upsert) were made on its timings.
+        env |= {"HF_HUB_OFFLINE": "1", "VECTOR_GATEWAY_MILVUS_URI": str(workdir / "milvus.db"),
+                "VECTOR_GATEWAY_INDEX_ENGINE": "milvus"}  # fmt: skip
         env |= {"DOCLING_LOG_LEVEL": "INFO", "CHUNKER_LOG_LEVEL": "INFO", "VECTOR_GATEWAY_LOG_LEVEL": "INFO"}
         if auth_token:
             env["AUTH_TOKEN"] = auth_token

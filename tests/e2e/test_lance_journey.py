@@ -29,6 +29,7 @@ NOTES = {
 }
 QUERIES = ["harbour lantern inspection", "pear trees flowering", "wardens of the quay"]
 LANCE = {"VECTOR_GATEWAY_INDEX_ENGINE": "lance"}
+MILVUS_LITE = {"VECTOR_GATEWAY_INDEX_ENGINE": "milvus"}
 
 
 async def _top(client: Client, query: str, **more: Any) -> list[str]:
@@ -49,7 +50,8 @@ async def test_a_laptop_index_moves_to_lance_and_keeps_serving(tmp_path: Path) -
     docs.mkdir()
     for name, text in NOTES.items():
         (docs / name).write_text(text, encoding="utf-8")
-    async with Client(server_params(docs, data), read_timeout_seconds=300) as client:
+    # The index an earlier version made: Milvus Lite was the embedded default before issue 39.
+    async with Client(server_params(docs, data, **MILVUS_LITE), read_timeout_seconds=300) as client:
         for name in NOTES:
             out = await call(client, "ingest_document", file_path=str(docs / name), tags=["notes"])
             assert out["status"] == "indexed", out

@@ -99,7 +99,7 @@ async def test_make_run_says_once_ready_where_it_serves_and_that_connection_work
     url = match.group(1)
     assert url == f"http://127.0.0.1:{port}/mcp"
     block = stderr.block()
-    assert f"tools: ingestion; data: {(tmp_path / 'data').resolve()}" in block, block
+    assert f"tools: ingestion; data: {(tmp_path / 'data').resolve()} (index: lance)" in block, block
     assert f"Claude Code: claude mcp add --transport http ingestion {url}" in block, block
     config = json.loads(next(line for line in block if line.startswith("other clients: ")).split(": ", 1)[1])
     assert config == {"mcpServers": {"ingestion": {"type": "http", "url": url}}}
@@ -126,5 +126,5 @@ async def test_stdio_keeps_stdout_for_the_protocol_and_says_one_line_on_stderr(t
                 time.sleep(0.5)
     lines = [json.loads(line) for line in errlog.read_text().splitlines() if line.strip()]
     assert [(line["event"], line["msg"]) for line in lines] == [
-        ("ready", f"{READY} on stdio; tools: ingestion; data: {(tmp_path / 'data').resolve()}")
+        ("ready", f"{READY} on stdio; tools: ingestion; data: {(tmp_path / 'data').resolve()} (index: lance)")
     ], lines
