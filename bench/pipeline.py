@@ -37,18 +37,34 @@ class Stack:
 @contextlib.asynccontextmanager
 async def open_stack(data_dir: Path) -> AsyncIterator[Stack]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # The retrieval benchmarks stay on Milvus Lite, where their figures since issue 1 were taken and where raw
-    # pymilvus is the latency baseline; VECTOR_GATEWAY_INDEX_ENGINE=lance runs them on the default (bench.run then
-    # skips the raw path). bench.scale --quality compares the engines through the tool.
-    os.environ.setdefault("VECTOR_GATEWAY_INDEX_ENGINE", "milvus")
     for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
         os.environ.pop(name, None)
     settings = McpSettings(data_dir=data_dir, allowed_roots=[data_dir], request_timeout_s=3600)
     data_dir.mkdir(parents=True, exist_ok=True)
-    with service_logs(data_dir / "services.log", settings.log_level):
+    # The retrieval benchmarks stay on Milvus Lite, where their figures since issue 1 were taken and where raw
+    # pymilvus is the latency baseline; VECTOR_GATEWAY_INDEX_ENGINE=lance runs them on the default (bench.run then
+    # skips the raw path); bench.scale --quality compares the engines through the tool. Set for this stack only:
+    # a test that runs a benchmark in process must not move the processes it starts later onto Milvus.
+    engine = os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE") or "milvus"
+    with environment(VECTOR_GATEWAY_INDEX_ENGINE=engine), service_logs(data_dir / "services.log", settings.log_level):
         async with embedded_backend(settings) as backend:
             await model_loaded(backend)
             yield Stack(settings, backend, Ingestor(backend, settings))
+
+
+@contextlib.contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """These variables set while the block runs, then as they were (unset where they were unset)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 async def model_loaded(backend: Backend, timeout_s: float = 600) -> None:
