@@ -154,8 +154,9 @@ def _ranked(
     fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
     phrase = lexical.phrase(query.text) if fusion.phrase_floor > 0 else None
     # An exact phrase is looked for in a deeper BM25 ranking, with each chunk's text; where the mode ranks by
-    # BM25, its first `limit` are that mode's keyword list (one query, not two).
-    depth, reused = max(limit, PHRASE_DEPTH), phrase is not None and "keyword" in kinds and fields is not None
+    # BM25, its first `limit` are that mode's keyword list (one query, not two; keyword mode then fetches the
+    # fields of the hits it answers with, as hybrid does).
+    depth, reused = max(limit, PHRASE_DEPTH), phrase is not None and "keyword" in kinds
     look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS) if phrase else None
     lists: dict[str, tuple[Candidates, bool]] = {}
     if len(kinds) == 2 and not reused:  # both rankings at once (an engine that releases the GIL runs them alike)
@@ -176,9 +177,10 @@ def _ranked(
         fused = fusion.fuse(keyed["semantic"], keyed["keyword"])
     else:
         fused = fusion.single(keyed[query.mode], "dense" if query.mode == "semantic" else "keyword")
-    partial = False
+    partial = reused  # the keyword list came with the lookup's fields only
     if phrase is not None:
-        fused, partial = _exact(store, query, fusion, fused, entities, lookup[0], phrase)
+        fused, joined = _exact(store, query, fusion, fused, entities, lookup[0], phrase)
+        partial = partial or joined
     # A hit scored 0 in every part (a dense candidate below the calibration's floor, in no keyword list) is no
     # result: it says nothing and costs the caller tokens. Nothing deeper can score more than `deeper`.
     ranked = [ScoredHit(f, *entities[key]) for key, f in fused if relevant(f)]
