@@ -80,3 +80,10 @@ async def test_short_queries_are_never_phrases(client, nettle, search, mode: str
         for hit in found["hits"]:
             assert hit["phrase_score"] == 0, (query, hit)
             assert hit["score"] == pytest.approx(hit["dense_score"] + hit["keyword_score"], abs=2e-6)
+
+
+async def test_a_search_can_leave_phrases_out(client, nettle, search) -> None:
+    """find_similar's probes (a whole chunk as the query, by meaning) ask for no phrase lookup."""
+    query = COPIED[1][0]
+    found = await search(client, query=query, collections=[nettle], mode="semantic", top_k=6, exact_phrase=False)
+    assert found["hits"] and all(h["phrase_score"] == 0 for h in found["hits"])

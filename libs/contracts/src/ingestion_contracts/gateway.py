@@ -291,6 +291,11 @@ class SearchRequest(WireModel):
     include_total: bool = Field(
         default=False, description="Also count the chunks searched (one more query; always done when nothing matched)."
     )
+    exact_phrase: bool = Field(
+        default=True,
+        description="Raise passages that hold a query of 4+ words word for word (phrase_score; a semantic search pays "
+        "one BM25 query for it); false: meaning and terms only, as find_similar's whole-chunk probes ask.",
+    )
 
     @field_validator("filters")
     @classmethod

@@ -60,6 +60,7 @@ class Query:
     top_k: int
     where: Where | None
     min_score: float | None = None
+    exact_phrase: bool = True  # look for the query word for word (SearchRequest.exact_phrase)
 
 
 def relevant(fused: Fused) -> bool:
@@ -152,7 +153,7 @@ def _ranked(
     with only the fields an exact-phrase lookup read (to fetch before answering)."""
     kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
     fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
-    phrase = lexical.phrase(query.text) if fusion.phrase_floor > 0 else None
+    phrase = lexical.phrase(query.text) if fusion.phrase_floor > 0 and query.exact_phrase else None
     # An exact phrase is looked for in a deeper BM25 ranking, with each chunk's text; where the mode ranks by
     # BM25, its first `limit` are that mode's keyword list (one query, not two; keyword mode then fetches the
     # fields of the hits it answers with, as hybrid does).
