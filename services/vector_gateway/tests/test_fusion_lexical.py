@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from vector_gateway.calibration import DENSE_FLOOR, KEYWORD_HALF, dense_score, keyword_score
-from vector_gateway.fusion import Fusion
-from vector_gateway.lexical import analyze
+from vector_gateway.fusion import Fused, Fusion
+from vector_gateway.lexical import analyze, phrase, phrase_text
 
 
 def _scores(fused) -> dict:
@@ -95,3 +95,23 @@ def test_multi_language_analysis_keeps_english_terms_and_marks_the_others() -> N
     assert query[:2] == ["mutat", "cell"] and all(LANGUAGE_MARK in term for term in query[2:])
     assert f"de{LANGUAGE_MARK}standardpak" in analyze_query("Standardpaket", "snowball_multi").split()
     assert analyze("Standardpakete", "snowball_multi", "de") == f"de{LANGUAGE_MARK}standardpak"
+
+
+def test_an_exact_phrase_ignores_case_accents_ligatures_punctuation_and_markdown() -> None:
+    stored = "**Note:** the ﬁle is read by `set\\_term` — Hans-Bernhard Bröker's\nfix."
+    for typed in ("the file is read by set_term", "THE FILE IS READ BY SET TERM", "hans bernhard broker s fix"):
+        assert phrase(typed) is not None and phrase(typed) in phrase_text(stored), typed
+    assert phrase("the file is written by set_term") not in phrase_text(stored)  # a word differs
+    assert phrase("is read by set") is not None and phrase("ead by set term") not in phrase_text(stored)  # whole words
+    # Too short to be a phrase: under four words, or fewer than two that are not stop words.
+    assert [phrase(q) for q in ("read by Bröker", "set term", "it is in the", "")] == [None, None, None, None]
+    assert phrase("read by set_term") == " read by set term "  # set_term: two words, as the stored "set\\_term"
+
+
+def test_an_exact_phrase_lifts_a_score_onto_the_floor_and_keeps_the_order() -> None:
+    fusion = Fusion(phrase_floor=0.5)
+    low, high = Fused(0.1, 0.2), Fused(0.4, 0.3)
+    assert fusion.exact(low).score == pytest.approx(0.5 + 0.5 * 0.3)
+    assert fusion.exact(high).score == pytest.approx(0.5 + 0.5 * 0.7)
+    assert fusion.exact(low).phrase == pytest.approx(0.5 * 0.7) and fusion.exact(Fused(0.6, 0.4)).score == 1.0
+    assert low.score < fusion.exact(low).score < fusion.exact(high).score  # raised, in the same order

@@ -26,6 +26,10 @@ MAX_ORDER = 2**63 - 1  # write orders are signed 64-bit integers (servicekit.wri
 # measured in bench/TUNING.md "Calibrated scores").
 # keyword: best effort (BM25 matches any shared word; no threshold keeps 90% of answers and drops 90% off-topic).
 RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
+# The least score, in every mode, of a passage that holds a query of 4+ words word for word (its words in order,
+# case, accents, punctuation and Markdown marks aside): score = EXACT_PHRASE_SCORE + (1 - it) x its own score
+# (vector_gateway/search.py; docs/search-scores.md, "Exact phrases").
+EXACT_PHRASE_SCORE = 0.5
 MAX_QUERY_CHARS = 4000
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4
@@ -287,6 +291,11 @@ class SearchRequest(WireModel):
     include_total: bool = Field(
         default=False, description="Also count the chunks searched (one more query; always done when nothing matched)."
     )
+    exact_phrase: bool = Field(
+        default=True,
+        description="Raise passages that hold a query of 4+ words word for word (phrase_score; a semantic search pays "
+        "one BM25 query for it); false: meaning and terms only, as find_similar's whole-chunk probes ask.",
+    )
 
     @field_validator("filters")
     @classmethod
@@ -329,10 +338,16 @@ class SearchHit(WireModel):
     token_count: int
     score: float = Field(
         description="0..1, higher is better; calibrated, so it means the same for every query and collection: "
-        "hybrid = dense_score + keyword_score. Hybrid 0.35 or more: relevant with the bundled model."
+        "dense_score + keyword_score + phrase_score. Hybrid 0.35 or more: relevant with the bundled model."
     )
     dense_score: float = Field(default=0.0, description="Dense (meaning) part of score: weight x calibrated cosine.")
     keyword_score: float = Field(default=0.0, description="Keyword (BM25) part of score: weight x calibrated BM25.")
+    phrase_score: float = Field(
+        default=0.0,
+        description="Exact-phrase part of score: a passage that holds the query (4+ words) word for word scores "
+        f"{EXACT_PHRASE_SCORE} + {1 - EXACT_PHRASE_SCORE} x (dense_score + keyword_score), at least "
+        f"{EXACT_PHRASE_SCORE} in every mode; 0 for any other passage.",
+    )
     dense_rank: int | None = Field(
         default=None, description="Rank in the dense candidate list (1 = first); none: absent."
     )

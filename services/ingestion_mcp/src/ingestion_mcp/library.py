@@ -246,6 +246,7 @@ class Library:
         searches = await asyncio.gather(*(
             self.search(SearchRequest(
                 query=chunk.text[:MAX_QUERY_CHARS], collections=[collection], mode="semantic", top_k=wanted,
+                exact_phrase=False,  # by meaning: a whole chunk as a phrase would cost a BM25 query per probe
             ))
             for chunk in probes.chunks if chunk.text.strip()
         ))  # fmt: skip

@@ -18,7 +18,11 @@ length and ``min_score`` keeps its meaning.
 
 The candidate lists come from every collection searched, merged by raw score before fusing, so a search
 over three collections ranks as one over one collection holding the same chunks.
-Every fused hit keeps its two parts: ``score == dense + keyword`` (what a detailed search shows).
+
+A passage that holds the query word for word (``Fusion.exact``; search.py finds them) is raised onto
+``[phrase_floor, 1]``: ``phrase_floor + (1 - phrase_floor) x score``, in every mode and method. Its order among
+such passages stays; above every other passage scoring less than its raised score.
+Every fused hit keeps its parts: ``score == dense + keyword + phrase`` (what a detailed search shows).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
+
+from ingestion_contracts.gateway import EXACT_PHRASE_SCORE
 
 from .calibration import dense_score, keyword_score
 from .lexical import content_words
@@ -37,16 +43,18 @@ Ranked = Sequence[tuple[K, float]]  # (hit key, raw score), best first
 
 @dataclass(frozen=True)
 class Fused:
-    """A hit's fused score and its two contributions (0 for a list the hit is not in); ranks from 1."""
+    """A hit's fused score and its contributions (0 for a list the hit is not in; ``phrase``: what an exact phrase
+    added, Fusion.exact); ranks from 1."""
 
     dense: float
     keyword: float
     dense_rank: int | None = None
     keyword_rank: int | None = None
+    phrase: float = 0.0
 
     @property
     def score(self) -> float:
-        return self.dense + self.keyword
+        return self.dense + self.keyword + self.phrase
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class Fusion:
     rrf_k: int = 60
     short_alpha: float | None = 0.6  # None: alpha for every query
     short_words: int = 5
+    phrase_floor: float = EXACT_PHRASE_SCORE  # the least score of a passage holding the query; 0: no exact phrases
 
     def for_query(self, text: str) -> Fusion:
         """The fusion for this query: ``short_alpha`` when it has at most ``short_words`` content words."""
@@ -82,6 +91,22 @@ class Fusion:
             (key, Fused(transform(raw), 0.0, rank, None) if kind == "dense" else Fused(0.0, transform(raw), None, rank))
             for rank, (key, raw) in enumerate(ranked, 1)
         ]
+
+    def part(self, kind: Literal["dense", "keyword"], raw: float, hybrid: bool) -> float:
+        """What a raw score (cosine, BM25) of a hit found beyond its list adds to its score, as ``fuse`` or
+        ``single`` weigh it."""
+        if self.method != "calibrated":
+            return 0.0  # a rank-based part needs the whole list: a hit found beyond it has none
+        if kind == "dense":
+            return (self.alpha if hybrid else 1.0) * dense_score(raw)
+        return (1.0 - self.alpha if hybrid else 1.0) * keyword_score(raw)
+
+    def exact(self, fused: Fused) -> Fused:
+        """``fused`` of a passage that holds the query word for word: raised to ``phrase_floor + (1 - phrase_floor)
+        x score`` (the lift is its ``phrase`` part), so it scores at least ``phrase_floor`` and keeps its order
+        among exact passages."""
+        base = min(max(fused.dense + fused.keyword, 0.0), 1.0)
+        return replace(fused, phrase=self.phrase_floor * (1.0 - base))
 
     def ceiling(self, cosine: float | None, bm25: float | None) -> float:
         """The best score a hit ranked below both of these raw scores can reach (calibrated only)."""

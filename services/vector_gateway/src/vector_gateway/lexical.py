@@ -161,3 +161,26 @@ def document_language(texts: Sequence[str]) -> str:
 def content_words(text: str) -> int:
     """How many words of ``text`` BM25 matches on (stop words left out), whatever a collection's analysis."""
     return sum(word not in ENGLISH_STOP_WORDS for word in _WORD.findall(text.lower()))
+
+
+# -- exact phrases (search.py): the query's words, in order, inside a passage's --------------------------------------
+PHRASE_MIN_WORDS = 4  # a query this long (2+ of them not stop words) is a phrase; one or two words never are
+_PHRASE_WORD = re.compile(r"[^\W_]+")  # letters and digits: punctuation, Markdown marks and escapes are no words
+
+
+def phrase_text(text: str) -> str:
+    """``text`` as an exact-phrase check compares it: its words (letters and digits) in order, compatibility
+    forms unfolded (NFKC: the ligature "ﬁ" is "fi"), case-folded, accents folded as BM25 folds them (``fold``),
+    one space between words and one at each end. Whitespace, line breaks, punctuation and Markdown marks or
+    escapes ("\\_", "**") do not count, so a sentence copied from a PDF viewer matches the stored Markdown."""
+    folded = fold(unicodedata.normalize("NFKC", text).casefold())
+    return f" {' '.join(_PHRASE_WORD.findall(folded))} "
+
+
+def phrase(query: str) -> str | None:
+    """The query as a phrase to look for word for word (``phrase_text``), or None when it is too short to be one:
+    fewer than PHRASE_MIN_WORDS words, or fewer than two that are not stop words."""
+    words = phrase_text(query).split()
+    if len(words) < PHRASE_MIN_WORDS or sum(word not in ENGLISH_STOP_WORDS for word in words) < 2:
+        return None
+    return f" {' '.join(words)} "

@@ -8,6 +8,12 @@ Scores are in [0, 1], higher is better, and mean the same for every query and ev
   content words, 0.5 for a longer one.
 min_score applies to that score; calibration.RELEVANT is the documented threshold for "relevant".
 Only chunks of a document's live (committed) version come back.
+
+Exact phrases (every mode): a query of 4+ words (lexical.phrase) is also looked for word for word among the
+PHRASE_DEPTH best BM25 candidates (a passage that holds all its words in order ranks high there). A passage that
+holds it is raised to EXACT_PHRASE_SCORE or more (Fusion.exact), so a sentence copied from a document finds its
+passage first and scores "relevant" in every mode; it joins the answer even where its meaning alone (semantic
+mode) did not rank it among the candidates.
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar, cast
 
 from ingestion_contracts.gateway import SearchHit
 
@@ -28,10 +34,12 @@ from .heading_levels import stored_heading_levels
 from .index import MAX_TOPK, DocumentIndex
 from .records import REGISTRY
 from .upsert import registry_key, split_metadata
-from .where import Where
+from .where import And, In, Where
 
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
 CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
+PHRASE_DEPTH = 50  # BM25 candidates read for an exact phrase (the text of each: a few ms)
+PHRASE_FIELDS = [*CANDIDATE_FIELDS, "text"]
 
 
 @dataclass
@@ -52,11 +60,12 @@ class Query:
     top_k: int
     where: Where | None
     min_score: float | None = None
+    exact_phrase: bool = True  # look for the query word for word (SearchRequest.exact_phrase)
 
 
 def relevant(fused: Fused) -> bool:
     """Whether a hit scores above 0 in some part, as its answer shows the parts (SCORE_DIGITS)."""
-    return round(fused.dense, SCORE_DIGITS) > 0 or round(fused.keyword, SCORE_DIGITS) > 0
+    return any(round(part, SCORE_DIGITS) > 0 for part in (fused.dense, fused.keyword, fused.phrase))
 
 
 def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query: str = "") -> SearchHit:
@@ -84,6 +93,7 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query
         score=round(min(max(fused.score, 0.0), 1.0), SCORE_DIGITS),
         dense_score=round(fused.dense, SCORE_DIGITS),
         keyword_score=round(fused.keyword, SCORE_DIGITS),
+        phrase_score=round(fused.phrase, SCORE_DIGITS),
         dense_rank=fused.dense_rank,
         keyword_rank=fused.keyword_rank,
         tags=list(entity.get("tags") or []),
@@ -111,14 +121,15 @@ def _in_parallel(function: Callable[..., T], *args: Any) -> Future[T]:
     return _PARALLEL.submit(contextvars.copy_context().run, function, *args)
 
 
-def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int) -> tuple[Candidates, bool]:
+def _candidates(
+    store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int, fields: list[str] | None
+) -> tuple[Candidates, bool]:
     """One ranking (dense or BM25) over every collection, merged by raw score and cut at ``limit``, as one
     collection holding all the chunks would return it; complete: no collection had more to give."""
     merged: Candidates = []
     complete = True
     for name in names:
         text = lexical.analyze_query(query.text, store.analysis_of(name)) or query.text
-        fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
         hits = store.search(
             name, mode=kind, vector=query.vector, text=text, limit=limit, where=query.where, fields=fields
         )
@@ -128,17 +139,36 @@ def _candidates(store: DocumentIndex, names: list[str], query: Query, kind: str,
     return merged[:limit], complete
 
 
+def _cut(ranking: tuple[Candidates, bool], limit: int) -> tuple[Candidates, bool]:
+    """The first ``limit`` of a deeper ranking, as ``_candidates`` would have returned them."""
+    candidates, complete = ranking
+    return candidates[:limit], complete and len(candidates) <= limit
+
+
 def _ranked(
     store: DocumentIndex, names: list[str], query: Query, fusion: Fusion, limit: int
-) -> tuple[list[ScoredHit], bool]:
-    """The fused ranking over every collection (versions not yet checked), and whether it is complete:
-    a wider one could add nothing (every list ran out, or nothing deeper can reach ``min_score``)."""
+) -> tuple[list[ScoredHit], bool, bool]:
+    """The fused ranking over every collection (versions not yet checked), whether it is complete (a wider one
+    could add nothing: every list ran out, or nothing deeper can reach ``min_score``), and whether it holds hits
+    with only the fields an exact-phrase lookup read (to fetch before answering)."""
     kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
-    if len(kinds) == 2:  # both rankings at once: an engine that releases the GIL (Lance) runs them in parallel
-        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit)
-        lists = {"semantic": _candidates(store, names, query, "semantic", limit), "keyword": keyword.result()}
+    fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
+    phrase = lexical.phrase(query.text) if fusion.phrase_floor > 0 and query.exact_phrase else None
+    # An exact phrase is looked for in a deeper BM25 ranking, with each chunk's text; where the mode ranks by
+    # BM25, its first `limit` are that mode's keyword list (one query, not two; keyword mode then fetches the
+    # fields of the hits it answers with, as hybrid does).
+    depth, reused = max(limit, PHRASE_DEPTH), phrase is not None and "keyword" in kinds
+    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS) if phrase else None
+    lists: dict[str, tuple[Candidates, bool]] = {}
+    if len(kinds) == 2 and not reused:  # both rankings at once (an engine that releases the GIL runs them alike)
+        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit, fields)
+        lists = {"semantic": _candidates(store, names, query, "semantic", limit, fields), "keyword": keyword.result()}
     else:
-        lists = {kind: _candidates(store, names, query, kind, limit) for kind in kinds}
+        lists = {kind: _candidates(store, names, query, kind, limit, fields) for kind in kinds if not reused
+                 or kind != "keyword"}  # fmt: skip
+    lookup = look.result() if look is not None else ([], True)
+    if reused:
+        lists["keyword"] = _cut(lookup, limit)
     entities: dict[Hashable, tuple[str, dict[str, Any]]] = {}
     keyed: dict[str, list[tuple[Hashable, float]]] = {}
     for kind, (candidates, _) in lists.items():
@@ -148,6 +178,10 @@ def _ranked(
         fused = fusion.fuse(keyed["semantic"], keyed["keyword"])
     else:
         fused = fusion.single(keyed[query.mode], "dense" if query.mode == "semantic" else "keyword")
+    partial = reused  # the keyword list came with the lookup's fields only
+    if phrase is not None:
+        fused, joined = _exact(store, query, fusion, fused, entities, lookup[0], phrase)
+        partial = partial or joined
     # A hit scored 0 in every part (a dense candidate below the calibration's floor, in no keyword list) is no
     # result: it says nothing and costs the caller tokens. Nothing deeper can score more than `deeper`.
     ranked = [ScoredHit(f, *entities[key]) for key, f in fused if relevant(f)]
@@ -157,7 +191,65 @@ def _ranked(
     if query.min_score is not None:
         ranked = [h for h in ranked if h.fused.score >= query.min_score]
         complete = complete or deeper < query.min_score
-    return ranked, complete or round(deeper, SCORE_DIGITS) <= 0
+    return ranked, complete or round(deeper, SCORE_DIGITS) <= 0, partial
+
+
+def _exact(
+    store: DocumentIndex,
+    query: Query,
+    fusion: Fusion,
+    fused: list[tuple[Hashable, Fused]],
+    entities: dict[Hashable, tuple[str, dict[str, Any]]],
+    lookup: Candidates,
+    phrase: str,
+) -> tuple[list[tuple[Hashable, Fused]], bool]:
+    """``fused`` with every passage that holds ``phrase`` raised (Fusion.exact) and ranked again. Such a passage
+    missing from a list the mode ranks by gets its part from its own score: BM25 from the deeper lookup, the
+    cosine from a dense search of those passages alone; one found by the lookup alone joins the ranking. Also:
+    whether one joined with the lookup's fields only."""
+    found: dict[Hashable, tuple[int, float, str, dict[str, Any]]] = {
+        (name, e["chunk_id"]): (rank, raw, name, e) for rank, (raw, name, e) in enumerate(lookup, 1)
+    }
+    texts = {key: e["text"] for key, (_, _, _, e) in found.items()}
+    texts.update({key: e["text"] for key, (_, e) in entities.items() if "text" in e})
+    holding = {key for key, text in texts.items() if phrase in lexical.phrase_text(text)}
+    if not holding:
+        return fused, False
+    parts = dict(fused)
+    joined = holding - parts.keys()
+    for key in sorted(joined, key=lambda k: found[k][0]):
+        parts[key] = Fused(0.0, 0.0)
+        entities[key] = found[key][2:]
+    hybrid = query.mode == "hybrid"
+    unranked = [key for key in holding if parts[key].dense_rank is None] if query.mode != "keyword" else []
+    cosines = _cosines(store, query, unranked)
+    for key in holding:
+        hit = parts[key]
+        if key in cosines:
+            hit = replace(hit, dense=fusion.part("dense", cosines[key], hybrid))
+        if query.mode != "semantic" and hit.keyword_rank is None and key in found:
+            rank, raw, _, _ = found[key]
+            hit = replace(hit, keyword=fusion.part("keyword", raw, hybrid), keyword_rank=rank)
+        parts[key] = fusion.exact(hit)
+    # A tie (scores clipped at 1) goes to the passage that holds the phrase.
+    ranking = sorted(parts.items(), key=lambda item: (min(item[1].score, 1.0), item[0] in holding), reverse=True)
+    return ranking, bool(joined)
+
+
+def _cosines(store: DocumentIndex, query: Query, keys: list[Hashable]) -> dict[Hashable, float]:
+    """The query's cosine with each of these chunks ((collection, chunk id)): a dense search of them alone."""
+    by_name: dict[str, list[str]] = {}
+    for key in keys:
+        name, chunk_id = cast(tuple[str, str], key)  # a ranking's keys are (collection, chunk id)
+        by_name.setdefault(name, []).append(chunk_id)
+    out: dict[Hashable, float] = {}
+    for name, ids in by_name.items():
+        only: Where = In("chunk_id", tuple(ids))
+        where = only if query.where is None else And((query.where, only))
+        hits = store.search(name, mode="semantic", vector=query.vector, text="", limit=len(ids), where=where,
+                            fields=CANDIDATE_FIELDS)  # fmt: skip
+        out.update({(name, entity["chunk_id"]): raw for raw, entity in hits})
+    return out
 
 
 def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:
@@ -210,8 +302,8 @@ def search(store: DocumentIndex, names: list[str], query: Query, *, fusion: Fusi
     limit = max(query.top_k, candidates) if query.mode == "hybrid" else query.top_k
     fusion = fusion.for_query(query.text)
     while True:
-        ranked, complete = _ranked(store, names, query, fusion, limit)
-        kept = _live_top(store, ranked, query.top_k, fetch=query.mode == "hybrid")
+        ranked, complete, partial = _ranked(store, names, query, fusion, limit)
+        kept = _live_top(store, ranked, query.top_k, fetch=query.mode == "hybrid" or partial)
         if len(kept) >= query.top_k or complete or limit >= MAX_TOPK:
             return [hit_from_entity(h.collection, h.entity, h.fused, query.text) for h in kept]
         limit = min(limit * GROWTH, MAX_TOPK)

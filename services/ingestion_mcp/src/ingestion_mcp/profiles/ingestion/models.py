@@ -114,10 +114,12 @@ class IngestOutput(ToolOutput):
 
 
 class ScoreParts(BaseModel):
-    """score = dense (meaning) + keyword (BM25) parts; ranks from 1, absent: not ranked."""
+    """score = dense (meaning) + keyword (BM25) + phrase parts; ranks from 1, absent: not ranked. phrase: what
+    holding the query word for word added (absent: it does not)."""
 
     dense: float
     keyword: float
+    phrase: float | None = None
     dense_rank: int | None = None
     keyword_rank: int | None = None
     collection: str
@@ -151,7 +153,7 @@ class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
             "description": "'detailed' adds searched_chunks, search_time_ms; per result tags, metadata, file_type, "
-            "updated (last change), why (dense and keyword scores, ranks), regions, units."
+            "updated (last change), why (score parts, ranks), regions, units."
         }
     )
     query: str | None = None
