@@ -33,9 +33,12 @@ from typing import Any
 import pypdfium2 as pdfium
 from PIL import Image, ImageFilter
 
-from .word_boxes import Measured, measure, passage_words, pdf_words
+from .word_boxes import Measured, aligned, measure, passage_words_in_runs, pdf_words
 
 DOC = Path("/usr/share/doc")
+# A passage with less than this share of its characters aligned with poppler's is not the text poppler reads there
+# (a figure's labels read as other glyphs): it is listed as unaligned, not measured.
+MIN_ALIGNED = 0.5
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,9 @@ class PassageResult:
     chunk: int
     pages: list[int]
     boxes: int
+    aligned: float  # the share of the passage's characters aligned with poppler's
     measured: Measured
+    measured_in_runs: Measured | None  # the first measure (letters and digits in runs of 4+), for comparison
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -115,19 +120,24 @@ async def read_source(stack: Any, source: Source, work: Path, count: int, render
     rng = random.Random(seed)
     sample = rng.sample(located, min(count, len(located)))
     results: list[PassageResult] = []
+    unaligned: list[dict[str, Any]] = []
     for chunk in sample:
         pages = sorted({b.page for b in chunk.boxes or []})
         words, sizes = pdf_words(original, [p + shift for p in pages])
         words = [w.__class__(w.text, w.page - shift, w.box, w.line) for w in words]
         sizes = {page - shift: size for page, size in sizes.items()}
-        mine = passage_words(chunk.text, words)
-        if len(mine) < 5:  # the text read does not align with poppler's (garbled fonts, a figure's labels)
+        mine = aligned(chunk.text, words)
+        if len(mine.words) < 5 or mine.share < MIN_ALIGNED:  # the text read is not poppler's (garbled fonts, labels)
+            unaligned.append({"chunk": chunk.chunk_index, "pages": pages, "aligned": round(mine.share, 3),
+                              "words": len(mine.words), "text": chunk.text[:200]})  # fmt: skip
             continue
         marked: dict[int, list[Any]] = {}
         for box in chunk.boxes or []:
             marked.setdefault(box.page, []).append(box.box)
+        in_runs = passage_words_in_runs(chunk.text, words)
         results.append(PassageResult(source.name, chunk.chunk_index, pages, len(chunk.boxes or []),
-                                     measure(marked, mine, sizes)))  # fmt: skip
+                                     round(mine.share, 4), measure(marked, mine.words, sizes),
+                                     measure(marked, in_runs, sizes) if len(in_runs) >= 5 else None))  # fmt: skip
     found = 0
     for chunk in sample[:10]:  # the search path: a phrase of the passage finds it, with the same boxes
         tokens = chunk.text.split()
@@ -154,14 +164,15 @@ async def read_source(stack: Any, source: Source, work: Path, count: int, render
         "measured": len(results), "searched": min(10, len(sample)), "search_found_with_boxes": found,
         "tables": sum(u.kind == "table" for u in units), "figures": sum(u.kind == "figure" for u in units),
         "captions": sorted({u.caption[:60] for u in units if u.caption})[:8],
-        "passages": [{**asdict(r), "measured": asdict(r.measured)} for r in results], "images": images,
+        "unaligned": unaligned, "passages": [asdict(r) for r in results], "images": images,
     }  # fmt: skip
 
 
-def summary(passages: list[dict[str, Any]]) -> dict[str, float]:
+def summary(passages: list[dict[str, Any]], measure: str = "measured") -> dict[str, float]:
+    passages = [p for p in passages if p[measure]]
     if not passages:
         return {}
-    values = {key: [p["measured"][key] for p in passages] for key in ("coverage", "outside_strict", "outside_lines")}
+    values = {key: [p[measure][key] for p in passages] for key in ("coverage", "outside_strict", "outside_lines")}
     return {
         "passages": len(passages),
         "coverage_mean": round(statistics.mean(values["coverage"]), 4),
@@ -206,9 +217,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{source.name} ...", flush=True)
                 read = await read_source(stack, source, work, args.chunks, args.render, args.seed)
                 read["summary"] = summary(read["passages"])
+                read["summary_in_runs"] = summary(read["passages"], "measured_in_runs")
                 read["image_summary"] = image_summary(read["images"])
                 print(json.dumps({k: read[k] for k in ("source", "chunks", "located", "measured", "tables", "figures",
-                                                        "search_found_with_boxes", "summary", "image_summary")}),
+                                                        "search_found_with_boxes", "summary", "summary_in_runs",
+                                                        "image_summary")}),
                       flush=True)  # fmt: skip
                 report["sources"].append(read)
     for split in ("dev", "holdout"):
@@ -217,7 +230,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if rows:
                 passages = [p for r in rows for p in r["passages"]]
                 report.setdefault("by_kind", {})[f"{split}/{kind}"] = {
-                    **summary(passages), **image_summary([i for r in rows for i in r["images"]])}  # fmt: skip
+                    **summary(passages), "in_runs": summary(passages, "measured_in_runs"),
+                    **image_summary([i for r in rows for i in r["images"]])}  # fmt: skip
     report["load_average_end"] = os.getloadavg()[0]
     return report
 

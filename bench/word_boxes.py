@@ -6,9 +6,13 @@
   ``strict`` counts the space between two words of a line as outside; ``lines`` counts it as the line's (a
   highlighter marks it too): the gap between neighbouring words of one line, up to two line heights, is filled.
 
-A passage's words are found by aligning its text (letters and digits, lower-cased) with the words of its pages in
-poppler's reading order (difflib's matching blocks); words that do not align (a hyphenated word split in two, a
-ligature) are left out of both sides rather than guessed.
+A passage's words are found by aligning its whole text, every character but spaces (short words, numbers and
+punctuation too), with the words of its pages in poppler's reading order: one infix alignment (edlib: the least
+edits that turn the passage into some stretch of the pages), so that where the pages repeat a line (a table's header,
+a run of near-identical signatures) the copy is chosen by the passage's text around it, never by where the marks
+are. A word is the passage's when most of its characters align. ``passage_words_in_runs`` is the first measure,
+kept for comparison: letters and digits only, in runs of 4 or more (difflib), which leaves short words and
+punctuation out and can take a repeated run from the wrong copy.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from __future__ import annotations
 import html
 import re
 import subprocess
+import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
+import edlib
 import numpy as np
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
@@ -66,7 +73,112 @@ def pdf_words(pdf: Path, pages: Iterable[int]) -> tuple[list[Word], dict[int, tu
     return words, sizes
 
 
+# Markdown the passage's text carries and the printed page does not: a table's rule row and cell bars, a heading's
+# hashes, code fences.
+_MARKUP = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$|^#{1,6}\s|^```.*$|\|", re.MULTILINE)
+# Characters past this many distinct ones are one symbol (edlib aligns at most 256).
+_ALPHABET = 250
+# A match counts where the alignment matches at least IDENTITY of the WINDOW columns around it: unrelated English
+# text lined up by an edit-distance alignment matches ~a third of its letters by chance.
+WINDOW = 21
+IDENTITY = 0.7
+# Parts of a passage left unaligned, at least MIN_PART characters long, are aligned again, ROUNDS alignments at most.
+MIN_PART = 12
+ROUNDS = 12
+
+
+def _chars(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+@dataclass(frozen=True)
+class Aligned:
+    words: list[Word]  # the passage's words on its pages
+    share: float  # the share of the passage's characters aligned with the pages' (1.0: all, in their order)
+
+
 def passage_words(text: str, words: Sequence[Word]) -> list[Word]:
+    return aligned(text, words).words
+
+
+def aligned(text: str, words: Sequence[Word]) -> Aligned:
+    """The words of ``words`` (pages in reading order) that ``text`` holds.
+
+    The text's characters (spaces and Markdown aside) are aligned inside the words' as one sequence (edlib's infix
+    mode: free ends on the pages' side, so the stretch of the pages the whole passage matches best is taken). Only
+    matches where the alignment is mostly matches count (IDENTITY over WINDOW columns), not letters that chance
+    lines up between unrelated text. A part of the passage left unaligned (poppler reads the page's blocks in
+    another order: the other column's first block between two of this column's) is aligned again, as a sequence
+    too, against the characters not yet taken, up to ROUNDS times. A word is the passage's when most of its
+    characters are matched."""
+    wanted = _chars(_MARKUP.sub(" ", text))
+    keys = [_chars(word.text) for word in words]
+    owners = np.array([index for index, key in enumerate(keys) for _ in key], dtype=np.int64)
+    page = "".join(keys)
+    if not wanted or not page:
+        return Aligned([], 0.0)
+    symbols: dict[str, int] = {}
+    for char, _ in Counter(wanted + page).most_common():
+        symbols[char] = min(len(symbols), _ALPHABET)
+    query = [symbols[c] for c in wanted]
+    target = np.array([symbols[c] for c in page], dtype=np.int64)
+    taken = np.zeros(len(page), dtype=bool)  # page characters inside an accepted alignment
+    matched = np.zeros(len(page), dtype=bool)  # ... matched with the passage's same character
+    done = 0
+    todo = [(0, len(query))]
+    for _ in range(ROUNDS):
+        if not todo:
+            break
+        first, last = todo.pop(0)
+        free = np.flatnonzero(~taken)
+        if not len(free):
+            break
+        columns = _columns(query[first:last], target[free].tolist())
+        if not columns:
+            continue
+        ops = np.array([op == "=" for op, _, _ in columns], dtype=float)
+        window = np.ones(min(WINDOW, len(ops)))
+        sure = np.convolve(ops, window, "same") / np.convolve(np.ones(len(ops)), window, "same") >= IDENTITY
+        covered = np.zeros(last - first, dtype=bool)
+        for (op, at_query, at_target), good in zip(columns, sure, strict=True):
+            if not good:
+                continue
+            if at_target is not None:
+                taken[free[at_target]] = True
+                matched[free[at_target]] |= op == "="
+            if at_query is not None:
+                covered[at_query] = True
+                done += op == "="
+        # Parts of the passage this round left out are aligned again (each a sequence of its own).
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], (~covered).astype(int), [0]))))
+        todo += [(first + a, first + b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= MIN_PART]
+    hits = np.bincount(owners[matched], minlength=len(words))
+    chosen = [word for word, count, key in zip(words, hits, keys, strict=True) if key and count * 2 > len(key)]
+    return Aligned(chosen, done / len(query))
+
+
+def _columns(query: list[int], target: list[int]) -> list[tuple[str, int | None, int | None]]:
+    """The alignment's columns: (op, position in query or None, position in target or None)."""
+    found = edlib.align(query, target, mode="HW", task="path")
+    if found["editDistance"] < 0 or not found["locations"]:
+        return []
+    columns: list[tuple[str, int | None, int | None]] = []
+    at_query, at_target = 0, found["locations"][0][0]
+    for count, op in re.findall(r"(\d+)([=XID])", found["cigar"]):
+        for _ in range(int(count)):
+            if op in "=X":
+                columns.append((op, at_query, at_target))
+                at_query, at_target = at_query + 1, at_target + 1
+            elif op == "I":  # in the passage, not on the pages
+                columns.append((op, at_query, None))
+                at_query += 1
+            else:  # D: on the pages, not in the passage
+                columns.append((op, None, at_target))
+                at_target += 1
+    return columns
+
+
+def passage_words_in_runs(text: str, words: Sequence[Word]) -> list[Word]:
     """The words of ``words`` that ``text`` holds: the letters and digits of both, lower-cased, aligned character by
     character (difflib), so that a word split or joined differently on the two sides (a hyphen at a line break, an
     underscore drawn as a rule) still aligns; a word counts when most of its characters align in runs of 4+."""
