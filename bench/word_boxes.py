@@ -18,6 +18,7 @@ punctuation out and can take a repeated run from the wrong copy.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import subprocess
 import unicodedata
@@ -82,13 +83,22 @@ _ALPHABET = 250
 # text lined up by an edit-distance alignment matches ~a third of its letters by chance.
 WINDOW = 21
 IDENTITY = 0.7
-# Parts of a passage left unaligned, at least MIN_PART characters long, are aligned again, ROUNDS alignments at most.
-MIN_PART = 12
+# Parts of a passage left unaligned, at least MIN_PART characters long (enough text to be placed by it), are aligned
+# again, ROUNDS alignments at most.
+MIN_PART = 24
 ROUNDS = 12
+# Shorter parts left over are taken word by word where they are printed as is, nearest the passage's words already
+# found, at most NEAR line heights away.
+NEAR = 2.0
 
 
 def _chars(text: str) -> str:
-    return "".join(unicodedata.normalize("NFKC", text).lower().split())
+    return "".join(_chars_by_word(text))
+
+
+def _chars_by_word(text: str) -> list[str]:
+    """The passage's words (spaces and Markdown aside), normalised as they are aligned."""
+    return unicodedata.normalize("NFKC", _MARKUP.sub(" ", text)).lower().split()
 
 
 @dataclass(frozen=True)
@@ -111,50 +121,98 @@ def aligned(text: str, words: Sequence[Word]) -> Aligned:
     another order: the other column's first block between two of this column's) is aligned again, as a sequence
     too, against the characters not yet taken, up to ROUNDS times. A word is the passage's when most of its
     characters are matched."""
-    wanted = _chars(_MARKUP.sub(" ", text))
+    wanted = _chars(text)
     keys = [_chars(word.text) for word in words]
-    owners = np.array([index for index, key in enumerate(keys) for _ in key], dtype=np.int64)
     page = "".join(keys)
     if not wanted or not page:
         return Aligned([], 0.0)
     symbols: dict[str, int] = {}
     for char, _ in Counter(wanted + page).most_common():
         symbols[char] = min(len(symbols), _ALPHABET)
-    query = [symbols[c] for c in wanted]
-    target = np.array([symbols[c] for c in page], dtype=np.int64)
-    taken = np.zeros(len(page), dtype=bool)  # page characters inside an accepted alignment
-    matched = np.zeros(len(page), dtype=bool)  # ... matched with the passage's same character
-    done = 0
-    todo = [(0, len(query))]
+    state = _State([symbols[c] for c in wanted], np.array([symbols[c] for c in page], dtype=np.int64))
+    todo = [(0, len(wanted))]
     for _ in range(ROUNDS):
         if not todo:
             break
-        first, last = todo.pop(0)
-        free = np.flatnonzero(~taken)
-        if not len(free):
-            break
-        columns = _columns(query[first:last], target[free].tolist())
+        # Parts of the passage a round left out are aligned again (each a sequence of its own).
+        todo += [part for part in state.align(*todo.pop(0)) if part[1] - part[0] >= MIN_PART]
+    # Short parts left out (a "[Function]" the PDF draws before its signature, poppler reads in a block of labels
+    # after several; a table's "16") carry too little text to be placed by it: each is taken where it is printed as
+    # is, nearest the passage's words the alignment found (never by where the marks are).
+    owners = np.array([index for index, key in enumerate(keys) for _ in key], dtype=np.int64)
+    starts = np.cumsum([len(piece) for piece in _chars_by_word(text)])  # where each of the passage's words ends
+    for first, last in _runs(~state.covered):
+        cuts = [first, *(int(at) for at in starts if first < at < last), last]
+        for a, b in itertools.pairwise(cuts):  # word by word: ")" and "These" are printed apart
+            state.place(wanted[a:b], a, b, page, owners, words)
+    hits = np.bincount(owners[state.matched], minlength=len(words))
+    chosen = [word for word, count, key in zip(words, hits, keys, strict=True) if key and count * 2 > len(key)]
+    return Aligned(chosen, state.done / len(wanted))
+
+
+class _State:
+    """One passage's alignment with its pages so far."""
+
+    def __init__(self, query: list[int], target: np.ndarray) -> None:
+        self.query, self.target = query, target
+        self.taken = np.zeros(len(target), dtype=bool)  # page characters inside an accepted alignment
+        self.matched = np.zeros(len(target), dtype=bool)  # ... matched with the passage's same character
+        self.covered = np.zeros(len(query), dtype=bool)  # the passage's characters inside an accepted alignment
+        self.done = 0  # the passage's characters matched
+
+    def align(self, first: int, last: int) -> list[tuple[int, int]]:
+        """Align query[first:last] with the characters not yet taken; the parts of it left out."""
+        free = np.flatnonzero(~self.taken)
+        columns = _columns(self.query[first:last], self.target[free].tolist()) if len(free) else []
         if not columns:
-            continue
+            return []
         ops = np.array([op == "=" for op, _, _ in columns], dtype=float)
         window = np.ones(min(WINDOW, len(ops)))
         sure = np.convolve(ops, window, "same") / np.convolve(np.ones(len(ops)), window, "same") >= IDENTITY
         covered = np.zeros(last - first, dtype=bool)
         for (op, at_query, at_target), good in zip(columns, sure, strict=True):
-            if not good:
-                continue
-            if at_target is not None:
-                taken[free[at_target]] = True
-                matched[free[at_target]] |= op == "="
-            if at_query is not None:
+            if good and at_target is not None:
+                self.taken[free[at_target]] = True
+                self.matched[free[at_target]] |= op == "="
+            if good and at_query is not None:
                 covered[at_query] = True
-                done += op == "="
-        # Parts of the passage this round left out are aligned again (each a sequence of its own).
-        edges = np.flatnonzero(np.diff(np.concatenate(([0], (~covered).astype(int), [0]))))
-        todo += [(first + a, first + b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= MIN_PART]
-    hits = np.bincount(owners[matched], minlength=len(words))
-    chosen = [word for word, count, key in zip(words, hits, keys, strict=True) if key and count * 2 > len(key)]
-    return Aligned(chosen, done / len(query))
+                self.done += op == "="
+        self.covered[first:last] |= covered
+        return [(first + a, first + b) for a, b in _runs(~covered)]
+
+    def place(self, part: str, first: int, last: int, page: str, owners: np.ndarray, words: Sequence[Word]) -> None:
+        """Take ``part`` (query[first:last]) where it is printed as is, in words not yet taken, nearest the words
+        already matched (on their page, at most NEAR line heights away)."""
+        near = [words[i] for i in np.unique(owners[self.matched])]
+        if not near:
+            return
+        height = float(np.median([w.box[3] - w.box[1] for w in near]))
+        best: tuple[float, int] | None = None
+        for found in re.finditer(re.escape(part), page):
+            if self.taken[found.start() : found.end()].any():
+                continue
+            word = words[owners[found.start()]]
+            gaps = [_gap(word, other) for other in near if other.page == word.page]
+            if gaps and min(gaps) <= NEAR * height and (best is None or min(gaps) < best[0]):
+                best = (min(gaps), found.start())
+        if best is not None:
+            at = best[1]
+            self.taken[at : at + len(part)] = self.matched[at : at + len(part)] = True
+            self.covered[first:last] = True
+            self.done += last - first
+
+
+def _gap(a: Word, b: Word) -> float:
+    """How far apart two words are printed: the vertical gap, and a quarter of the horizontal one."""
+    dx = max(a.box[0] - b.box[2], b.box[0] - a.box[2], 0.0)
+    dy = max(a.box[1] - b.box[3], b.box[1] - a.box[3], 0.0)
+    return dy + dx / 4
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each run of True in ``mask``."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(int), [0]))))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
 
 
 def _columns(query: list[int], target: list[int]) -> list[tuple[str, int | None, int | None]]:
