@@ -236,12 +236,19 @@ def by_kind(report: dict[str, Any]) -> None:
                     **image_summary([i for r in rows for i in r["images"]])}  # fmt: skip
 
 
-def remeasure(report: dict[str, Any]) -> dict[str, Any]:
-    """The passages a run drew (its chunks' text and boxes, kept in its report) measured again, without ingesting:
-    for a change to the measure, not to the pipeline."""
+def drawn_path(report: Path) -> Path:
+    """Where a report's drawn passages (each chunk's text and boxes) are kept: beside it, gzipped JSON lines."""
+    return report.with_name(f"{report.stem}.drawn.jsonl.gz")
+
+
+def remeasure(path: Path) -> dict[str, Any]:
+    """The passages a run drew measured again, without ingesting: for a change to the measure, not to the pipeline."""
+    report = json.loads(path.read_text())
+    drawn = [json.loads(line) for line in gzip.decompress(drawn_path(path).read_bytes()).splitlines()]
     with tempfile.TemporaryDirectory(prefix="bench-boxes-") as folder:
-        for read in report["sources"]:
-            source = next(s for s in SOURCES if s.name == read["source"])
+        for read, kept in zip(report["sources"], drawn, strict=True):
+            source = next(s for s in SOURCES if s.name == read["source"] == kept["source"])
+            read["drawn"] = kept["drawn"]
             read["passages"], read["unaligned"] = measure_drawn(source, plain(source.path, Path(folder)), read["drawn"])
             summarise(read)
     by_kind(report)
@@ -283,11 +290,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--remeasure", type=Path, help="a report whose drawn passages are measured again (no ingest)")
     args = parser.parse_args()
-    report = remeasure(json.loads(args.remeasure.read_text())) if args.remeasure else asyncio.run(run(args))
-    text = json.dumps(report, indent=1)
+    report = remeasure(args.remeasure) if args.remeasure else asyncio.run(run(args))
+    drawn = [{"source": read["source"], "drawn": read.pop("drawn")} for read in report["sources"]]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        lines = "".join(json.dumps(kept, separators=(",", ":")) + "\n" for kept in drawn)
+        drawn_path(args.out).write_bytes(gzip.compress(lines.encode(), mtime=0))
     print(json.dumps(report.get("by_kind", {}), indent=1))
 
 
