@@ -27,7 +27,7 @@ import pypdfium2.raw as pdfium_c
 from docling.utils.locks import pypdfium2_lock
 
 from .markdown import Segment
-from .regions import Box, UnitDraft, caption_kind, rounded, union
+from .regions import Box, Located, UnitDraft, caption_kind, rounded, union
 
 log = logging.getLogger("docling_service.units")
 
@@ -176,15 +176,17 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
     return _figure_interiors(out, figures)
 
 
-def drawn_pattern(text: str) -> bool:
+def _drawn_pattern(text: str) -> bool:
     """Whether a block's text is a pattern drawn with a font ("rururu...", "ululul..."), no words."""
     words = text.split()
     return bool(words) and all(_PATTERN.fullmatch(word) for word in words)
 
 
-def _vertical(boxes: list[Box]) -> bool:
-    """Lines set vertically (taller than wide): an axis label, a margin note; never a heading."""
-    return all(box[3] - box[1] > box[2] - box[0] for box in boxes)
+def _vertical(lines: tuple[Located, ...]) -> bool:
+    """Lines set vertically (words much taller than wide: an axis label, a margin note), never a heading; a
+    heading of one letter ("A" of an index) is as tall as wide."""
+    return all(len(line.text.strip()) > 1 and line.box[3] - line.box[1] > 2 * (line.box[2] - line.box[0])
+               for line in lines)  # fmt: skip
 
 
 def _within(boxes: list[Box], figures: list[Box]) -> bool:
@@ -195,13 +197,13 @@ def _figure_interiors(segments: list[Segment], figures: dict[int, list[Box]]) ->
     """Headings inside a figure or set vertically become paragraphs; blocks that are drawn patterns are left out."""
     out = []
     for segment in segments:
-        if segment.kind in ("heading", "paragraph") and not segment.units and drawn_pattern(segment.text):
+        if segment.kind in ("heading", "paragraph") and not segment.units and _drawn_pattern(segment.text):
             continue
         boxes = [line.box for line in segment.located]
         if (
             segment.kind == "heading"
             and boxes
-            and (_vertical(boxes) or _within(boxes, figures.get(segment.page or 0, [])))
+            and (_vertical(segment.located) or _within(boxes, figures.get(segment.page or 0, [])))
         ):
             segment = dataclasses.replace(segment, kind="paragraph", level=None)
         out.append(segment)
