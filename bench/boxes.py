@@ -3,6 +3,7 @@
     apt-get install -y poppler-utils cvs db5.3-doc xorg-docs nettle-dev bzip2-doc zlib1g-dev   # the PDFs below
     python -m bench.boxes --out bench/results/boxes.json            # every set, 40 passages a PDF
     python -m bench.boxes --set holdout --render 20                  # the hold-out PDFs only
+    python -m bench.boxes --remeasure bench/results/boxes.json --out bench/results/boxes.json   # the measure again
 
 Every PDF goes through the whole embedded pipeline (docling's native pipeline, the chunker, the gateway on Milvus
 Lite). Passages (chunks) are drawn at random (seeded) among those with boxes; each is compared with its words'
@@ -33,9 +34,12 @@ from typing import Any
 import pypdfium2 as pdfium
 from PIL import Image, ImageFilter
 
-from .word_boxes import Measured, measure, passage_words, pdf_words
+from .word_boxes import Measured, aligned, measure, passage_words_in_runs, pdf_words
 
 DOC = Path("/usr/share/doc")
+# A passage with less than this share of its characters aligned with poppler's is not the text poppler reads there
+# (a figure's labels read as other glyphs): it is listed as unaligned, not measured.
+MIN_ALIGNED = 0.5
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,38 @@ class PassageResult:
     chunk: int
     pages: list[int]
     boxes: int
+    aligned: float  # the share of the passage's characters aligned with poppler's
     measured: Measured
+    measured_in_runs: Measured | None  # the first measure (letters and digits in runs of 4+), for comparison
+
+
+def measure_drawn(
+    source: Source, original: Path, drawn: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each drawn passage (its chunk's text and boxes) measured against poppler's words of its pages; those whose
+    text does not align with poppler's are listed apart, unmeasured."""
+    shift = source.pages[0] - 1 if source.pages else 0  # a scan's page 1 is the original's page pages[0]
+    passages: list[dict[str, Any]] = []
+    unaligned: list[dict[str, Any]] = []
+    for chunk in drawn:
+        pages = sorted({box[0] for box in chunk["boxes"]})
+        words, sizes = pdf_words(original, [p + shift for p in pages])
+        words = [w.__class__(w.text, w.page - shift, w.box, w.line) for w in words]
+        sizes = {page - shift: size for page, size in sizes.items()}
+        mine = aligned(chunk["text"], words)
+        if len(mine.words) < 5 or mine.share < MIN_ALIGNED:  # the text read is not poppler's (garbled fonts, labels)
+            unaligned.append({"chunk": chunk["chunk"], "pages": pages, "aligned": round(mine.share, 3),
+                              "words": len(mine.words), "text": chunk["text"][:200]})  # fmt: skip
+            continue
+        marked: dict[int, list[Any]] = {}
+        for page, *box in chunk["boxes"]:
+            marked.setdefault(page, []).append(tuple(box))
+        in_runs = passage_words_in_runs(chunk["text"], words)
+        result = PassageResult(source.name, chunk["chunk"], pages, len(chunk["boxes"]), round(mine.share, 4),
+                               measure(marked, mine.words, sizes),
+                               measure(marked, in_runs, sizes) if len(in_runs) >= 5 else None)  # fmt: skip
+        passages.append(asdict(result))
+    return passages, unaligned
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -103,9 +138,9 @@ async def read_source(stack: Any, source: Source, work: Path, count: int, render
     from ingestion_contracts.gateway import SearchRequest
 
     original = plain(source.path, work)
-    pdf, shift = original, 0
+    pdf = original
     if source.pages is not None:
-        pdf, shift = scan_of(original, *source.pages, work / f"{source.name}.pdf"), source.pages[0] - 1
+        pdf = scan_of(original, *source.pages, work / f"{source.name}.pdf")
     stack.settings.allowed_roots.append(pdf.parent)
     started = time.perf_counter()
     outcome = await stack.ingestor.ingest_file(str(pdf), collection=source.name)
@@ -114,20 +149,10 @@ async def read_source(stack: Any, source: Source, work: Path, count: int, render
     located = [c for c in listing.chunks if c.boxes]
     rng = random.Random(seed)
     sample = rng.sample(located, min(count, len(located)))
-    results: list[PassageResult] = []
-    for chunk in sample:
-        pages = sorted({b.page for b in chunk.boxes or []})
-        words, sizes = pdf_words(original, [p + shift for p in pages])
-        words = [w.__class__(w.text, w.page - shift, w.box, w.line) for w in words]
-        sizes = {page - shift: size for page, size in sizes.items()}
-        mine = passage_words(chunk.text, words)
-        if len(mine) < 5:  # the text read does not align with poppler's (garbled fonts, a figure's labels)
-            continue
-        marked: dict[int, list[Any]] = {}
-        for box in chunk.boxes or []:
-            marked.setdefault(box.page, []).append(box.box)
-        results.append(PassageResult(source.name, chunk.chunk_index, pages, len(chunk.boxes or []),
-                                     measure(marked, mine, sizes)))  # fmt: skip
+    drawn = [
+        {"chunk": c.chunk_index, "text": c.text, "boxes": [[b.page, *b.box] for b in c.boxes or []]} for c in sample
+    ]
+    passages, unaligned = measure_drawn(source, original, drawn)
     found = 0
     for chunk in sample[:10]:  # the search path: a phrase of the passage finds it, with the same boxes
         tokens = chunk.text.split()
@@ -151,17 +176,18 @@ async def read_source(stack: Any, source: Source, work: Path, count: int, render
     return {
         "source": source.name, "kind": source.kind, "split": source.split, "path": str(source.path),
         "pages": source.pages, "ingest_s": round(ingest_s, 1), "chunks": outcome.chunks, "located": len(located),
-        "measured": len(results), "searched": min(10, len(sample)), "search_found_with_boxes": found,
+        "measured": len(passages), "searched": min(10, len(sample)), "search_found_with_boxes": found,
         "tables": sum(u.kind == "table" for u in units), "figures": sum(u.kind == "figure" for u in units),
         "captions": sorted({u.caption[:60] for u in units if u.caption})[:8],
-        "passages": [{**asdict(r), "measured": asdict(r.measured)} for r in results], "images": images,
+        "unaligned": unaligned, "passages": passages, "images": images, "drawn": drawn,
     }  # fmt: skip
 
 
-def summary(passages: list[dict[str, Any]]) -> dict[str, float]:
+def summary(passages: list[dict[str, Any]], measure: str = "measured") -> dict[str, float]:
+    passages = [p for p in passages if p[measure]]
     if not passages:
         return {}
-    values = {key: [p["measured"][key] for p in passages] for key in ("coverage", "outside_strict", "outside_lines")}
+    values = {key: [p[measure][key] for p in passages] for key in ("coverage", "outside_strict", "outside_lines")}
     return {
         "passages": len(passages),
         "coverage_mean": round(statistics.mean(values["coverage"]), 4),
@@ -191,6 +217,44 @@ def image_summary(images: list[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def summarise(read: dict[str, Any]) -> None:
+    read["measured"] = len(read["passages"])
+    read["summary"] = summary(read["passages"])
+    read["summary_in_runs"] = summary(read["passages"], "measured_in_runs")
+    read["image_summary"] = image_summary(read["images"])
+
+
+def by_kind(report: dict[str, Any]) -> None:
+    report["by_kind"] = {}
+    for split in ("dev", "holdout"):
+        for kind in ("single", "multi", "scan", "tables"):
+            rows = [r for r in report["sources"] if r["split"] == split and r["kind"] == kind]
+            if rows:
+                passages = [p for r in rows for p in r["passages"]]
+                report["by_kind"][f"{split}/{kind}"] = {
+                    **summary(passages), "in_runs": summary(passages, "measured_in_runs"),
+                    **image_summary([i for r in rows for i in r["images"]])}  # fmt: skip
+
+
+def drawn_path(report: Path) -> Path:
+    """Where a report's drawn passages (each chunk's text and boxes) are kept: beside it, gzipped JSON lines."""
+    return report.with_name(f"{report.stem}.drawn.jsonl.gz")
+
+
+def remeasure(path: Path) -> dict[str, Any]:
+    """The passages a run drew measured again, without ingesting: for a change to the measure, not to the pipeline."""
+    report = json.loads(path.read_text())
+    drawn = [json.loads(line) for line in gzip.decompress(drawn_path(path).read_bytes()).splitlines()]
+    with tempfile.TemporaryDirectory(prefix="bench-boxes-") as folder:
+        for read, kept in zip(report["sources"], drawn, strict=True):
+            source = next(s for s in SOURCES if s.name == read["source"] == kept["source"])
+            read["drawn"] = kept["drawn"]
+            read["passages"], read["unaligned"] = measure_drawn(source, plain(source.path, Path(folder)), read["drawn"])
+            summarise(read)
+    by_kind(report)
+    return report
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from .pipeline import open_stack
 
@@ -205,19 +269,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             for source in chosen:
                 print(f"{source.name} ...", flush=True)
                 read = await read_source(stack, source, work, args.chunks, args.render, args.seed)
-                read["summary"] = summary(read["passages"])
-                read["image_summary"] = image_summary(read["images"])
+                summarise(read)
                 print(json.dumps({k: read[k] for k in ("source", "chunks", "located", "measured", "tables", "figures",
-                                                        "search_found_with_boxes", "summary", "image_summary")}),
+                                                        "search_found_with_boxes", "summary", "summary_in_runs",
+                                                        "image_summary")}),
                       flush=True)  # fmt: skip
                 report["sources"].append(read)
-    for split in ("dev", "holdout"):
-        for kind in ("single", "multi", "scan", "tables"):
-            rows = [r for r in report["sources"] if r["split"] == split and r["kind"] == kind]
-            if rows:
-                passages = [p for r in rows for p in r["passages"]]
-                report.setdefault("by_kind", {})[f"{split}/{kind}"] = {
-                    **summary(passages), **image_summary([i for r in rows for i in r["images"]])}  # fmt: skip
+    by_kind(report)
     report["load_average_end"] = os.getloadavg()[0]
     return report
 
@@ -230,12 +288,15 @@ def main() -> None:
     parser.add_argument("--render", type=int, default=20, help="page images drawn a PDF")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--remeasure", type=Path, help="a report whose drawn passages are measured again (no ingest)")
     args = parser.parse_args()
-    report = asyncio.run(run(args))
-    text = json.dumps(report, indent=1)
+    report = remeasure(args.remeasure) if args.remeasure else asyncio.run(run(args))
+    drawn = [{"source": read["source"], "drawn": read.pop("drawn")} for read in report["sources"]]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        lines = "".join(json.dumps(kept, separators=(",", ":")) + "\n" for kept in drawn)
+        drawn_path(args.out).write_bytes(gzip.compress(lines.encode(), mtime=0))
     print(json.dumps(report.get("by_kind", {}), indent=1))
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 from pathlib import Path
 
 import pytest
+from docling_service.converter import Converter
 from docling_service.markdown import Segment
 from docling_service.pdf_lines import Line, merge_lines
 from docling_service.pdf_tables import RuledTable, candidate_pages, drawn_grid_pages, ruled_tables, with_tables
+from pypdf import PdfReader, PdfWriter
 
 
 def cell(text: str, left: float, top: float, page: int = 1, width: float = 40) -> Line:
@@ -84,3 +88,27 @@ def test_only_pages_that_draw_a_grid_are_searched_for_ruled_tables_and_no_table_
     assert 32 in kept and len(kept) <= len(pages) // 2, kept  # 7 of 16
     found = ruled_tables(data, pages)
     assert [(t.page, len(t.rows)) for t in found] == [(32, 4)]
+
+
+CRC_DOC = Path("/usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz")
+
+
+@pytest.mark.skipif(not CRC_DOC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+def test_a_listing_read_as_a_table_marks_its_cells_not_the_indentation_between(converter: Converter) -> None:
+    """Page 21 of crc-doc.1.0.pdf (zlib) prints a numbered C listing, read as a two-column table (number, code).
+    One box a row ran from the number across the indentation to the end of the code; now one box a cell."""
+    reader, writer = PdfReader(io.BytesIO(gzip.decompress(CRC_DOC.read_bytes()))), PdfWriter()
+    writer.add_page(reader.pages[20])
+    page = io.BytesIO()
+    writer.write(page)
+    result = converter.convert(page.getvalue(), "crc_p21.pdf")
+    row = result.markdown.index("| 31 | ")
+
+    def marked(offset: int) -> tuple[str, tuple[float, ...]]:
+        region = next(r for r in result.regions if r.start <= offset < r.end)
+        return result.markdown[region.start : region.end], tuple(region.box)
+
+    number, number_box = marked(row + 2)
+    code, code_box = marked(row + len("| 31 | "))
+    assert number == "31" and number_box[2] - number_box[0] < 15
+    assert code.startswith("i f (D >") and code_box[0] > number_box[2] + 20

@@ -15,6 +15,7 @@ from PIL import Image
 
 from .options import OcrOptions
 from .pdf_lines import Line
+from .reading_order import column_order
 
 
 def engine_name(model: str) -> str:
@@ -100,6 +101,11 @@ def _mostly_vertical(lines: list[OcrLine]) -> bool:
     return tall * 2 > sum(len(line.text) for line in lines)
 
 
+def _in_columns(lines: list[OcrLine]) -> list[OcrLine]:
+    """RapidOCR's lines (top to bottom, across the page) read column by column where the page has columns."""
+    return [lines[i] for i in column_order([line.box for line in lines])]
+
+
 @dataclass
 class OcrEngine:
     """One RapidOCR engine per process, shared by its page threads (ONNX Runtime sessions are thread-safe)."""
@@ -137,7 +143,8 @@ class OcrEngine:
         return lines
 
     def read(self, image: Image.Image) -> list[OcrLine]:
-        """The text lines of an image in reading order; a page turned by 90 or 180 degrees is turned back first."""
+        """The text lines of an image in reading order (column by column: reading_order.py); a page turned by 90 or
+        180 degrees is turned back first."""
         lines = self._run(image)
         readings: list[tuple[int, list[OcrLine]]] = []
         if lines and _mostly_vertical(lines):
@@ -147,9 +154,10 @@ class OcrEngine:
         elif lines and _weight(lines) < UPSIDE_DOWN_SCORE * sum(len(line.text) for line in lines):
             readings = [(0, lines), (180, self._run(image.rotate(180)))]
         if not readings:
-            return lines
+            return _in_columns(lines)
         angle, lines = max(readings, key=lambda reading: _weight(reading[1]))
         # Read upright (the paragraph merger needs that order), located where they are on the page as given.
+        lines = _in_columns(lines)
         return [replace(line, page_box=_unturned(line.box, angle, image.size)) if angle else line for line in lines]
 
     def page_lines(self, image: Image.Image, page: int, scale: float) -> list[Line]:

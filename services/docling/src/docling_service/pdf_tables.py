@@ -180,9 +180,23 @@ def _table_segment(rows: list[list[Line]]) -> Segment | None:
         return None
     page = rows[0][0].page
     boxes = [rounded(union((c.left, c.top, c.right, c.bottom) for c in row)) for row in rows]
-    located = tuple(Located(" ".join(cells), page, box) for cells, box in zip(grid, boxes, strict=True))
+    located = tuple(located for row in rows for located in _cells_located(row, columns))
     return Segment(kind="table", text="", page=page, rows=tuple(grid), located=located,
                    units=(UnitDraft("table", page, union(boxes)),))  # fmt: skip
+
+
+def _cells_located(row: list[Line], columns: list[tuple[float, float]]) -> list[Located]:
+    """A row's cells where they are printed, in the Markdown's order: one box a cell, so that the white space
+    between two cells (a listing's line number and its indented code) is not marked. A cell without letters or
+    digits (a lone "}") is joined to the cell before it, as regions place only text with letters or digits."""
+    out: list[Located] = []
+    for cell in sorted(row, key=lambda cell: _column(cell, columns)):
+        box = rounded((cell.left, cell.top, cell.right, cell.bottom))
+        if out and not any(char.isalnum() for char in cell.text):
+            out[-1] = Located(f"{out[-1].text} {cell.text.strip()}", cell.page, rounded(union((out[-1].box, box))))
+        else:
+            out.append(Located(cell.text.strip(), cell.page, box))
+    return out
 
 
 def _unruled(lines: list[Line]) -> list[Item]:

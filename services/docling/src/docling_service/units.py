@@ -8,12 +8,18 @@
   so the chunk holding the caption holds the figure: searchable by its caption and the text around it.
 - A raster image of at least ``MIN_PICTURE_SIDE`` points a side that no caption claimed is a figure without one,
   carried by the paragraph nearest below it on its page (else the one nearest above).
+- A figure's interior is no section: a heading whose lines all lie inside a figure (a chart's label set larger than
+  the body text), or that is set vertically (an axis label, "S e c o n d s", read as "s d n o c e S"), is a
+  paragraph. A block that is a
+  drawn pattern, not words (a chart's hatching set in a Type 3 pattern font, which PDFium reads as "rururu..."; poppler
+  reads nothing there), is left out, wherever it is.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
@@ -21,13 +27,15 @@ import pypdfium2.raw as pdfium_c
 from docling.utils.locks import pypdfium2_lock
 
 from .markdown import Segment
-from .regions import Box, UnitDraft, caption_kind, rounded, union
+from .regions import Box, Located, UnitDraft, caption_kind, rounded, union
 
 log = logging.getLogger("docling_service.units")
 
 MIN_FIGURE_HEIGHT = 12.0  # points: graphics lower than this (a rule under a heading) are no figure
 MIN_PICTURE_SIDE = 36.0  # half an inch: smaller images are bullets, logos, icons
 BACKGROUND_SHARE = 0.6  # a graphic over this share of the page is its background, not a figure
+# One to three letters repeated eight times or more, the whole word: a pattern drawn with a font, not a word.
+_PATTERN = re.compile(r"([^\W\d_]{1,3})\1{7,}")
 _GRAPHICS = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_SHADING)
 
 
@@ -142,6 +150,7 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
         return segments
     out = list(segments)
     claimed: list[Box] = []
+    figures: dict[int, list[Box]] = {}
     for index, caption in captions.items():
         page = segments[index].page
         assert page is not None
@@ -152,6 +161,7 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
             draft = UnitDraft("figure", page, rounded(figure), segments[index].text)
             out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))
             claimed.append(figure)
+            figures.setdefault(page, []).append(figure)
     for page, found in graphics.items():
         for graphic in found:
             box = graphic.box
@@ -163,6 +173,40 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
                 drafts = (*out[carrier].units, UnitDraft("figure", page, box))
                 out[carrier] = dataclasses.replace(out[carrier], units=drafts)
                 claimed.append(box)
+    return _figure_interiors(out, figures)
+
+
+def _drawn_pattern(text: str) -> bool:
+    """Whether a block's text is a pattern drawn with a font ("rururu...", "ululul..."), no words."""
+    words = text.split()
+    return bool(words) and all(_PATTERN.fullmatch(word) for word in words)
+
+
+def _vertical(lines: tuple[Located, ...]) -> bool:
+    """Lines set vertically (words much taller than wide: an axis label, a margin note), never a heading; a
+    heading of one letter ("A" of an index) is as tall as wide."""
+    return all(len(line.text.strip()) > 1 and line.box[3] - line.box[1] > 2 * (line.box[2] - line.box[0])
+               for line in lines)  # fmt: skip
+
+
+def _within(boxes: list[Box], figures: list[Box]) -> bool:
+    return any(all(_inside(box, figure) for box in boxes) for figure in figures)
+
+
+def _figure_interiors(segments: list[Segment], figures: dict[int, list[Box]]) -> list[Segment]:
+    """Headings inside a figure or set vertically become paragraphs; blocks that are drawn patterns are left out."""
+    out = []
+    for segment in segments:
+        if segment.kind in ("heading", "paragraph") and not segment.units and _drawn_pattern(segment.text):
+            continue
+        boxes = [line.box for line in segment.located]
+        if (
+            segment.kind == "heading"
+            and boxes
+            and (_vertical(segment.located) or _within(boxes, figures.get(segment.page or 0, [])))
+        ):
+            segment = dataclasses.replace(segment, kind="paragraph", level=None)
+        out.append(segment)
     return out
 
 
