@@ -41,12 +41,16 @@ async def open_stack(data_dir: Path) -> AsyncIterator[Stack]:
         os.environ.pop(name, None)
     settings = McpSettings(data_dir=data_dir, allowed_roots=[data_dir], request_timeout_s=3600)
     data_dir.mkdir(parents=True, exist_ok=True)
-    # The retrieval benchmarks stay on Milvus Lite, where their figures since issue 1 were taken and where raw
-    # pymilvus is the latency baseline; VECTOR_GATEWAY_INDEX_ENGINE=lance runs them on the default (bench.run then
-    # skips the raw path); bench.scale --quality compares the engines through the tool. Set for this stack only:
-    # a test that runs a benchmark in process must not move the processes it starts later onto Milvus.
-    engine = os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE") or "milvus"
-    with environment(VECTOR_GATEWAY_INDEX_ENGINE=engine), service_logs(data_dir / "services.log", settings.log_level):
+    # The retrieval benchmarks stay where their figures since issue 1 were taken: Milvus Lite (raw pymilvus is the
+    # latency baseline) and fp32 vectors. VECTOR_GATEWAY_INDEX_ENGINE=lance / EMBEDDING_PRECISION=auto run them on
+    # the defaults (bench.run then skips the raw path); bench.scale --quality compares the engines and bench.int8
+    # the precisions. Set for this stack only: a test that runs a benchmark in process must not move the
+    # processes it starts later off the defaults.
+    pinned = {
+        "VECTOR_GATEWAY_INDEX_ENGINE": os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE") or "milvus",
+        "VECTOR_GATEWAY_EMBEDDING_PRECISION": os.environ.get("VECTOR_GATEWAY_EMBEDDING_PRECISION") or "fp32",
+    }
+    with environment(**pinned), service_logs(data_dir / "services.log", settings.log_level):
         async with embedded_backend(settings) as backend:
             await model_loaded(backend)
             yield Stack(settings, backend, Ingestor(backend, settings))
