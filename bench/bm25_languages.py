@@ -13,15 +13,12 @@ another language than English.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .data import DATASETS, load
+from .data import DATASETS, load, per_dataset_main
 from .metrics import evaluate, fold_to_documents
 from .rankings import build, collection_name, ranked_lists
 
@@ -120,15 +117,7 @@ def _thresholds(work: Path, collection: str, embedder: Any, lists: dict, data: A
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.bm25_languages", description=__doc__)
-    parser.add_argument("--dataset", action="append", choices=sorted(DATASETS))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    reports = [measure(dataset) for dataset in args.dataset or ["scifact", "dbpedia-5k"]]
-    print(json.dumps(reports, indent=1))
-    if args.out:
-        args.out.write_text(json.dumps(reports, indent=1) + "\n")
+    per_dataset_main("bench.bm25_languages", __doc__, measure, argv)
 
 
 if __name__ == "__main__":

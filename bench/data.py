@@ -6,11 +6,14 @@ relevant). Grades are kept: nDCG uses them as gains, Recall and MRR count grade 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def _bench_dir() -> Path:
@@ -104,3 +107,16 @@ def load(directory: Path = DEFAULT_DIR) -> Dataset:
             if str(row["_id"]) in qrels:
                 queries[str(row["_id"])] = row["text"]
     return Dataset(docs, queries, qrels, name, graded=len(grades - {0}) > 1)
+
+
+def per_dataset_main(prog: str, description: str | None, measure: Callable[[str], Any], argv: list[str] | None) -> None:
+    """A benchmark measured once per set: ``--dataset`` (repeatable; both sets by default) and ``--out`` (JSON)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--dataset", action="append", choices=sorted(DATASETS))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    reports = [measure(dataset) for dataset in args.dataset or ["scifact", "dbpedia-5k"]]
+    print(json.dumps(reports, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps(reports, indent=1) + "\n")

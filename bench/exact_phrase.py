@@ -16,9 +16,6 @@ each query once with the lift (Fusion's default phrase_floor, EXACT_PHRASE_SCORE
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +23,7 @@ from typing import Any
 
 from ingestion_contracts.gateway import SearchHit
 
-from .data import DATASETS, corpus_id, load
+from .data import DATASETS, corpus_id, load, per_dataset_main
 from .metrics import evaluate, fold_to_documents
 from .offtopic import OFF_TOPIC
 from .rankings import TMP, collection_name
@@ -117,15 +114,7 @@ def _rates(threshold: float, top: dict[str, list[SearchHit]], off: list[list[Sea
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.exact_phrase", description=__doc__)
-    parser.add_argument("--dataset", action="append", choices=sorted(DATASETS))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    reports = [_measure(dataset) for dataset in args.dataset or ["scifact", "dbpedia-5k"]]
-    print(json.dumps(reports, indent=1))
-    if args.out:
-        args.out.write_text(json.dumps(reports, indent=1) + "\n")
+    per_dataset_main("bench.exact_phrase", __doc__, _measure, argv)
 
 
 if __name__ == "__main__":
