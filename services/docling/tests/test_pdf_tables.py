@@ -11,6 +11,7 @@ from docling_service.converter import Converter
 from docling_service.markdown import Segment
 from docling_service.pdf_lines import Line, merge_lines
 from docling_service.pdf_tables import RuledTable, candidate_pages, drawn_grid_pages, ruled_tables, with_tables
+from ingestion_contracts.regions import Region
 from pypdf import PdfReader, PdfWriter
 
 
@@ -94,21 +95,54 @@ CRC_DOC = Path("/usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz")
 
 
 @pytest.mark.skipif(not CRC_DOC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
-def test_a_listing_read_as_a_table_marks_its_cells_not_the_indentation_between(converter: Converter) -> None:
-    """Page 21 of crc-doc.1.0.pdf (zlib) prints a numbered C listing, read as a two-column table (number, code).
-    One box a row ran from the number across the indentation to the end of the code; now one box a cell."""
+def crc_page(number: int) -> bytes:
     reader, writer = PdfReader(io.BytesIO(gzip.decompress(CRC_DOC.read_bytes()))), PdfWriter()
-    writer.add_page(reader.pages[20])
+    writer.add_page(reader.pages[number - 1])
     page = io.BytesIO()
     writer.write(page)
-    result = converter.convert(page.getvalue(), "crc_p21.pdf")
-    row = result.markdown.index("| 31 | ")
+    return page.getvalue()
 
-    def marked(offset: int) -> tuple[str, tuple[float, ...]]:
-        region = next(r for r in result.regions if r.start <= offset < r.end)
-        return result.markdown[region.start : region.end], tuple(region.box)
 
-    number, number_box = marked(row + 2)
-    code, code_box = marked(row + len("| 31 | "))
+def marked(markdown: str, regions: list[Region], offset: int) -> tuple[str, tuple[float, ...]]:
+    region = next(r for r in regions if r.start <= offset < r.end)
+    return markdown[region.start : region.end], tuple(region.box)
+
+
+def test_a_numbered_listing_is_code_with_its_numbers_and_each_part_marked_apart(converter: Converter) -> None:
+    """Page 21 of crc-doc.1.0.pdf (zlib) prints numbered C listings: a line number, then the code, side by side.
+    They were read as two-column tables (a line of code as the header, repeated in each piece of a long one), and
+    a row marked with one box from the number across the indentation; now a code block, each line its number
+    and its code indented as printed, the number, the code and a lone "}" each marked on its own."""
+    result = converter.convert(crc_page(21), "crc_p21.pdf")
+    markdown = result.markdown
+    assert "| 31 |" not in markdown and "| 26 | } |" not in markdown
+    assert "\n31     i f (D > s i z e o f (Word) \u2217 8) {\n32       crc [ 0 ] >>= D" in markdown
+    row = markdown.index("\n31     i f (D") + 1
+    number, number_box = marked(markdown, result.regions, row)
+    code, code_box = marked(markdown, result.regions, row + len("31     "))
     assert number == "31" and number_box[2] - number_box[0] < 15
     assert code.startswith("i f (D >") and code_box[0] > number_box[2] + 20
+    row = markdown.index("\n26  }") + 1
+    number, number_box = marked(markdown, result.regions, row)
+    brace, brace_box = marked(markdown, result.regions, row + len("26  "))
+    assert number == "26" and brace == "}" and brace_box[0] > number_box[2] + 20
+
+
+def test_a_numbered_two_column_table_stays_a_table() -> None:
+    """Numbers going up beside aligned text (no indentation, no code font) are a table, not a listing."""
+    items = with_tables(grid([["1", "Asia"], ["2", "Europe"], ["3", "Africa"], ["4", "Oceania"]]), [])
+    assert [item.kind for item in items if isinstance(item, Segment)] == ["table"]
+
+
+def test_a_ruled_table_that_stacks_its_rows_in_one_drawn_row_reads_them_as_rows(converter: Converter) -> None:
+    """crc-doc page 26's Table 4 rules off only its header: its four compilers and their timings are printed a
+    line each inside one drawn row. They were one Markdown row ("GCC/C++ ICL CL GCC/ASM | 2.30 2.19 1.75 1.65");
+    now four rows, each cell's line marked on its own."""
+    result = converter.convert(crc_page(26), "crc_p26.pdf")
+    assert "| ICL | 2.19 | 1.62 | 1.49 | 1.46 | 1.45 | 1.45 | 1.46 | 1.46 |" in result.markdown
+    assert "GCC/C++ ICL" not in result.markdown
+    row = result.markdown.index("| ICL | 2.19 |")
+    icl = next(r for r in result.regions if r.start == row + 2)
+    value = next(r for r in result.regions if r.start == row + len("| ICL | "))
+    assert result.markdown[value.start : value.end] == "2.19"
+    assert icl.box[1] == value.box[1] and icl.box[3] - icl.box[1] < 12  # one printed line, the same as its row's

@@ -191,7 +191,7 @@ def _code_continues(prev: Line, line: Line) -> bool:
     return line.page == prev.page and line.mono and -0.5 * prev.height <= gap <= CODE_GAP * prev.height
 
 
-def _code_text(lines: list[Line]) -> str:
+def code_text(lines: list[Line]) -> str:
     """The code lines with their breaks and their indentation (in characters of the block's font)."""
     left = min(line.left for line in lines)
     widths = [(line.right - line.left) / len(line.text) for line in lines if len(line.text.strip()) >= 4]
@@ -247,7 +247,7 @@ def merge_lines(items: list[Line | Segment]) -> list[Segment]:
             text, level = _join(paragraph), paragraph[0].heading
             segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
         elif paragraph[0].mono:
-            segments.append(Segment(kind="code", text=_code_text(paragraph), page=page, located=located(paragraph)))
+            segments.append(Segment(kind="code", text=code_text(paragraph), page=page, located=located(paragraph)))
         elif _is_heading(paragraph, levels):
             text, level = _join(paragraph), _layout_level(paragraph, levels, numbered)
             segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))

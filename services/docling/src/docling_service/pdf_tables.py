@@ -9,6 +9,7 @@ in the same columns. Two-column prose never matches: the native reading order gi
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import statistics
 from dataclasses import dataclass
@@ -20,8 +21,8 @@ import pypdfium2.raw as pdfium_c
 from docling.utils.locks import pypdfium2_lock
 
 from .markdown import Segment
-from .pdf_lines import Line
-from .regions import Located, UnitDraft, rounded, union
+from .pdf_lines import Line, code_text
+from .regions import Box, Located, UnitDraft, rounded, union
 
 log = logging.getLogger("docling_service.pdf_tables")
 
@@ -33,6 +34,8 @@ MIN_COLUMNS = 2
 MAX_MEDIAN_CELL_CHARS = 40
 # Rows further apart than this many line heights belong to different tables.
 MAX_ROW_GAP = 2.0
+# A numbered listing's numbers go up by at most this much a row (every line numbered; a blank one skipped).
+MAX_LISTING_STEP = 2
 
 Item = Line | Segment
 
@@ -118,36 +121,75 @@ def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
                     continue
                 words: list[dict[str, Any]] | None = None  # the page's, read once it has a table
                 for table in pdf.pages[number - 1].find_tables(_RULED):
-                    rows = tuple(tuple(" ".join((cell or "").split()) for cell in row) for row in table.extract())
-                    if len(rows) >= MIN_ROWS and max(len(row) for row in rows) >= MIN_COLUMNS:
-                        words = words if words is not None else pdf.pages[number - 1].extract_words()
-                        located = _cell_lines(words, table, number)
-                        found.append(RuledTable(page=number, box=table.bbox, rows=rows, located=located))
+                    texts = table.extract()
+                    if len(texts) < MIN_ROWS or max(len(row) for row in texts) < MIN_COLUMNS:
+                        continue
+                    words = words if words is not None else pdf.pages[number - 1].extract_words()
+                    rows, lines = _read_rows(texts, _cell_lines(words, table))
+                    located = tuple(Located(text, number, box) for text, box in lines)
+                    found.append(RuledTable(page=number, box=table.bbox, rows=tuple(rows), located=located))
     except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
         log.warning("ruled table search failed; tables stay text", exc_info=exc)
     return found
 
 
-def _cell_lines(words: list[dict[str, Any]], table: Any, number: int) -> tuple[Located, ...]:
-    """Each cell's text lines where they are printed: pdfplumber's words inside the cell's borders, line by line
-    (a docling line may run across two cells; the cell's own box would mark its empty part too)."""
-    located: list[Located] = []
+def _cell_lines(words: list[dict[str, Any]], table: Any) -> list[list[list[tuple[str, Box]]]]:
+    """Each cell's text lines where they are printed, row by row (an empty list for a merged cell): pdfplumber's
+    words inside the cell's borders, line by line (a docling line may run across two cells; the cell's own box
+    would mark its empty part too)."""
+    rows: list[list[list[tuple[str, Box]]]] = []
     for row in table.rows:
+        cells: list[list[tuple[str, Box]]] = []
         for cell in row.cells:
-            if cell is None:
-                continue
-            inside = [w for w in words if cell[0] <= (w["x0"] + w["x1"]) / 2 <= cell[2]
-                      and cell[1] <= (w["top"] + w["bottom"]) / 2 <= cell[3]]  # fmt: skip
+            inside = [] if cell is None else [w for w in words if cell[0] <= (w["x0"] + w["x1"]) / 2 <= cell[2]
+                                              and cell[1] <= (w["top"] + w["bottom"]) / 2 <= cell[3]]  # fmt: skip
             lines: list[list[dict[str, Any]]] = []
             for word in sorted(inside, key=lambda w: (round(w["top"]), w["x0"])):
                 if lines and abs(lines[-1][0]["top"] - word["top"]) <= 2:
                     lines[-1].append(word)
                 else:
                     lines.append([word])
-            for line in lines:
-                box = union((w["x0"], w["top"], w["x1"], w["bottom"]) for w in line)
-                located.append(Located(" ".join(w["text"] for w in line), number, rounded(box)))
-    return tuple(located)
+            boxes = [rounded(union((w["x0"], w["top"], w["x1"], w["bottom"]) for w in line)) for line in lines]
+            cells.append([(" ".join(w["text"] for w in line), box) for line, box in zip(lines, boxes, strict=True)])
+        rows.append(cells)
+    return rows
+
+
+def _stacked(texts: list[str | None], lines: list[list[tuple[str, Box]]]) -> int:
+    """How many printed rows a ruled row stacks in each of its cells (1 if it does not): a table that rules only
+    its header off prints its body rows in one drawn row, a value a line in each cell (crc-doc's timing tables).
+    Three cells or more with the same number of lines, side by side line for line, are read as that many rows;
+    a cell of wrapped prose beside others rarely has their count of lines, let alone at three cells."""
+    filled = [(text, cell) for text, cell in zip(texts, lines, strict=True) if cell]
+    counts = {len(cell) for _, cell in filled} | {len((text or "").strip().split("\n")) for text, _ in filled}
+    if len(filled) < 3 or len(counts) != 1 or (stack := counts.pop()) < 2:
+        return 1
+    for index in range(stack):
+        tops = [cell[index][1][1] for _, cell in filled]
+        if max(tops) - min(tops) > 2:
+            return 1
+    return stack
+
+
+def _read_rows(
+    texts: list[list[str | None]], lines: list[list[list[tuple[str, Box]]]]
+) -> tuple[list[tuple[str, ...]], list[tuple[str, Box]]]:
+    """The table's rows of Markdown cells and its cells' lines in the Markdown's order, a stacked row (above)
+    split into the rows it prints."""
+    rows: list[tuple[str, ...]] = []
+    located: list[tuple[str, Box]] = []
+    for row_texts, row_lines in zip(texts, lines, strict=True):
+        stack = _stacked(row_texts, row_lines)
+        if stack == 1:
+            rows.append(tuple(" ".join((cell or "").split()) for cell in row_texts))
+            located.extend(line for cell in row_lines for line in cell)
+            continue
+        split = [(cell or "").strip().split("\n") if cell_lines else [""] * stack
+                 for cell, cell_lines in zip(row_texts, row_lines, strict=True)]  # fmt: skip
+        for index in range(stack):
+            rows.append(tuple(" ".join(cell[index].split()) for cell in split))
+            located.extend(cell[index] for cell in row_lines if cell)
+    return rows, located
 
 
 def _column(cell: Line, columns: list[tuple[float, float]]) -> int:
@@ -167,8 +209,36 @@ def _fits(row: list[Line], previous: list[Line], columns: list[tuple[float, floa
     return len({_column(cell, columns) for cell in row}) == len(row)
 
 
+def _listing(rows: list[list[Line]], columns: list[tuple[float, float]]) -> Segment | None:
+    """A numbered code listing (LaTeX's listings with numbers=left: crc-doc.1.0.pdf's C functions) is printed as
+    two columns side by side, a line number and a line of code; it is code, not a table. Read as one: a code
+    block, each line its number and its code indented as printed, and no table unit (a table's first row would
+    be repeated in each piece of a long one as its header: a line of code out of place). Its rows' numbers go
+    up, and its code is indented somewhere or set in a monospaced font: a numbered two-column table ("1 | Asia")
+    is neither."""
+    if len(columns) != 2 or any(len(row) != 2 for row in rows):
+        return None
+    numbers = [row[0].text.strip() for row in rows]
+    if not all(number.isdigit() for number in numbers):
+        return None
+    if any(not 0 < int(b) - int(a) <= MAX_LISTING_STEP for a, b in itertools.pairwise(numbers)):
+        return None
+    code = [row[1] for row in rows]
+    if max(line.left for line in code) - min(line.left for line in code) < 1 and not any(line.mono for line in code):
+        return None
+    width = max(len(number) for number in numbers)
+    text = "\n".join(
+        f"{number.rjust(width)}  {line}" for number, line in zip(numbers, code_text(code).split("\n"), strict=True)
+    )
+    cells = tuple(cell for row in rows for cell in _cells_located(row, columns))
+    return Segment(kind="code", text=text, page=rows[0][0].page, located=cells)
+
+
 def _table_segment(rows: list[list[Line]]) -> Segment | None:
     columns = [(cell.left, cell.right) for cell in rows[0]]
+    listing = _listing(rows, columns)
+    if listing is not None:
+        return listing
     grid = []
     for row in rows:
         cells = [""] * len(columns)
@@ -187,16 +257,9 @@ def _table_segment(rows: list[list[Line]]) -> Segment | None:
 
 def _cells_located(row: list[Line], columns: list[tuple[float, float]]) -> list[Located]:
     """A row's cells where they are printed, in the Markdown's order: one box a cell, so that the white space
-    between two cells (a listing's line number and its indented code) is not marked. A cell without letters or
-    digits (a lone "}") is joined to the cell before it, as regions place only text with letters or digits."""
-    out: list[Located] = []
-    for cell in sorted(row, key=lambda cell: _column(cell, columns)):
-        box = rounded((cell.left, cell.top, cell.right, cell.bottom))
-        if out and not any(char.isalnum() for char in cell.text):
-            out[-1] = Located(f"{out[-1].text} {cell.text.strip()}", cell.page, rounded(union((out[-1].box, box))))
-        else:
-            out.append(Located(cell.text.strip(), cell.page, box))
-    return out
+    between two cells (a listing's line number and its indented code, or its lone "}") is not marked."""
+    return [Located(cell.text.strip(), cell.page, rounded((cell.left, cell.top, cell.right, cell.bottom)))
+            for cell in sorted(row, key=lambda cell: _column(cell, columns))]  # fmt: skip
 
 
 def _unruled(lines: list[Line]) -> list[Item]:

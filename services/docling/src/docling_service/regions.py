@@ -102,7 +102,10 @@ def place(body: str, start: int, lines: Sequence[Located]) -> list[Region]:
 
     Line i covers the letters and digits that follow those of lines 0..i-1, from its first to its last one, with
     the punctuation attached to them (``(see``, ``page.``). A line without letters or digits gets no region; one
-    that the block's text does not reach (the merger left it out) neither."""
+    that the block's text does not reach (the merger left it out) neither.
+
+    A line of symbols only (a listing's lone ``}``, an equation's ``=``) is placed where its symbols come next in
+    the text, before the next letter or digit; where they do not (the Markdown rewrote them), it gets no region."""
     positions = _alnum_positions(body)
     totals = list(accumulate(weight for _, weight in positions))  # letters and digits up to each position
     regions: list[Region] = []
@@ -110,7 +113,15 @@ def place(body: str, start: int, lines: Sequence[Located]) -> list[Region]:
     previous_end = 0
     for line in lines:
         wanted = _counted(line.text)
-        if not wanted or cursor >= len(positions):
+        if not wanted:
+            symbols = "".join(line.text.split())
+            following = positions[cursor][0] if cursor < len(positions) else len(body)
+            at = body.find(symbols, previous_end, following) if symbols else -1
+            if at >= 0:
+                regions.append(Region(page=line.page, start=start + at, end=start + at + len(symbols), box=line.box))
+                previous_end = at + len(symbols)
+            continue
+        if cursor >= len(positions):
             continue
         first = cursor
         done = totals[cursor - 1] if cursor else 0
