@@ -63,14 +63,22 @@ class Line:
     heading_id: int = -1  # which bookmark: the lines of one multi-line title share it
     box: tuple[float, float, float, float] | None = None  # where it is printed, when read turned (a sideways scan)
     printed: bool = True  # False: a bookmark's title its page does not print (pdf_outline.py), with no box
+    size: float = 0.0  # the height of its plainest words (segments.py); 0: not known, see type_height
 
     @property
     def height(self) -> float:
         return max(self.bottom - self.top, 0.1)
 
+    @property
+    def type_height(self) -> float:
+        """How large its type is: the height of its plainest words, where the parser gave words. A sub- or
+        superscript, a tall sum or bracket make a line taller, not its type larger: a sentence with inline
+        math ("(20) may be implemented ... v'0 =") was a heading of its own, cut out of its paragraph."""
+        return self.size if self.size > 0 else self.height
+
 
 def _same_size(a: Line, b: Line) -> bool:
-    return abs(a.height - b.height) <= SIZE_TOLERANCE * max(a.height, b.height)
+    return abs(a.type_height - b.type_height) <= SIZE_TOLERANCE * max(a.type_height, b.type_height)
 
 
 def _column_right(lines: list[Line]) -> dict[int, float]:
@@ -109,7 +117,7 @@ def _join(lines: list[Line]) -> str:
 
 def _body_height(lines: list[Line]) -> float:
     """The line height most of the text is set in (weighted by characters)."""
-    weighted = [round(line.height, 1) for line in lines for _ in range(max(1, len(line.text) // 10))]
+    weighted = [round(line.type_height, 1) for line in lines for _ in range(max(1, len(line.text) // 10))]
     return statistics.median(weighted) if weighted else 0.0
 
 
@@ -127,15 +135,13 @@ def _numbered_level(text: str) -> int | None:
 
 
 def _heading_levels(paragraphs: list[list[Line]], body: float) -> dict[float, int]:
-    sizes = sorted(
-        {round(p[0].height, 1) for p in paragraphs if len(p) == 1 and p[0].height >= HEADING_SIZE_RATIO * body},
-        reverse=True,
-    )
+    single = [p[0].type_height for p in paragraphs if len(p) == 1]
+    sizes = sorted({round(size, 1) for size in single if size >= HEADING_SIZE_RATIO * body}, reverse=True)
     return {size: min(index + 1, 3) for index, size in enumerate(sizes)}
 
 
 def _is_heading(paragraph: list[Line], levels: dict[float, int]) -> bool:
-    if len(paragraph) != 1 or round(paragraph[0].height, 1) not in levels or paragraph[0].mono:
+    if len(paragraph) != 1 or round(paragraph[0].type_height, 1) not in levels or paragraph[0].mono:
         return False
     text = paragraph[0].text.strip()
     return (
@@ -150,7 +156,7 @@ def _layout_level(paragraph: list[Line], levels: dict[float, int], numbered: boo
     size's rank among the heading sizes (below the numbered ones' levels when those exist)."""
     text = paragraph[0].text.strip()
     level = _numbered_level(text) if numbered else None
-    return level if level is not None else levels[round(paragraph[0].height, 1)]
+    return level if level is not None else levels[round(paragraph[0].type_height, 1)]
 
 
 def _same_row(prev: Line, line: Line) -> bool:
@@ -181,8 +187,9 @@ def join_fragments(lines: list[Line]) -> list[Line]:
             out.append(line)
             continue
         box = union((prev.box, line.box)) if prev.box and line.box else prev.box  # a turned line: both parts
+        size = min((size for size in (prev.size, line.size) if size > 0), default=0.0)
         out[-1] = replace(prev, text=text, right=max(prev.right, line.right), top=min(prev.top, line.top),
-                          bottom=max(prev.bottom, line.bottom), box=box)  # fmt: skip
+                          bottom=max(prev.bottom, line.bottom), box=box, size=size)  # fmt: skip
     return out
 
 

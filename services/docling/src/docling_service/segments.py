@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+import numpy as np
 from docling_core.types.doc import (
     BoundingBox,
     CodeItem,
@@ -155,28 +156,49 @@ def document_lines(document: DoclingDocument, parsed: Mapping[int, SegmentedPdfP
         top, bottom = sorted((box.t, box.b))
         position = seen[prov.page_no] = seen.get(prov.page_no, -1) + 1
         page_fonts = fonts.get(prov.page_no, [])
-        font, mono = page_fonts[position] if position < len(page_fonts) else ("", False)
+        font, mono, size = page_fonts[position] if position < len(page_fonts) else ("", False, 0.0)
         text = clean_text(item.text, code=mono)
         lines.append(Line(text=text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom,
-                          font=font, mono=mono))  # fmt: skip
+                          font=font, mono=mono, size=size))  # fmt: skip
     return lines
 
 
-def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool]]:
-    """(font, monospaced) of each text line cell with text, in the order the native pipeline adds them. A line
-    is monospaced when its first font is and most of its words are (a sentence may start with a command)."""
+def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool, float]]:
+    """(font, monospaced, size) of each text line cell with text, in the order the native pipeline adds them. A
+    line is monospaced when its first font is and most of its words are (a sentence may start with a command). Its
+    size is the height of the words most of its letters and digits are set in: a sub- or superscript, a tall sum
+    or bracket make the line's box taller, not its type larger (pdf_lines.Line.type_height); 0 where it has none."""
     lines = [cell for cell in page.textline_cells if cell.text]
-    out: list[tuple[str, bool]] = []
-    words = None
+    words = [word for word in page.word_cells if word.text]
+    boxes = np.array([_lrtb(word.rect.to_bounding_box()) for word in words], dtype=float).reshape(-1, 4)
+    monos = np.array([is_mono_font(getattr(word, "font_name", "")) for word in words], dtype=bool)
+    letters = np.array([sum(char.isalnum() for char in word.text) for word in words], dtype=int)
+    plain = letters > 0
+    heights = np.abs(boxes[:, 3] - boxes[:, 1])
+    middles = (boxes[:, 1] + boxes[:, 3]) / 2
+    out: list[tuple[str, bool, float]] = []
     for cell in lines:
         font = getattr(cell, "font_name", "") or ""  # PdfTextCell names its font; a plain TextCell does not
+        left, top, right, bottom = _lrtb(cell.rect.to_bounding_box())
+        inside = ((boxes[:, 0] >= left - 1) & (boxes[:, 2] <= right + 1)
+                  & (np.abs(middles - (top + bottom) / 2) < abs(bottom - top) / 2))  # fmt: skip
         mono = is_mono_font(font)
         if mono:
-            if words is None:
-                words = [(w.rect.to_bounding_box(), is_mono_font(getattr(w, "font_name", ""))) for w in page.word_cells]
-            box = cell.rect.to_bounding_box()
-            inside = [m for b, m in words if b.l >= box.l - 1 and b.r <= box.r + 1
-                      and abs((b.t + b.b) / 2 - (box.t + box.b) / 2) < abs(box.b - box.t) / 2]  # fmt: skip
-            mono = not inside or sum(inside) * 2 > len(inside)
-        out.append((font, mono))
+            mono = not inside.any() or int(monos[inside].sum()) * 2 > int(inside.sum())
+        out.append((font, mono, _most_set(heights[inside & plain], letters[inside & plain])))
     return out
+
+
+def _most_set(heights: np.ndarray, letters: np.ndarray) -> float:
+    """The word height most of a line's letters and digits are set in (to a tenth of a point; the smaller of
+    equals), 0 for none: a footnote's marker on a heading ("2.1. Software Conflict Resolution 4") is not its size."""
+    if not len(heights):
+        return 0.0
+    counts: dict[float, int] = {}
+    for height, count in zip(np.round(heights, 1).tolist(), letters.tolist(), strict=True):
+        counts[height] = counts.get(height, 0) + count
+    return max(sorted(counts), key=lambda height: counts[height])
+
+
+def _lrtb(box: BoundingBox) -> tuple[float, float, float, float]:
+    return (box.l, box.t, box.r, box.b)

@@ -1,0 +1,65 @@
+"""A line's type size is that of the words most of its letters are set in, not its box's height.
+
+A footnote's marker, a superscript ("the 0 th bit", "2 n+1") or an inline formula's sub- and superscripts make a
+printed line's box taller than its neighbours'. The line's height stood for its type size, so such a line was
+taken for a larger font: cut out of its paragraph as a heading of its own (hash_usenix.pdf: "0 and 1, by
+considering the 0 th bit (the lowest bit not", a level-1 heading; crc-doc.1.0.pdf: "(20) may be implemented using
+formula (13) by setting v'0 =", with real numbered sections missed beside them).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from pathlib import Path
+
+import pytest
+from docling_service.converter import Converter
+from docling_service.pdf_lines import Line, merge_lines
+from pypdf import PdfReader, PdfWriter
+
+DOC = Path("/usr/share/doc")
+HASH = DOC / "db5.3-doc/programmer_reference/hash_usenix.pdf.gz"
+CRC = DOC / "zlib1g-dev/crc-doc.1.0.pdf.gz"
+
+
+def page_of(pdf: Path, number: int) -> bytes:
+    reader, writer = PdfReader(io.BytesIO(gzip.decompress(pdf.read_bytes()))), PdfWriter()
+    writer.add_page(reader.pages[number - 1])
+    page = io.BytesIO()
+    writer.write(page)
+    return page.getvalue()
+
+
+def headings(markdown: str) -> list[str]:
+    return re.findall(r"^#+ (.*)", markdown, re.MULTILINE)
+
+
+@pytest.mark.skipif(not HASH.exists(), reason="needs Debian's db5.3-doc (apt-get install db5.3-doc)")
+def test_a_line_with_a_superscript_stays_in_its_paragraph(converter: Converter) -> None:
+    result = converter.convert(page_of(HASH, 2), "hash_usenix_p2.pdf")
+    assert not any("th bit" in heading for heading in headings(result.markdown))
+    assert "buckets 0 and 1, by considering the 0 th bit (the lowest bit not" in " ".join(result.markdown.split())
+
+
+@pytest.mark.skipif(not CRC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+def test_a_sentence_with_an_inline_formula_is_no_heading_and_numbered_sections_are(converter: Converter) -> None:
+    result = converter.convert(page_of(CRC, 19), "crc_p19.pdf")
+    found = headings(result.markdown)
+    assert not any("may be implemented" in heading for heading in found)
+    assert "4.11.3 Efficient computation of individual CRCs" not in found  # set in the body's size
+    body = " ".join(result.markdown.split())
+    assert "(20) may be implemented using formula (13) by setting v\u20320 = 0, and then for n = 0, . . . , N" in body
+    result = converter.convert(page_of(CRC, 4), "crc_p4.pdf")
+    assert "3.2 Changing initial CRC value" in headings(result.markdown)
+
+
+def test_a_line_without_words_known_keeps_its_height_as_its_size() -> None:
+    body = [Line(text=f"body text line {i}", page=1, left=50, top=100 + 12 * i, right=500, bottom=110 + 12 * i)
+            for i in range(6)]  # fmt: skip
+    tall = Line(text="A Larger Title", page=1, left=50, top=60, right=300, bottom=74)
+    raised = Line(text="with a raised note 1", page=1, left=50, top=172, right=500, bottom=186, size=10.0)
+    segments = merge_lines([tall, *body, raised])
+    assert [s.kind for s in segments] == ["heading", "paragraph"]
+    assert segments[1].text.endswith("with a raised note 1")
