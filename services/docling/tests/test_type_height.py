@@ -63,3 +63,17 @@ def test_a_line_without_words_known_keeps_its_height_as_its_size() -> None:
     segments = merge_lines([tall, *body, raised])
     assert [s.kind for s in segments] == ["heading", "paragraph"]
     assert segments[1].text.endswith("with a raised note 1")
+
+
+@pytest.mark.skipif(not CRC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+def test_a_displayed_formula_is_marked_word_by_word_and_prose_line_by_line(converter: Converter) -> None:
+    """crc-doc page 6's derivation: its lines are taller than their type by the sums' brackets and the powers of x.
+    One box a line marked the blank corners around them; such a line is now marked word by word."""
+    result = converter.convert(page_of(CRC, 6), "crc_p6.pdf")
+    marked = [(result.markdown[r.start : r.end], r.box) for r in result.regions]
+    formula = [(text, box) for text, box in marked if box[1] >= 494 and box[3] <= 510]  # "= ((Q(x) - u(x)) · xW ..."
+    assert len(formula) >= 15
+    assert [text for text, _ in formula][:4] == ["=", "((Q(x)", "-", "u(x))"]
+    assert all(box[2] - box[0] < 35 for _, box in formula)
+    prose = next(box for text, box in marked if text.startswith("A more generic solution is to store"))
+    assert prose[2] - prose[0] > 300  # one box for the printed line

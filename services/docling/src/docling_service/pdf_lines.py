@@ -64,6 +64,7 @@ class Line:
     box: tuple[float, float, float, float] | None = None  # where it is printed, when read turned (a sideways scan)
     printed: bool = True  # False: a bookmark's title its page does not print (pdf_outline.py), with no box
     size: float = 0.0  # the height of its plainest words (segments.py); 0: not known, see type_height
+    words: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()  # marked word by word: a formula's line
 
     @property
     def height(self) -> float:
@@ -188,9 +189,14 @@ def join_fragments(lines: list[Line]) -> list[Line]:
             continue
         box = union((prev.box, line.box)) if prev.box and line.box else prev.box  # a turned line: both parts
         size = min((size for size in (prev.size, line.size) if size > 0), default=0.0)
+        words = (*_parts(prev), *_parts(line)) if prev.words or line.words else ()
         out[-1] = replace(prev, text=text, right=max(prev.right, line.right), top=min(prev.top, line.top),
-                          bottom=max(prev.bottom, line.bottom), box=box, size=size)  # fmt: skip
+                          bottom=max(prev.bottom, line.bottom), box=box, size=size, words=words)  # fmt: skip
     return out
+
+
+def _parts(line: Line) -> tuple[tuple[str, tuple[float, float, float, float]], ...]:
+    return line.words or ((line.text, line.box or (line.left, line.top, line.right, line.bottom)),)
 
 
 def _code_continues(prev: Line, line: Line) -> bool:

@@ -150,7 +150,11 @@ def _run_in(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken:
 def _split(line: Line, at: int) -> tuple[Line, Line]:
     """A line cut in two at character ``at`` (the box divided in proportion to the characters)."""
     cut = line.left + (line.right - line.left) * at / max(len(line.text), 1)
-    return replace(line, text=line.text[:at].rstrip(), right=cut), replace(line, text=line.text[at:].lstrip(), left=cut)
+    head, tail = (
+        replace(line, text=line.text[:at].rstrip(), right=cut, words=()),
+        replace(line, text=line.text[at:].lstrip(), left=cut, words=()),
+    )
+    return head, tail
 
 
 def mark_bookmarks(lines: list[Line], bookmarks: list[Bookmark]) -> tuple[list[Line], int]:

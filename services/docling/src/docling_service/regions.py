@@ -74,9 +74,20 @@ def rounded(box: Sequence[float]) -> Box:
 def located(lines: Iterable[LineLike]) -> tuple[Located, ...]:
     """Page lines (pdf_lines.Line, OCR lines) as located text: where they are printed on the page (a line read from
     a scan turned sideways has its reading frame's coordinates, and the page's in ``box``). A bookmark's title that
-    its page does not print (pdf_outline.py) is not located anywhere."""
-    return tuple(Located(line.text, line.page, rounded(line.box or (line.left, line.top, line.right, line.bottom)))
-                 for line in lines if getattr(line, "printed", True))  # fmt: skip
+    its page does not print (pdf_outline.py) is not located anywhere. A line that gives its words (a displayed
+    formula's, taller than its type by its sub- and superscripts) is located word by word."""
+    out: list[Located] = []
+    for line in lines:
+        if not getattr(line, "printed", True):
+            continue
+        words = getattr(line, "words", ())
+        if words:
+            out.extend(Located(text, line.page, rounded(box)) for text, box in words)
+        else:
+            out.append(
+                Located(line.text, line.page, rounded(line.box or (line.left, line.top, line.right, line.bottom)))
+            )
+    return tuple(out)
 
 
 def union(boxes: Iterable[Box]) -> Box:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -26,7 +27,11 @@ from ingestion_contracts.docling import BlockKind
 from .markdown import Segment
 from .pdf_lines import Line, is_mono_font
 from .pdf_text import clean_text
-from .regions import Located, UnitDraft, rounded, union
+from .regions import Box, Located, UnitDraft, rounded, union
+
+# A line taller than this many times its type size is marked word by word (_line_fonts).
+WORDS_MARKED_FROM = 1.2
+LineFont = tuple[str, bool, float, tuple[tuple[str, Box], ...]]  # font, monospaced, size, words
 
 # Furniture that would repeat on every page and split paragraphs across page breaks.
 _SKIPPED_LABELS = {DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER}
@@ -144,7 +149,8 @@ def document_lines(document: DoclingDocument, parsed: Mapping[int, SegmentedPdfP
 
     ``parsed``: docling-parse's pages by number (the conversion's ``pages[i].parsed_page``), which name each
     line's font: the native pipeline adds one text item per text line cell of a page, in the same order."""
-    fonts = {number: _line_fonts(page) for number, page in (parsed or {}).items()}
+    fonts = {number: _line_fonts(page, document.pages[number].size.height if number in document.pages else None)
+             for number, page in (parsed or {}).items()}  # fmt: skip
     seen: dict[int, int] = {}
     lines = []
     for item, _ in document.iterate_items():
@@ -156,18 +162,21 @@ def document_lines(document: DoclingDocument, parsed: Mapping[int, SegmentedPdfP
         top, bottom = sorted((box.t, box.b))
         position = seen[prov.page_no] = seen.get(prov.page_no, -1) + 1
         page_fonts = fonts.get(prov.page_no, [])
-        font, mono, size = page_fonts[position] if position < len(page_fonts) else ("", False, 0.0)
+        font, mono, size, words = page_fonts[position] if position < len(page_fonts) else ("", False, 0.0, ())
         text = clean_text(item.text, code=mono)
         lines.append(Line(text=text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom,
-                          font=font, mono=mono, size=size))  # fmt: skip
+                          font=font, mono=mono, size=size, words=_same_letters(text, words)))  # fmt: skip
     return lines
 
 
-def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool, float]]:
-    """(font, monospaced, size) of each text line cell with text, in the order the native pipeline adds them. A
-    line is monospaced when its first font is and most of its words are (a sentence may start with a command). Its
-    size is the height of the words most of its letters and digits are set in: a sub- or superscript, a tall sum
-    or bracket make the line's box taller, not its type larger (pdf_lines.Line.type_height); 0 where it has none."""
+def _line_fonts(page: SegmentedPdfPage, height: float | None) -> list[LineFont]:
+    """(font, monospaced, size, words) of each text line cell with text, in the order the native pipeline adds
+    them. A line is monospaced when its first font is and most of its words are (a sentence may start with a
+    command). Its size is the height of the words most of its letters and digits are set in: a sub- or
+    superscript, a tall sum or bracket make the line's box taller, not its type larger (Line.type_height); 0
+    where it has none. A line that much taller than its size (a displayed formula) also gives its words where they
+    are printed (top-left origin, with the page's ``height``), so that it is marked word by word, not as one box
+    whose corners are blank."""
     lines = [cell for cell in page.textline_cells if cell.text]
     words = [word for word in page.word_cells if word.text]
     boxes = np.array([_lrtb(word.rect.to_bounding_box()) for word in words], dtype=float).reshape(-1, 4)
@@ -176,7 +185,7 @@ def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool, float]]:
     plain = letters > 0
     heights = np.abs(boxes[:, 3] - boxes[:, 1])
     middles = (boxes[:, 1] + boxes[:, 3]) / 2
-    out: list[tuple[str, bool, float]] = []
+    out: list[LineFont] = []
     for cell in lines:
         font = getattr(cell, "font_name", "") or ""  # PdfTextCell names its font; a plain TextCell does not
         left, top, right, bottom = _lrtb(cell.rect.to_bounding_box())
@@ -185,8 +194,28 @@ def _line_fonts(page: SegmentedPdfPage) -> list[tuple[str, bool, float]]:
         mono = is_mono_font(font)
         if mono:
             mono = not inside.any() or int(monos[inside].sum()) * 2 > int(inside.sum())
-        out.append((font, mono, _most_set(heights[inside & plain], letters[inside & plain])))
+        size = _most_set(heights[inside & plain], letters[inside & plain])
+        parts: tuple[tuple[str, Box], ...] = ()
+        if size > 0 and height is not None and abs(bottom - top) > WORDS_MARKED_FROM * size:
+            parts = tuple((words[index].text, _word_box(words[index].rect.to_bounding_box(), height))
+                          for index in np.flatnonzero(inside))  # fmt: skip
+        out.append((font, mono, size, parts))
     return out
+
+
+def _word_box(box: BoundingBox, height: float) -> Box:
+    turned = box.to_top_left_origin(height)
+    return rounded((turned.l, turned.t, turned.r, turned.b))
+
+
+def _same_letters(text: str, words: tuple[tuple[str, Box], ...]) -> tuple[tuple[str, Box], ...]:
+    """``words`` where they hold the line's letters and digits, in its order (regions places them by count), else
+    none: the line is marked as one box."""
+    if not words:
+        return ()
+    letters = "".join(char for char in unicodedata.normalize("NFKC", text) if char.isalnum())
+    held = "".join(char for word, _ in words for char in unicodedata.normalize("NFKC", word) if char.isalnum())
+    return words if held == letters else ()
 
 
 def _most_set(heights: np.ndarray, letters: np.ndarray) -> float:
