@@ -19,6 +19,7 @@ from .pdf_lines import Line, join_fragments, merge_lines
 from .pdf_outline import mark_bookmarks, read_bookmarks
 from .pdf_tables import candidate_pages, ruled_tables, with_tables
 from .scans import ocr_pdf_pages, scanned_pages
+from .text_layer import readable
 from .units import with_units
 
 # (pages done, pages in all), called after each window and each page read by OCR.
@@ -64,6 +65,7 @@ def windowed_native_segments(
             # an OCR'd page takes a second: progress is said page by page.
             ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
+    lines, _ = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
     bookmarks = read_bookmarks(data)
     lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
     return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found)

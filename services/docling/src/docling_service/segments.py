@@ -209,9 +209,10 @@ def _word_box(box: BoundingBox, height: float) -> Box:
 
 
 def _same_letters(text: str, words: tuple[tuple[str, Box], ...]) -> tuple[tuple[str, Box], ...]:
-    """``words`` where they hold the line's letters and digits, in its order (regions places them by count), else
-    none: the line is marked as one box."""
-    if not words:
+    """``words`` where they hold the line's letters and digits, in its order (regions places them by count) and
+    each is drawn somewhere (a pattern font's glyphs can be boxes without width), else none: the line is marked as
+    one box."""
+    if not words or any(box[2] <= box[0] or box[3] <= box[1] for _, box in words):
         return ()
     letters = "".join(char for char in unicodedata.normalize("NFKC", text) if char.isalnum())
     held = "".join(char for word, _ in words for char in unicodedata.normalize("NFKC", word) if char.isalnum())
