@@ -77,3 +77,21 @@ def test_a_displayed_formula_is_marked_word_by_word_and_prose_line_by_line(conve
     assert all(box[2] - box[0] < 35 for _, box in formula)
     prose = next(box for text, box in marked if text.startswith("A more generic solution is to store"))
     assert prose[2] - prose[0] > 300  # one box for the printed line
+
+
+@pytest.mark.skipif(not CRC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+def test_a_formulas_fragments_are_no_headings(converter: Converter) -> None:
+    """crc-doc page 8 sets a power's exponent ("nk2k") and page 19 a formula's line ("vK,n(x) · x-nW + xD") in
+    type as large as a heading's; they were headings of their own."""
+    assert not [h for h in headings(converter.convert(page_of(CRC, 8), "crc_p8.pdf").markdown) if "2k" in h]
+    found = headings(converter.convert(page_of(CRC, 19), "crc_p19.pdf").markdown)
+    assert not [h for h in found if "·" in h or h.endswith("=")]
+
+
+def test_short_headings_without_a_word_of_three_letters_stay_headings() -> None:
+    body = [Line(text=f"body text line {i}", page=1, left=50, top=100 + 12 * i, right=500, bottom=110 + 12 * i)
+            for i in range(6)]  # fmt: skip
+    titles = [Line(text=text, page=1, left=50, top=200 + 30 * i, right=150, bottom=214 + 30 * i)
+              for i, text in enumerate(["UI", "A", "Qt5"])]  # fmt: skip
+    found = [s.text for s in merge_lines([*body, *titles]) if s.kind == "heading"]
+    assert found == ["UI", "A", "Qt5"]

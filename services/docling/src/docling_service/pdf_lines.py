@@ -39,6 +39,11 @@ _MONO = re.compile(
 )
 # A heading is words: mostly letters (a formula fragment such as "(x-t)2+y2 dt" is not).
 MIN_HEADING_LETTERS = 0.6
+# A displayed formula's line or fragment is no heading, large as its type may be: an operator of a formula
+# ("vK,n(x) · x-nW + xD"), or a digit run into a lower-case letter with no word of three letters ("nk2k",
+# "x2k": a power's exponent set apart). crc-doc.1.0.pdf had such "headings".
+_FORMULA = re.compile(r"[·∑∏∫√≤≥≠≈∈⊕⊗]|\S\s[=+]\s\S")
+_SCRIPTED = re.compile(r"(?=.*\d[a-z])(?!.*[^\W\d_]{3})[\w(),\u2032'-]+")  # "Qt5", "X11" stay headings
 # Code lines further apart than this many line heights are separate blocks.
 CODE_GAP = 1.2
 
@@ -148,7 +153,9 @@ def _is_heading(paragraph: list[Line], levels: dict[float, int]) -> bool:
     return (
         0 < len(text) <= MAX_HEADING_CHARS
         and _letters_share(text) >= MIN_HEADING_LETTERS
-        and not text.endswith((".", ",", ";"))
+        and not text.endswith((".", ",", ";", "="))
+        and not _FORMULA.search(text)
+        and not _SCRIPTED.fullmatch(text)
     )
 
 
