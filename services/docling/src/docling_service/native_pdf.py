@@ -65,7 +65,7 @@ def windowed_native_segments(
             # an OCR'd page takes a second: progress is said page by page.
             ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
-    lines, _ = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
+    lines = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
     bookmarks = read_bookmarks(data)
     lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
     return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found)

@@ -3,7 +3,7 @@
 A Type 3 font without a Unicode map (pdfTeX's bitmap fonts, common in older papers: device-tree-compiler's
 dtc-paper.pdf) is decoded by docling-parse through a symbol font's encoding: "❚❤❡ ❢♦a114♠❛a116" for "The
 format". PDFium reads the same glyphs by their codes and gets the words. On a page whose lines read mostly as
-symbols, each line's text is taken from PDFium inside the line's box; the boxes stay docling-parse's.
+symbols, each line's text, type size and box are taken from PDFium's characters inside the line.
 """
 
 from __future__ import annotations
@@ -53,15 +53,15 @@ def unreadable_pages(lines: list[Line]) -> set[int]:
     return found
 
 
-def readable(lines: list[Line], data: bytes) -> tuple[list[Line], list[int]]:
-    """``lines`` with those of unreadable pages read again from PDFium, and those pages. Each of PDFium's
+def readable(lines: list[Line], data: bytes) -> list[Line]:
+    """``lines`` with those of unreadable pages read again from PDFium. Each of PDFium's
     characters goes to the line whose box holds its centre (a space or line break it generates, to the line of the
     character before): the line's text, hyphens at its end included; its type size, the font size most of its
     letters are set in (docling-parse's word boxes of such fonts are no measure of the type); and its box, the
     union of its characters' (docling-parse's cut such lines short or ran them on)."""
     pages = unreadable_pages(lines)
     if not pages:
-        return lines, []
+        return lines
     out = list(lines)
     with pypdfium2_lock:
         document = pdfium.PdfDocument(data)
@@ -75,7 +75,7 @@ def readable(lines: list[Line], data: bytes) -> tuple[list[Line], list[int]]:
                                                    left=left, top=top, right=right, bottom=bottom)  # fmt: skip
         finally:
             document.close()
-    return out, sorted(pages)
+    return out
 
 
 def _holder(lines: list[Line], x: float, y: float) -> int | None:
