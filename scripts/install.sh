@@ -17,6 +17,10 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # pip itself pinned (the images pin the same one: older pips leave extras such as lxml[html_clean] unresolved).
 python -m pip install -q "pip==26.3"
+# The distributions' names before they became ingestion-mcp-* (docs/packaging.md): a venv made before keeps them as
+# editable installs of the same folders beside the new ones; removed once (pip skips the names it does not find).
+python -m pip uninstall -y -q chunker-service docling-service ingestion-contracts ingestion-servicekit vector-gateway \
+  2>/dev/null || true
 # The services the server embeds are installed one by one (not ingestion-mcp-server[embedded], the user's torch-free set,
 # whose model distribution `make dist` builds from this environment): here with torch, to export and test the model.
 # torch first, pinned: anything unpinned pulls a multi-GB CUDA build (see shared/ENVIRONMENT.md).

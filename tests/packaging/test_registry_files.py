@@ -70,8 +70,8 @@ def test_one_version_for_every_distribution() -> None:
         assert "version" in pyproject["project"]["dynamic"] and "version" not in pyproject["project"], project
         assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"file": "VERSION"}, project
         assert (project / "VERSION").resolve() == ROOT / "VERSION", project
-    names = ["ingestion-contracts", "ingestion-servicekit", "docling-service", "chunker-service", "vector-gateway",
-             "ingestion-mcp-server"]  # fmt: skip
+    names = ["ingestion-mcp-contracts", "ingestion-mcp-servicekit", "ingestion-mcp-converter", "ingestion-mcp-chunker",
+             "ingestion-mcp-gateway", "ingestion-mcp-server"]  # fmt: skip
     assert {name: version(name) for name in names} == dict.fromkeys(names, VERSION)
     assert registry.mcpb_manifest(VERSION)["version"] == VERSION
 

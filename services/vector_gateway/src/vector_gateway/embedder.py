@@ -212,7 +212,7 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
                 f"The torch-free start of {name} is not verified under {settings.embedding_cache_dir or 'the cache'} "
                 "(the ONNX export or its light.json is missing or was made with other versions; the log line above "
                 "says which), and torch is not installed to make it again. Rebuild the image (it bakes both), point "
-                "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR at the baked folder, or install vector-gateway[torch]."
+                "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR at the baked folder, or install ingestion-mcp-gateway[torch]."
             )
     engine, device = choose_engine(settings)
     model = load_sentence_transformer(path, device)

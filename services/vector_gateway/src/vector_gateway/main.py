@@ -67,7 +67,7 @@ def open_store(settings: GatewaySettings, choice: EngineChoice | None = None) ->
         except ImportError as exc:
             raise RuntimeError(
                 f"The Lance engine (VECTOR_GATEWAY_INDEX_ENGINE={settings.index_engine}) needs lancedb, which is not "
-                f"installed ({exc.name} is missing): pip install 'vector-gateway[lance]', or serve Milvus with "
+                f"installed ({exc.name} is missing): pip install 'ingestion-mcp-gateway[lance]', or serve Milvus with "
                 "VECTOR_GATEWAY_INDEX_ENGINE=milvus."
             ) from exc
         folder = str(settings.lance_folder)
