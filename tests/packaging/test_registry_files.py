@@ -101,7 +101,8 @@ def test_the_mcpb_bundle_validates_and_packs_with_the_official_cli(tmp_path: Pat
                               check=False)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
     with zipfile.ZipFile(out) as bundle:
-        assert sorted(bundle.namelist()) == ["manifest.json", "pyproject.toml", "src/server.py"]
+        assert sorted(bundle.namelist()) == ["LICENSE", "NOTICE", "manifest.json", "pyproject.toml", "src/server.py"]
+        assert manifest["license"] == "Apache-2.0" and bundle.read("LICENSE") == (ROOT / "LICENSE").read_bytes()
         assert f"ingestion-mcp-server[embedded]=={VERSION}" in bundle.read("pyproject.toml").decode()
     broken = stage / "manifest.json"
     broken.write_text(json.dumps(manifest | {"server": {"type": "uv"}}))
