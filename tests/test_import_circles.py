@@ -38,7 +38,7 @@ LAYERS = [
     grimp.Layer("access"),
     grimp.Layer("backend"),
     grimp.Layer("errors"),
-    grimp.Layer("sources", "observability", "settings"),
+    grimp.Layer("sources", "observability", "settings", "stopping"),
 ]
 
 

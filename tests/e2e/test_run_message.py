@@ -20,11 +20,15 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from vector_gateway.int8 import fast_int8_cpu
+from vector_gateway.settings import BUNDLED_MODEL_NAME
 
 from .test_http_transport import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 READY = "ingestion-mcp is ready"
+# The development install has onnx: int8 wherever the CPU has int8 dot products.
+EMBEDDINGS = f"embeddings: {BUNDLED_MODEL_NAME}, {'int8' if fast_int8_cpu() else 'fp32'}"
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -99,7 +103,8 @@ async def test_make_run_says_once_ready_where_it_serves_and_that_connection_work
     url = match.group(1)
     assert url == f"http://127.0.0.1:{port}/mcp"
     block = stderr.block()
-    assert f"tools: ingestion; data: {(tmp_path / 'data').resolve()} (index: lance)" in block, block
+    # The precision the model loaded at: int8 on a CPU with int8 dot products (VNNI/AMX), fp32 elsewhere.
+    assert f"tools: ingestion; data: {(tmp_path / 'data').resolve()} (index: lance); {EMBEDDINGS}" in block, block
     assert f"Claude Code: claude mcp add --transport http ingestion {url}" in block, block
     config = json.loads(next(line for line in block if line.startswith("other clients: ")).split(": ", 1)[1])
     assert config == {"mcpServers": {"ingestion": {"type": "http", "url": url}}}
@@ -126,5 +131,8 @@ async def test_stdio_keeps_stdout_for_the_protocol_and_says_one_line_on_stderr(t
                 time.sleep(0.5)
     lines = [json.loads(line) for line in errlog.read_text().splitlines() if line.strip()]
     assert [(line["event"], line["msg"]) for line in lines] == [
-        ("ready", f"{READY} on stdio; tools: ingestion; data: {(tmp_path / 'data').resolve()} (index: lance)")
+        (
+            "ready",
+            f"{READY} on stdio; tools: ingestion; data: {(tmp_path / 'data').resolve()} (index: lance); {EMBEDDINGS}",
+        )
     ], lines

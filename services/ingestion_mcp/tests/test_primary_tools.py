@@ -83,17 +83,19 @@ async def test_errors_are_instructive_and_never_raise(connect, call_tool, docs_d
         assert (await call_tool(client, "get_collections"))["collections"] == before  # nothing written
 
 
-async def test_get_collections_shows_each_collection_s_chunks_and_its_index(connect, call_tool) -> None:
+async def test_get_collections_shows_each_collection_s_chunks_its_index_and_its_precision(connect, call_tool) -> None:
     async with connect() as client:
         made = await call_tool(client, "ingest_text", text=NOTE, name="sized", collection="notes_sized")
         listed = await call_tool(client, "get_collections")
         mine = next(c for c in listed["collections"] if c["name"] == "notes_sized")
         assert (mine["document_count"], mine["chunk_count"], mine["engine"]) == (1, made["chunks_created"], "lance")
-        assert "chunks (index: lance)" in listed["message"], listed["message"]
         one = await call_tool(client, "get_collections", collection="notes_sized")
+        precision = "int8" if one["embedding_model"].endswith("+int8") else "fp32"  # the vectors' own mark
+        assert mine["precision"] == one["precision"] == precision
+        assert f"chunks (index: lance; vectors: {precision})" in listed["message"], listed["message"]
         assert (one["chunk_count"], one["engine"]) == (made["chunks_created"], "lance")
         assert one["message"].startswith(f"Collection 'notes_sized' contains {made['chunks_created']} chunks from 1 "
-                                         "files (index: lance)"), one["message"]  # fmt: skip
+                                         f"files (index: lance; vectors: {precision})"), one["message"]  # fmt: skip
 
 
 async def test_unknown_collection_lists_the_available_ones(connect, call_tool) -> None:

@@ -25,7 +25,7 @@ async def test_the_message_waits_for_every_service_and_a_slow_start_says_what_it
 ) -> None:
     monkeypatch.setattr(main, "STILL_STARTING_S", 0.05)
     backend: Any = SlowBackend(not_ready_polls=20)
-    await main.announce_when_ready(backend, lambda: True, lambda: "READY", poll_s=0.01)
+    await main.announce_when_ready(backend, lambda: True, lambda embeddings: f"READY{embeddings}", poll_s=0.01)
     assert backend.polls < 0
     assert capsys.readouterr().err.splitlines() == [
         "ingestion-mcp is still starting; waiting for: vector gateway (HTTP 503)",

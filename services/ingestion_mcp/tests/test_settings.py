@@ -107,3 +107,20 @@ def test_the_embedded_docling_worker_leaves_soon_unless_told_otherwise(monkeypat
     monkeypatch.setenv("DOCLING_WORKER_WARM", "true")
     chosen = embedded_docling_settings(DoclingSettings())
     assert chosen.worker_idle_s == 600 and chosen.worker_warm is True
+
+
+def test_the_embedded_gateway_derives_model_files_in_the_data_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Any model file the gateway makes (another model's ONNX export, its int8 variant) goes to <data>/models, not to
+    ~/.cache (issue 50): nothing is written outside the data folder. A cache the user names is kept."""
+    from ingestion_mcp.embedded.services import gateway_settings
+    from vector_gateway.onnx_export import onnx_file
+
+    monkeypatch.delenv("VECTOR_GATEWAY_EMBEDDING_CACHE_DIR", raising=False)
+    settings = McpSettings.model_validate({"data_dir": tmp_path / "data"})
+    cache = gateway_settings(settings).embedding_cache_dir
+    assert cache == (tmp_path / "data" / "models").resolve()
+    assert onnx_file(tmp_path / "my-model", cache).is_relative_to(tmp_path / "data")
+    monkeypatch.setenv("VECTOR_GATEWAY_EMBEDDING_CACHE_DIR", str(tmp_path / "baked"))
+    assert gateway_settings(settings).embedding_cache_dir == tmp_path / "baked"

@@ -493,6 +493,9 @@ class CollectionInfo(WireModel):
     engine: str | None = Field(
         default=None, description="The index it lives in: lance, milvus-lite or milvus (a server)."
     )
+    precision: Literal["fp32", "int8"] | None = Field(
+        default=None, description="The precision its vectors were embedded at (the embedding model says it too)."
+    )
 
 
 class CollectionList(WireModel):
@@ -522,6 +525,11 @@ class EmbeddingModelInfo(WireModel):
 
     model: str
     dimension: int | None = Field(default=None, description="Vector width; null when the model folder does not say")
+    precision: Literal["fp32", "int8"] | None = Field(
+        default=None,
+        description="What the loaded model embeds at (int8 on CPUs with int8 dot products); null "
+        "until the model is loaded",
+    )
 
 
 class EmbedResponse(WireModel):

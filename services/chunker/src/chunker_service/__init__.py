@@ -2,6 +2,10 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from servicekit.privacy import keep_local
+
+keep_local()  # before any dependency loads: their telemetry off in every process (servicekit/privacy.py)
+
 try:  # the one version is VERSION at the repository root, read into the installed metadata at build time
     __version__ = version("ingestion-mcp-chunker")
 except PackageNotFoundError:  # run from a source tree without an install

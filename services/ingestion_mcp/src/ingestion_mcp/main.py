@@ -26,6 +26,7 @@ from .http.jsonrpc_guard import ParseGuard, run_stdio
 from .server import ProfileClash, build_server
 from .settings import McpSettings
 from .state import AppState
+from .stopping import HTTP_SIGNALS, STDIO_SIGNALS, exit_on_signals
 
 log = logging.getLogger("ingestion_mcp")
 # Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
@@ -40,9 +41,10 @@ async def serve(settings: McpSettings) -> None:
             if settings.transport == "stdio":
                 async with anyio.create_task_group() as tasks:
                     # stdout is the protocol: the one line goes to stderr, where clients keep a server's log.
-                    tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: stdio_ready_line(settings))
+                    tasks.start_soon(announce_when_ready, backend, lambda: True, partial(stdio_ready_line, settings))
                     if settings.watch_enabled:  # watched folders (ingest/watch.py): beside the server, never around it
                         tasks.start_soon(state.start_watching().run)
+                    tasks.start_soon(exit_on_signals, *STDIO_SIGNALS)  # nothing left in the temp folder (stopping.py)
                     await run_stdio(server)  # the SDK's stdio, with malformed lines answered
                     tasks.cancel_scope.cancel()
                 return
@@ -53,9 +55,10 @@ async def serve(settings: McpSettings) -> None:
 
 
 async def announce_when_ready(
-    backend: Backend, listening: Callable[[], bool], message: Callable[[], str], *, poll_s: float = 0.25
+    backend: Backend, listening: Callable[[], bool], message: Callable[[str], str], *, poll_s: float = 0.25
 ) -> None:
-    """Print the message to stderr once the server listens and every service is ready (the model loaded).
+    """Print the message to stderr once the server listens and every service is ready (the model loaded); it is
+    given what the embedding model runs at (embeddings_note).
 
     Printed earlier, it would be followed by the model's loading output and read as "still starting"."""
     began, told = anyio.current_time(), False
@@ -70,7 +73,17 @@ async def announce_when_ready(
                      event="starting", waiting_for=pending)  # fmt: skip
         await anyio.sleep(poll_s)
     freeze_startup_objects()
-    announce(message(), "ingestion_mcp", event="ready")
+    announce(message(await embeddings_note(backend)), "ingestion_mcp", event="ready")
+
+
+async def embeddings_note(backend: Backend) -> str:
+    """The model and the precision it loaded at ("embeddings: sentence-transformers/all-MiniLM-L6-v2, int8"; int8 on
+    CPUs with int8 dot products, docs/embeddings.md); "" when the gateway cannot say (an older one, or none)."""
+    try:
+        info = await backend.embedding_model()
+    except Exception:  # noqa: BLE001 - the ready line goes out without it rather than not at all
+        return ""
+    return f"embeddings: {info.model}" + (f", {info.precision}" if info.precision else "")
 
 
 def freeze_startup_objects() -> None:
@@ -130,9 +143,10 @@ async def _serve_http(server: Any, state: AppState) -> None:
     async with anyio.create_task_group() as tasks:
         if settings.broker_url:  # beside the server, never around it: a broker fault never stops the server
             tasks.start_soon(relay_forever, relay, settings.broker_url, settings.broker_timeout_s)
-        tasks.start_soon(announce_when_ready, backend, lambda: http.started, lambda: ready_message(settings))
+        tasks.start_soon(announce_when_ready, backend, lambda: http.started, partial(ready_message, settings))
         if settings.watch_enabled:
             tasks.start_soon(state.start_watching().run)
+        tasks.start_soon(exit_on_signals, *HTTP_SIGNALS)
         await http.serve()
         tasks.cancel_scope.cancel()
 
@@ -146,13 +160,16 @@ async def readiness(state: AppState) -> dict[str, str]:
     return checks
 
 
-def where_data_lives(settings: McpSettings) -> str:
+def where_data_lives(settings: McpSettings, embeddings: str = "") -> str:
     if settings.embedded:
-        return f"data: {data_folder(settings)} ({embedded_index(settings)})"
-    return f"services: {settings.docling_service_url}, {settings.chunker_service_url}, {settings.vector_gateway_url}"
+        where = f"data: {data_folder(settings)} ({embedded_index(settings)})"
+    else:
+        urls = (settings.docling_service_url, settings.chunker_service_url, settings.vector_gateway_url)
+        where = f"services: {', '.join(str(url) for url in urls)}"
+    return f"{where}; {embeddings}" if embeddings else where
 
 
-def ready_message(settings: McpSettings) -> str:
+def ready_message(settings: McpSettings, embeddings: str = "") -> str:
     """What a person who ran `make run` needs once the server is ready: where it is and how to connect."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"http://{host}:{settings.port}/mcp"
@@ -164,7 +181,7 @@ def ready_message(settings: McpSettings) -> str:
     lines = [
         f"ingestion-mcp is ready: MCP over streamable HTTP at {url}",
         f"  console: {console}" + (" (log in with AUTH_TOKEN)" if settings.auth_mode == "token" else ""),
-        f"  tools: {', '.join(settings.profiles)}; {where_data_lives(settings)}",
+        f"  tools: {', '.join(settings.profiles)}; {where_data_lives(settings, embeddings)}",
         f"  Claude Code: claude mcp add --transport http ingestion {url}{header}",
         f'  other clients: {{"mcpServers": {{"ingestion": {{"type": "http", "url": "{url}"{headers}}}}}}}',
     ]
@@ -173,8 +190,9 @@ def ready_message(settings: McpSettings) -> str:
     return "\n".join(lines)
 
 
-def stdio_ready_line(settings: McpSettings) -> str:
-    return f"ingestion-mcp is ready on stdio; tools: {', '.join(settings.profiles)}; {where_data_lives(settings)}"
+def stdio_ready_line(settings: McpSettings, embeddings: str = "") -> str:
+    tools = ", ".join(settings.profiles)
+    return f"ingestion-mcp is ready on stdio; tools: {tools}; {where_data_lives(settings, embeddings)}"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

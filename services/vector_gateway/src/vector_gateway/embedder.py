@@ -199,9 +199,11 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
     which ``VECTOR_GATEWAY_EMBEDDING_PRECISION=auto`` keeps the precision an index was made with (int8.py)."""
     name, path = resolve_model(settings.embedding_model)
     if surely_onnx_on_cpu(settings):  # before torch is imported: a verified model needs neither it nor its memory
-        from .light_embedder import open_light
+        from .light_embedder import open_light, packaged_export
 
-        precision = _precision(settings, stored, onnx_on_cpu=True)
+        export = packaged_export(path)
+        shipped = export is not None and int8.packaged_int8(export) is not None
+        precision = _precision(settings, stored, onnx_on_cpu=True, shipped=shipped)
         light = open_light(name, path, settings.embedding_cache_dir, batch_size=settings.embedding_batch_size,
                            threads=settings.embedding_threads, precision=precision)  # fmt: skip
         if light is not None:
@@ -247,9 +249,11 @@ def onnx_embedder(
     return embedder
 
 
-def _precision(settings: GatewaySettings, stored: list[str] | None, *, onnx_on_cpu: bool) -> Precision:
+def _precision(
+    settings: GatewaySettings, stored: list[str] | None, *, onnx_on_cpu: bool, shipped: bool = False
+) -> Precision:
     precision, why = int8.choose(settings.embedding_precision, stored or [], onnx_on_cpu=onnx_on_cpu,
-                                 deployment=settings.deployment)  # fmt: skip
+                                 deployment=settings.deployment, shipped=shipped)  # fmt: skip
     log.info("embedding precision %s: %s", precision, why)
     return precision
 
@@ -307,6 +311,10 @@ class EmbedderHolder:
         except Exception as exc:  # noqa: BLE001 - unreadable now: the CPU decides, and a mismatch is refused per call
             log.warning("could not read the collections' embedding models (%s): the precision follows the CPU", exc)
             return []
+
+    def loaded(self) -> Embedder | None:
+        """The model if it is loaded, without waiting for it or causing its load."""
+        return self._embedder
 
     def status(self) -> str:
         if self._embedder is not None:

@@ -4,9 +4,11 @@ One scheme, chosen by bench.int8 on both benchmark sets (full corpora, nDCG@10 w
 hybrid): ONNX Runtime's dynamic quantisation of the fp32 export, int8 weights on every attention projection and
 MatMul except the six FFN-output MatMuls, which stay fp32 (their inputs, the GELU outputs, have a few channels far
 above the rest, and layer 0's weights one outlier of 7.9 where the row maxima are ~0.14: in int8 they cost the
-vectors most of their closeness). It is made offline from the fp32 export (nothing downloaded), once, into the
-model's cache folder; ONNX Runtime's quantizer needs the ``onnx`` package to make it, so an install without it (the
-one-line install, torch-free) stays fp32 under ``auto`` and says why in the log.
+vectors most of their closeness). The model distribution (ingestion-mcp-minilm, what the one-line install brings)
+ships it made (``onnx/model.int8.onnx`` beside the fp32 export, built by scripts/build_dist.py with the same code), so
+the user's install runs it without the ``onnx`` package. Any other model's is made offline from its fp32 export
+(nothing downloaded), once, into the model's cache folder (in the data folder under ingestion-mcp); ONNX Runtime's
+quantizer needs ``onnx`` for that, so without it ``auto`` stays fp32 and says why in the log.
 
 It is the default (``VECTOR_GATEWAY_EMBEDDING_PRECISION=auto``) only on CPUs with int8 dot-product instructions
 (AVX-512 VNNI, AVX-VNNI, AMX), where it was measured faster by the bar's 1.3x with nDCG@10 within 0.005 of fp32;
@@ -62,11 +64,18 @@ def fast_int8_cpu(flags: set[str] | None = None) -> bool:
 
 
 def choose(
-    setting: str, stored: list[str], *, onnx_on_cpu: bool, deployment: bool = False, flags: set[str] | None = None
+    setting: str,
+    stored: list[str],
+    *,
+    onnx_on_cpu: bool,
+    deployment: bool = False,
+    flags: set[str] | None = None,
+    shipped: bool = False,
 ) -> tuple[Precision, str]:
     """(precision, why) for this process: the setting, else what the index's collections were made with, else int8
     on a CPU with int8 dot products and fp32 elsewhere (``stored``: every collection's embedding_model). A
-    deployment (a Milvus server, replicas) stays fp32 unless told: its replicas may run on different CPUs."""
+    deployment (a Milvus server, replicas) stays fp32 unless told: its replicas may run on different CPUs.
+    ``shipped``: the model folder carries its int8 file (packaged_int8), so no quantizer is needed."""
     if setting == "int8":
         return "int8", "VECTOR_GATEWAY_EMBEDDING_PRECISION=int8"
     if setting == "fp32":
@@ -81,7 +90,7 @@ def choose(
         return only, f"the index's collections hold {only} vectors"
     if not fast_int8_cpu(flags):
         return "fp32", "the CPU has no int8 dot-product instructions (VNNI/AMX)"
-    if not quantizer_installed():
+    if not shipped and not quantizer_installed():
         return "fp32", "the int8 file is made with the onnx package, which is not installed (pip install onnx)"
     return "int8", "the CPU multiplies int8 with int32 sums (VNNI/AMX)"
 
@@ -97,6 +106,23 @@ def quantizer_installed() -> bool:
 
 def int8_file(folder: Path) -> Path:
     return folder / f"model.{SCHEME}.onnx"
+
+
+def shipped_stamp(fp32: Path) -> dict[str, object]:
+    """What a packaged int8 file records of the fp32 export it was made from (a package's files have no stable
+    mtime, so the size and the scheme, not ensure_int8's stamp)."""
+    return {"scheme": SCHEME, "fp32_bytes": fp32.stat().st_size}
+
+
+def packaged_int8(fp32: Path) -> Path | None:
+    """The int8 file shipped beside a packaged fp32 export (ingestion-mcp-minilm's ``onnx/``), when its stamp says it
+    was made by this scheme from that file; None otherwise (then ensure_int8 makes one in the cache folder)."""
+    target = int8_file(fp32.parent)
+    stamp = target.with_suffix(".json")
+    try:
+        return target if target.is_file() and json.loads(stamp.read_text()) == shipped_stamp(fp32) else None
+    except (OSError, ValueError):
+        return None
 
 
 def ensure_int8(fp32: Path, folder: Path) -> Path:

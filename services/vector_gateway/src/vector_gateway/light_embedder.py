@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .int8 import INT8_BATCH, Precision, ensure_int8, identity
+from .int8 import INT8_BATCH, Precision, ensure_int8, identity, packaged_int8
 from .onnx_export import onnx_file, stale_reason
 from .onnx_runtime import OnnxEncoder, Session, open_session
 
@@ -176,7 +176,9 @@ def open_light(
             log.info("embedding model %s has no %s yet: loading it with sentence-transformers", name, MANIFEST_NAME)
             return None
         tokenizer = FileTokenizer(model_dir / manifest.tokenizer_file, manifest)
-        graph = ensure_int8(onnx_path, onnx_file(model_dir, cache_dir).parent) if precision == "int8" else onnx_path
+        graph = onnx_path
+        if precision == "int8":  # shipped beside a packaged export (no onnx needed), else made once in the cache
+            graph = packaged_int8(onnx_path) or ensure_int8(onnx_path, onnx_file(model_dir, cache_dir).parent)
         session = open_session(graph, threads)
         batch_size = INT8_BATCH if precision == "int8" else batch_size
         embedder = LightEmbedder(identity(name, precision), tokenizer, session, manifest, batch_size=batch_size)

@@ -104,7 +104,8 @@ def migrate(milvus_uri: str, lance_uri: str, *, token: str = "") -> Report:
         from .lance import LanceStore
     except ImportError as exc:
         raise MigrationError(
-            f"The Lance engine is not installed here ({exc.name} is missing): pip install 'ingestion-mcp-gateway[lance]'."
+            f"The Lance engine is not installed here ({exc.name} is missing): "
+            "pip install 'ingestion-mcp-gateway[lance]'."
         ) from exc
     started = time.monotonic()
     staging = target_dir.with_name(f".{target_dir.name}.migrating")

@@ -150,6 +150,7 @@ class GatewayService:
             embedding_model=model,
             dimension=dimension,
             engine=self.engine,
+            precision=precision_of(model),
         )
 
     def _create(self, name: str) -> CollectionInfo:

@@ -109,17 +109,21 @@ def embedded_docling_settings(docling: Any) -> Any:
 def gateway_settings(settings: McpSettings) -> Any:
     """The embedded gateway's settings: the index in the data folder (the Lance tables' lance/, or Milvus Lite's
     milvus.db: one an earlier version wrote, or VECTOR_GATEWAY_INDEX_ENGINE=milvus) unless VECTOR_GATEWAY_MILVUS_URI
-    / _LANCE_URI says."""
+    / _LANCE_URI says; and any model file the gateway derives (another model's ONNX export, its int8 variant) in the
+    data folder's models/, unless VECTOR_GATEWAY_EMBEDDING_CACHE_DIR says: nothing is written outside the data folder
+    (docs/privacy.md). The bundled model ships both files made, so the user's install derives none."""
     from vector_gateway.settings import GatewaySettings
 
     data_dir = settings.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     configured = GatewaySettings()
-    update = {}
+    update: dict[str, Any] = {}
     if "VECTOR_GATEWAY_MILVUS_URI" not in os.environ:
         update["milvus_uri"] = str(data_dir / "milvus.db")
     if "VECTOR_GATEWAY_LANCE_URI" not in os.environ:
         update["lance_uri"] = str(data_dir / "lance")
+    if "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR" not in os.environ:
+        update["embedding_cache_dir"] = data_dir / "models"
     return configured.model_copy(update=update)
 
 

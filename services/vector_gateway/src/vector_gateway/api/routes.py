@@ -281,8 +281,14 @@ async def embed_passages(body: EmbedPassagesRequest, service: ServiceDep) -> Emb
 
 @router.get("/embed/model", operation_id="embedding_model", tags=["search"])
 async def embedding_model(request: Request) -> EmbeddingModelInfo:
-    """The model the gateway embeds with and its dimension, without waiting for (or causing) its load."""
-    return describe(started(request, "settings"))
+    """The model the gateway embeds with and its dimension, without waiting for (or causing) its load; its
+    precision once it is loaded."""
+    info = describe(started(request, "settings"))
+    service = getattr(request.app.state, "gateway", None)
+    loaded = service.embedders.loaded() if service is not None else None
+    if loaded is not None:
+        info.precision = getattr(loaded, "precision", "fp32")
+    return info
 
 
 @router.post("/embed", operation_id="embed", tags=["search"], responses=_errors(422, 503))

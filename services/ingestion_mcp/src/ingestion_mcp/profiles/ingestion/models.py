@@ -170,8 +170,10 @@ class CollectionSummary(BaseModel):
     document_count: int
     chunk_count: int | None = None
     last_synced: str | None = None  # the latest sync_folder run into it, if any
-    # The index it lives in (lance, milvus-lite, milvus): in the answer, not in the schema (no tools/list bytes).
+    # The index it lives in (lance, milvus-lite, milvus) and its vectors' precision (fp32, int8): in the answer, not
+    # in the schema (no tools/list bytes).
     engine: SkipJsonSchema[str | None] = None
+    precision: SkipJsonSchema[str | None] = None
 
 
 class CollectionsOutput(ToolOutput):
@@ -187,6 +189,7 @@ class CollectionsOutput(ToolOutput):
     embedding_model: str | None = None
     synced_folders: list[SyncedFolder] | None = None
     engine: SkipJsonSchema[str | None] = None
+    precision: SkipJsonSchema[str | None] = None
 
 
 def render_error(failure: ToolFailure) -> dict[str, Any]:

@@ -267,15 +267,19 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
 
 
 def index_note(infos: list[CollectionInfo]) -> str:
-    """Which index holds them, and the way out when a Milvus Lite collection grew past where Lite slows."""
+    """Which index holds them and at which precision their vectors are, and the way out when a Milvus Lite collection
+    grew past where Lite slows."""
     engine = next((info.engine for info in infos if info.engine), None)
     if engine is None:
         return ""
+    precisions = sorted({info.precision for info in infos if info.precision})
+    vectors = f"; vectors: {', '.join(precisions)}" if precisions else ""
     big = [info.name for info in infos if engine == "milvus-lite" and info.chunk_count >= LITE_SLOWS_AT_CHUNKS]
     if not big:
-        return f" (index: {engine})"
-    return (f" (index: {engine}; Milvus Lite slows past {LITE_SLOWS_AT_CHUNKS:,} chunks in a collection, as in "
-            f"{', '.join(big[:3])}: vector-gateway-migrate moves the index to Lance, see docs/scale.md)")  # fmt: skip
+        return f" (index: {engine}{vectors})"
+    return (f" (index: {engine}{vectors}; Milvus Lite slows past {LITE_SLOWS_AT_CHUNKS:,} chunks in a collection, "
+            f"as in {', '.join(big[:3])}: vector-gateway-migrate moves the index to Lance, "
+            "see docs/scale.md)")  # fmt: skip
 
 
 def _register_collections(tool: ToolDecorator, state: AppState) -> None:
@@ -294,7 +298,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
             items = [
                 CollectionSummary(
                     name=c.name, document_count=c.document_count, chunk_count=c.chunk_count,
-                    last_synced=latest_sync(synced.get(c.name, [])), engine=c.engine,
+                    last_synced=latest_sync(synced.get(c.name, [])), engine=c.engine, precision=c.precision,
                 )
                 for c in listing.collections
             ]  # fmt: skip
@@ -317,7 +321,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
         return result(CollectionsOutput(
             success=True, name=info.name, document_count=info.document_count, chunk_count=info.chunk_count,
             files=files, file_count=info.document_count, embedding_model=info.embedding_model, synced_folders=folders,
-            engine=info.engine,
+            engine=info.engine, precision=info.precision,
             message=f"Collection '{info.name}' contains {info.chunk_count} chunks from {info.document_count} files"
             + index_note([info]) + freshness(folders) + "." + listed,
         ))  # fmt: skip
