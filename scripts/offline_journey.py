@@ -133,8 +133,8 @@ def payload(answer: Any) -> dict[str, Any]:
     return dict(answer.structured_content or json.loads(answer.content[0].text))
 
 
-async def wait_ready(log: Path, timeout_s: float) -> float:
-    began = time.monotonic()
+async def wait_ready(log: Path, began: float, timeout_s: float) -> float:
+    """Seconds from ``began`` (the launch) to the ready line."""
     while time.monotonic() - began < timeout_s:
         if READY in log.read_text(errors="replace"):
             return time.monotonic() - began
@@ -196,7 +196,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     began = time.monotonic()
     with log.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
-            ready_s = await wait_ready(log, args.timeout)
+            ready_s = await wait_ready(log, began, args.timeout)
             answers = await journey(client, docs, args.queries or [doc.stem for doc in docs])
     inside = (str(where["data"]), str(where["tmp"]), str(where["docs"]))
     connections, strays = read_trace(trace, inside, where["cwd"]) if strace else ([], [])
