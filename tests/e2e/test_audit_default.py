@@ -17,7 +17,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 async def test_a_plain_start_writes_structured_audit_records(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INGESTION_MCP_", "DOCLING_", "CHUNKER_"))}
-    env = {k: v for k, v in env.items() if not k.startswith("VECTOR_GATEWAY")} | {
+    # Only the development model's baked export is kept (root conftest: it is not exported again per data folder).
+    env = {k: v for k, v in env.items() if not k.startswith("VECTOR_GATEWAY") or k.endswith("EMBEDDING_CACHE_DIR")} | {
         "INGESTION_MCP_DATA_DIR": str(tmp_path / "data"),
         "HF_HUB_OFFLINE": "1",
     }
@@ -38,4 +39,4 @@ async def test_a_plain_start_writes_structured_audit_records(tmp_path: Path) -> 
     ], stderr.read_text()[-3000:]
     for line in audit:
         assert line["tool"] == line["action"] and line["collection"] == "plain-audit" and line["request_id"], line
-        assert {"subject", "document"} <= line.keys(), line
+        assert {"subject", "document"} <= line.keys() and "None" not in line["msg"], line

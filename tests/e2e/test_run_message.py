@@ -1,12 +1,14 @@
 """What a person sees after `make run` (and an MCP client after launching the server over stdio): once every
 service is ready, one block on stderr says where the server listens and how to connect; the connection it
-describes works (`make run` logs as text, INGESTION_MCP_JSON_LOGS=false). Over stdio, stdout stays the protocol
-and stderr gets one line: with JSON logs (the default) one JSON event."""
+describes works (in a terminal the log is text: one line per event, the audit's too). Over stdio, stdout stays the
+protocol and stderr gets one line: a client's log file is no terminal, so one JSON event."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
 import queue
 import re
 import subprocess
@@ -15,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -41,14 +44,18 @@ def server_env(tmp_path: Path) -> dict[str, str]:
 
 
 class StderrLines:
-    """Every line the process writes to stderr, read on a thread so the pipe never fills."""
+    """Every line the process writes to stderr (a pipe, or the terminal it was started in), read on a thread so the
+    pipe never fills."""
 
-    def __init__(self, process: subprocess.Popen[str]) -> None:
+    def __init__(self, stream: IO[str]) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        assert process.stderr is not None
-        stream = process.stderr
-        threading.Thread(target=lambda: [self.lines.put(line) for line in stream], daemon=True).start()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[str]) -> None:
+        with contextlib.suppress(OSError):  # a terminal whose last writer exited answers EIO
+            for line in stream:
+                self.lines.put(line)
 
     def until(self, prefix: str, timeout_s: float) -> str:
         deadline = time.monotonic() + timeout_s
@@ -78,14 +85,17 @@ class StderrLines:
 
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], StderrLines, int]]:
+    """`ingestion-mcp --transport streamable-http` as a person starts it in a terminal (a pseudo-terminal as its
+    stderr, INGESTION_MCP_JSON_LOGS unset: text, as `make run` asks outright)."""
     port = free_port()
+    main, secondary = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
-        env={**server_env(tmp_path), "INGESTION_MCP_JSON_LOGS": "false"},  # as `make run` starts it
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=server_env(tmp_path), stdout=subprocess.DEVNULL, stderr=secondary,
     )  # fmt: skip
+    os.close(secondary)
     try:
-        yield process, StderrLines(process), port
+        yield process, StderrLines(open(main, encoding="utf-8", errors="replace")), port  # noqa: SIM115 - the thread's
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -116,6 +126,15 @@ async def test_make_run_says_once_ready_where_it_serves_and_that_connection_work
         assert {"ingest_document", "search", "get_collections"} <= names
         listed = await client.call_tool("get_collections", {})
         assert listed.structured_content and listed.structured_content["success"] is True
+        made = await client.call_tool("create_collection", {"name": "terminal-notes"})
+        assert not made.is_error, made.content
+    # A write: one audit line, as text like the rest, naming no "None" (the caller has no subject here).
+    audit = stderr.until("", timeout_s=10)
+    while "ingestion_mcp.audit" not in audit:
+        audit = stderr.until("", timeout_s=10)
+    assert re.fullmatch(r"\d\d:\d\d:\d\d INFO ingestion_mcp\.audit: audit: create_collection on terminal-notes: "
+                        r"ok \(create_collection\)", audit.strip()), audit  # fmt: skip
+    assert not [line for line in stderr.seen if line.startswith("{") or "None" in line], stderr.seen
     assert process.poll() is None
 
 

@@ -91,6 +91,8 @@ async def test_a_job_cancel_is_audited_like_a_write_refusals_included(tmp_path: 
     finally:
         logger.removeHandler(handler)
         await state.jobs.aclose()
+    # An accepted job leaves no record of its own: its writes do, one per write (issue 50).
+    assert not [line for line in lines if str(line["action"]).startswith("submit_")], lines
     cancels = [(line["subject"], line["document"], line["result"]) for line in lines if line["action"] == "cancel_job"]
     assert cancels == [
         ("bob", job.id, "forbidden"),
@@ -98,3 +100,18 @@ async def test_a_job_cancel_is_audited_like_a_write_refusals_included(tmp_path: 
         ("alice", job.id, "ok"),
         ("alice", job.id, "ended:cancelled"),
     ], lines
+
+
+def test_the_stderr_sink_reads_as_the_application_log_and_never_says_none(
+    restored: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Text for a person (INGESTION_MCP_JSON_LOGS=false, or a terminal), JSON for machines; a record without a
+    subject (stdio, a shared token) names no "None" (issue 50)."""
+    audit.configure("stderr", json_logs=False)
+    audit.record("delete_document", "team-a-docs", "doc-1", "ok")
+    (text,) = capsys.readouterr().err.splitlines()
+    assert text.endswith("INFO ingestion_mcp.audit: audit: delete_document on team-a-docs: ok (-)"), text
+    audit.configure("stderr", json_logs=True)
+    audit.record("delete_document", "team-a-docs", "doc-1", "ok")
+    (line,) = [json.loads(text) for text in capsys.readouterr().err.splitlines()]
+    assert line["subject"] is None and "None" not in line["msg"] and line["logger"] == "ingestion_mcp.audit"

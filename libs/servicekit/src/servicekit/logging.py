@@ -1,4 +1,6 @@
-"""JSON logs with the request id on every line: one line per event, whoever logs it.
+"""Logs with the request id on every line: one line per event, whoever logs it. JSON for machines (a pipe, a file,
+a container's log collector), readable text for a person at a terminal: ``json_logs=None`` (the default of every
+service's settings, INGESTION_MCP_JSON_LOGS for the server) picks by whether stderr is a terminal; true or false says.
 
 Libraries that bring their own handlers (pymilvus installs plain-text ones at import, uvicorn when it is not
 told otherwise) are taken over: their records go to the root handler, so a third-party error with its traceback
@@ -44,13 +46,35 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(level: str = "INFO", *, json_logs: bool = True, stream: TextIO | None = None) -> None:
-    """Idempotent: configures the root logger once, to stderr (stdout may carry MCP stdio) or ``stream``."""
+class TextFormatter(logging.Formatter):
+    """One line per event for a person: local time, level, logger, message (a traceback, when there is one, below)."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+
+
+def wants_json(json_logs: bool | None, stream: TextIO) -> bool:
+    """What was said, else JSON unless ``stream`` is a terminal (a person reads it)."""
+    if json_logs is not None:
+        return json_logs
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):  # a stream without a descriptor, or a closed one
+        return True
+
+
+def formatter_for(json_logs: bool | None, stream: TextIO) -> logging.Formatter:
+    return JsonFormatter() if wants_json(json_logs, stream) else TextFormatter()
+
+
+def configure_logging(level: str = "INFO", *, json_logs: bool | None = None, stream: TextIO | None = None) -> None:
+    """Idempotent: configures the root logger once, to stderr (stdout may carry MCP stdio) or ``stream``; JSON or
+    text as wants_json says."""
     root = logging.getLogger()
     if any(isinstance(h, _Handler) for h in root.handlers):
         return
     handler = _Handler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    handler.setFormatter(formatter_for(json_logs, handler.stream))
     root.addHandler(handler)
     root.setLevel(level.upper())
     logging.captureWarnings(True)  # a library's warnings.warn: an event on "py.warnings", not a bare stderr line

@@ -18,7 +18,8 @@ class ServiceSettings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
-    json_logs: bool = True
+    # JSON log lines (true), text lines (false), or unset: text when stderr is a terminal, JSON otherwise.
+    json_logs: bool | None = None
     # The plan's well-known name, shared by every service.
     auth_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("AUTH_TOKEN"))
     # Once the service has been quiet this many seconds after work, its free heap memory goes back to the

@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
 
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     configure_idle_trim(settings.idle_trim_s)
-    audit.configure(settings.audit_log)  # its own sink: on at any log level
+    audit.configure(settings.audit_log, json_logs=settings.json_logs)  # its own sink: on at any log level
     try:
         # The tool set is checked before any service starts: a clash is a configuration error, said at once.
         build_server(AppState.create(settings, backend=None))  # type: ignore[arg-type]  # only the tool set is built

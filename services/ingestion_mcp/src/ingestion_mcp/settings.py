@@ -38,9 +38,10 @@ class McpSettings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: str = Field(default="WARNING", pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$")
-    # One JSON line per event on stderr (and the ready message as one); false: plain text, for a person at a
-    # terminal (`make run` sets it).
-    json_logs: bool = True
+    # One JSON line per event on stderr (and the ready message as one): true; one text line per event (the ready
+    # message as a block to read): false; unset: text when stderr is a terminal (a person), JSON otherwise (a client's
+    # log file, a container's collector).
+    json_logs: bool | None = None
     # Where the audit records go (docs/auth.md): "stderr", "off", or a file appended to; whatever log_level says.
     audit_log: str = Field(default="stderr", min_length=1)
     profiles: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["ingestion"])

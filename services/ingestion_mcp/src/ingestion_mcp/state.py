@@ -64,9 +64,8 @@ class AppState:
         target = collection or params.get("collection")
         if isinstance(target, str):
             require(f"submit_{kind}", target, description)  # a refusal is audited like the store's
-        job = await self.jobs.submit(kind, params, description)
-        record(f"submit_{kind}", str(target), description, f"queued:{job.id}")
-        return job
+        # An accepted job is not recorded here: its writes are, when they happen (one record per write).
+        return await self.jobs.submit(kind, params, description)
 
     async def own_job(self, job_id: str) -> Job | None:
         """The job if it is the caller's (or the caller administers everything); another's is None."""

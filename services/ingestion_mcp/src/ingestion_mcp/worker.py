@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_allocators()  # before the worker's threads start (docs/memory.md)
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     configure_idle_trim(settings.idle_trim_s)
-    audit.configure(settings.audit_log)  # its own sink: on at any log level
+    audit.configure(settings.audit_log, json_logs=settings.json_logs)  # its own sink: on at any log level
     asyncio.set_event_loop(asyncio.new_event_loop())
     build_worker(settings).run()
 

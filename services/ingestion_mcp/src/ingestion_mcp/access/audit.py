@@ -17,7 +17,7 @@ from logging.handlers import WatchedFileHandler
 from typing import Any, TypeVar
 
 from servicekit import request_id_var
-from servicekit.logging import JsonFormatter
+from servicekit.logging import JsonFormatter, formatter_for
 
 from ..errors import ToolFailure
 from ..observability import AUDIT_EVENTS, tool_var
@@ -27,8 +27,9 @@ log = logging.getLogger("ingestion_mcp.audit")
 T = TypeVar("T")
 
 
-def configure(sink: str) -> None:
-    """Send audit records to ``sink``: "stderr", "off", or a file path (appended; reopened after rotation)."""
+def configure(sink: str, *, json_logs: bool | None = None) -> None:
+    """Send audit records to ``sink``: "stderr" (JSON or text as the application log is: servicekit.logging), "off",
+    or a file path (JSON lines, appended; reopened after rotation)."""
     for old in [h for h in log.handlers if getattr(h, "_audit_sink", False)]:
         log.removeHandler(old)
         old.close()
@@ -40,7 +41,7 @@ def configure(sink: str) -> None:
         handler = logging.StreamHandler(sys.stderr)
     else:
         handler = WatchedFileHandler(sink, encoding="utf-8")
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(formatter_for(json_logs, sys.stderr) if sink == "stderr" else JsonFormatter())
     handler._audit_sink = True  # type: ignore[attr-defined]  # marks ours among handlers others may add
     log.addHandler(handler)
 
@@ -78,5 +79,7 @@ def record(action: str, collection: str | None, key: str | None, result: str) ->
         "event": "audit", "subject": current_caller().subject, "tool": tool_var.get(), "action": action,
         "collection": collection, "document": key, "result": result, "request_id": request_id_var.get(),
     }  # fmt: skip
-    log.info("audit %s %s on %s: %s", fields["subject"], action, collection, result, extra={"fields": fields})
+    who = f"{fields['subject']} " if fields["subject"] else ""  # no subject (stdio, a shared token): not "None"
+    log.info("audit: %s%s on %s: %s (%s)", who, action, collection or "-", result, fields["tool"] or "-",
+             extra={"fields": fields})  # fmt: skip
     AUDIT_EVENTS.labels(action, result.split(":", 1)[0]).inc()
