@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +46,17 @@ class Stdio:
     command: str
     args: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
+    startup_timeout_s: float | None = None  # Codex's startup_timeout_sec (10 s when absent)
 
 
 @dataclass(frozen=True)
 class Http:
     url: str
     authorization: str | None
+    # The variables the client expands in a header: None for any of the environment's; Goose only its own (envs,
+    # env_keys: crates/goose/src/agents/extension.rs, ExtensionConfig::resolve).
+    expands: frozenset[str] | None = None
+    startup_timeout_s: float | None = None  # Codex's startup_timeout_sec (10 s when absent)
 
 
 def blocks() -> list[tuple[str, str, str, str]]:
@@ -98,13 +103,16 @@ def launch(client: str, language: str, text: str) -> Stdio | Http | dict[str, st
         return from_entry(entry)
     if client == "codex":
         entry = data["mcp_servers"]["ingestion"]
+        startup = entry.get("startup_timeout_sec")
         if "url" in entry:
-            return Http(entry["url"], f"Bearer ${entry['bearer_token_env_var']}")
-        return from_entry(entry)
+            return Http(entry["url"], f"Bearer ${entry['bearer_token_env_var']}", startup_timeout_s=startup)
+        return replace(from_entry(entry), startup_timeout_s=startup)
     if client == "goose":
         entry = data["extensions"]["ingestion"]
         assert entry["type"] in ("stdio", "streamable_http") and entry["enabled"] is True, entry
-        return from_entry(entry, command="cmd", url_keys=("uri",), env="envs")
+        spec = from_entry(entry, command="cmd", url_keys=("uri",), env="envs")
+        own = frozenset(entry.get("env_keys") or ()) | frozenset(entry.get("envs") or {})
+        return replace(spec, expands=own) if isinstance(spec, Http) else spec
     return from_entry(data["mcpServers"]["ingestion"], url_keys=("url", "httpUrl"))
 
 
@@ -118,17 +126,30 @@ def test_every_client_has_its_configurations_and_each_parses() -> None:
         assert isinstance(spec, expected), (client, transport, spec)
 
 
+def test_every_stdio_command_is_an_absolute_path_and_codex_waits_for_a_cold_start() -> None:
+    """Apps start servers without the shell's PATH, and a venv's bin/ is on none (issue 50): a bare command would not
+    start. Codex gives 10 s to start and list tools unless told; the server's first start can take longer."""
+    found = [(c, launch(c, lang, text)) for lang, c, transport, text in blocks() if c != "chatgpt"]
+    for client, spec in found:
+        if isinstance(spec, Stdio):
+            assert spec.command == "/home/me/.local/bin/ingestion-mcp", (client, spec)
+    codex = [spec for client, spec in found if client == "codex"]
+    assert len(codex) == 2 and all((spec.startup_timeout_s or 10) >= 60 for spec in codex), codex
+
+
 def resolved(spec: Stdio, home: Path) -> Stdio:
     """The documented placeholders made real: /home/me is a temporary folder, the command the installed one."""
     assert Path(spec.command).name == "ingestion-mcp" and spec.args == (), spec
     env = tuple((k, v.replace("/home/me", str(home))) for k, v in spec.env)
     assert {k for k, _ in env} == {"INGESTION_MCP_ALLOWED_ROOTS", "INGESTION_MCP_DATA_DIR"}, spec
-    return Stdio(str(SERVER), (), env)
+    return Stdio(str(SERVER), (), env, spec.startup_timeout_s)
 
 
 def clean_env(extra: dict[str, str]) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("INGESTION_MCP_", "DOCLING_", "CHUNKER_"))}
     keep = {k: v for k, v in keep.items() if not k.startswith("VECTOR_GATEWAY") and k != "AUTH_TOKEN"}
+    # The development model's baked export (root conftest), as the user's install ships its own.
+    keep |= {k: v for k, v in os.environ.items() if k == "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR"}
     return keep | extra
 
 
@@ -157,6 +178,24 @@ def wait_ready(log: Path, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.2)
 
 
+def as_sent(spec: Http) -> str:
+    """The Authorization header as the client sends it: the token where the client expands the reference."""
+    assert spec.authorization
+    if spec.expands is not None and "AUTH_TOKEN" not in spec.expands:
+        return spec.authorization  # Goose without AUTH_TOKEN in env_keys: the text as written
+    return TOKEN_REFERENCES.sub(TOKEN, spec.authorization)
+
+
+def test_goose_expands_a_header_variable_only_when_the_extension_names_it() -> None:
+    (text,) = [text for _, c, transport, text in blocks() if c == "goose" and transport == "http"]
+    spec = launch("goose", "yaml", text)
+    assert isinstance(spec, Http) and as_sent(spec) == f"Bearer {TOKEN}"
+    bare = yaml.safe_load(text)
+    del bare["extensions"]["ingestion"]["env_keys"]
+    unexpanded = launch("goose", "yaml", yaml.safe_dump(bare))
+    assert isinstance(unexpanded, Http) and as_sent(unexpanded) == "Bearer ${AUTH_TOKEN}"
+
+
 async def test_each_http_configuration_reaches_a_server_that_requires_its_token(tmp_path: Path) -> None:
     specs = [launch(c, lang, text) for lang, c, transport, text in blocks() if transport == "http" and c != "chatgpt"]
     port = free_port()
@@ -171,7 +210,7 @@ async def test_each_http_configuration_reaches_a_server_that_requires_its_token(
             for spec in specs:
                 assert isinstance(spec, Http) and spec.url == "http://127.0.0.1:8000/mcp", spec
                 assert spec.authorization and TOKEN_REFERENCES.search(spec.authorization), spec
-                header = TOKEN_REFERENCES.sub(TOKEN, spec.authorization)
+                header = as_sent(spec)
                 url = spec.url.replace(":8000/", f":{port}/")
                 async with (
                     httpx.AsyncClient(headers={"Authorization": header}, timeout=60) as http,
