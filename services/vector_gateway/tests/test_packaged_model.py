@@ -83,7 +83,9 @@ def test_the_distribution_ships_int8_which_a_vnni_cpu_runs_without_onnx(staged: 
     and nothing derived, on a CPU where ``auto`` picks int8; it is the very file the gateway makes (same vectors)."""
     onnx_dir = staged / "src" / "ingestion_mcp_minilm" / "model" / "onnx"
     shipped = int8.packaged_int8(onnx_dir / "model.onnx")
-    assert shipped is not None and shipped.stat().st_size < 0.8 * (onnx_dir / "model.onnx").stat().st_size
+    assert shipped is not None
+    # Both graphs take their common tensors from one weights file: the distribution stays under PyPI's 100 MiB.
+    assert sum(path.stat().st_size for path in onnx_dir.iterdir()) < 100e6
     empty_cache = tmp_path / "cache"
     child = run_child(staged, tmp_path, empty_cache, VECTOR_GATEWAY_EMBEDDING_PRECISION="auto")
     expected = "int8" if int8.fast_int8_cpu() else "fp32"
