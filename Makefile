@@ -20,8 +20,10 @@ run-stdio: install  ## MCP server over stdio (what MCP clients launch; logs as t
 dist: install  ## wheels + sdists of every distribution and the model distribution (twine-checked), dist/server.json (registry schema), the .mcpb bundle (npx mcpb): docs/packaging.md
 	$(VENV)/python -m scripts.build_dist
 
-publish:  ## maintainers: upload what `make dist` built to PyPI (TWINE_USERNAME=__token__ TWINE_PASSWORD=pypi-...), then the registry entry (mcp-publisher); docs/packaging.md
-	$(VENV)/python -m twine upload dist/*.whl dist/*.tar.gz
+publish:  ## maintainers: upload what `make dist` built to PyPI (TWINE_USERNAME=__token__ TWINE_PASSWORD=pypi-...), each distribution after those it requires, then the registry entry (mcp-publisher); docs/packaging.md
+	for name in contracts servicekit minilm converter chunker gateway server; do \
+	  $(VENV)/python -m twine upload dist/ingestion_mcp_$${name}-*.whl dist/ingestion_mcp_$${name}-*.tar.gz || exit 1; \
+	done
 	mcp-publisher publish dist/server.json
 
 check-dist: dist  ## a clean Debian bookworm container (podman), no checkout, no torch: install dist/ + PyPI, ingest a PDF, search, over stdio and HTTP

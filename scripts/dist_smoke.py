@@ -4,9 +4,10 @@
 
 With the venv's own `ingestion-mcp` on a fresh data folder: first start over stdio (timed to the ready line),
 ingest the PDF, search it (a hit from it with a page); then a second start over streamable HTTP on the same folder,
-the same search (what the first process stored), ingest a text, search it. Refuses to run where torch is importable
-(the user's install has none). Prints one JSON line of figures; exits 1 on any failed step. It is copied alone into
-the clean container of scripts/check_dist.sh, and run by tests/packaging against a venv made from dist/.
+the same search (what the first process stored), ingest a text, search it; then the installed embedder's precision
+and rate against fp32 (texts/s on 200 passages of the PDF; no model file derived). Refuses to run where torch is
+importable (the user's install has none). Prints one JSON line of figures; exits 1 on any failed step. It is copied
+alone into the clean container of scripts/check_dist.sh, and run by tests/packaging against a venv made from dist/.
 """
 
 from __future__ import annotations
@@ -119,6 +120,39 @@ async def over_http(bin_dir: Path, work: Path, pdf: Path, query: str, expect: st
     return {"http_second_start_to_ready_s": round(ready_s, 2), "http_hit_page": kept[0].get("page")}
 
 
+def embedding_rate(pdf: Path, work: Path, rounds: int = 3) -> dict[str, Any]:
+    """The installed embedder as the server runs it (the precision ``auto`` picks on this CPU, the model's own files,
+    an empty cache) against fp32, in alternate timed passes after a warm-up, on 200 passages of the PDF's text (40-120
+    words each): texts/s, medians. Fails if a model file was derived (the distribution ships both)."""
+    import statistics
+
+    import pypdfium2
+    from vector_gateway.embedder import create_embedder
+    from vector_gateway.settings import GatewaySettings
+
+    document = pypdfium2.PdfDocument(str(pdf))
+    words = " ".join(page.get_textpage().get_text_range() for page in document).split()
+    texts = [" ".join(words[(i * 37) % len(words) :][: 40 + (i * 13) % 80]) for i in range(200)]
+    cache = work / "embed-cache"
+    unused = str(work / "unused.db")
+    embedders = {precision: create_embedder(GatewaySettings(milvus_uri=unused, embedding_cache_dir=cache,
+                                                            embedding_precision=precision))
+                 for precision in ("auto", "fp32")}  # fmt: skip
+    rates: dict[str, list[float]] = {name: [] for name in embedders}
+    for embedder in embedders.values():
+        embedder.embed_documents(texts[:20])
+    for _ in range(rounds):
+        for name, embedder in embedders.items():
+            began = time.perf_counter()
+            embedder.embed_documents(texts)
+            rates[name].append(len(texts) / (time.perf_counter() - began))
+    if cache.exists() and any(cache.rglob("*")):
+        fail(f"the embedder derived model files: {sorted(str(p) for p in cache.rglob('*'))}")
+    auto, fp32 = statistics.median(rates["auto"]), statistics.median(rates["fp32"])
+    return {"precision": getattr(embedders["auto"], "precision", "fp32"), "texts_per_s": round(auto, 1),
+            "fp32_texts_per_s": round(fp32, 1), "ratio_to_fp32": round(auto / fp32, 2)}  # fmt: skip
+
+
 async def main(args: argparse.Namespace) -> None:
     if importlib.util.find_spec("torch") is not None or importlib.util.find_spec("sentence_transformers"):
         fail("torch or sentence-transformers is installed here: the user's install has neither")
@@ -132,6 +166,7 @@ async def main(args: argparse.Namespace) -> None:
     pdf = args.pdf.resolve()
     figures = await over_stdio(bin_dir, work, pdf, args.query, args.expect)
     figures |= await over_http(bin_dir, work, pdf, args.query, args.expect)
+    figures |= embedding_rate(pdf, work)
     print(json.dumps({"ok": True, "python": sys.version.split()[0]} | figures))
 
 
