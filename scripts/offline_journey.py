@@ -7,7 +7,8 @@ Starts `ingestion-mcp` (stdio, as an agent app launches it) in a network namespa
 interface up and no route (`unshare -n`; `unshare -rn` where this user may not make one), under strace (every
 process it starts followed), with HOME, the temp folder (TMPDIR) and the working folder fresh and empty. Then, through
 a real MCP client: ingest the PDF, the DOCX and the HTML page, search each, show the PDF's page as a picture, list the
-collections; and stop (the client closes stdin, as apps do). It reports, as one JSON line:
+collections; and stop (the client closes stdin, as apps do; or `--stop sigterm`: SIGTERM, which a client sends when
+the server is not gone 2 s after that, and a service manager at once). It reports, as one JSON line:
 
 - ``connections``: every connect/sendto/sendmsg to an internet address (AF_INET, AF_INET6) any process tried, and
   every Unix socket outside the data folder (a name service lookup goes through nscd's socket first);
@@ -30,6 +31,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -167,6 +169,21 @@ async def journey(client: Client, docs: list[Path], queries: list[str]) -> dict[
     return {"pages": pages, "documents": laptop.get("document_count"), "precision": laptop.get("precision")}
 
 
+async def terminate(pid: int, timeout_s: float = 30) -> None:
+    """SIGTERM to the server (its pid from the data folder's host.lock), then wait until it has exited."""
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            return
+        if state == "Z":  # exited; its parent reaps it
+            return
+        await asyncio.sleep(0.1)
+    fail(f"the server (pid {pid}) did not stop within {timeout_s:.0f} s of SIGTERM")
+
+
 def folders(work: Path) -> dict[str, Path]:
     made = {name: work / name for name in ("home", "tmp", "cwd", "data", "docs")}
     for folder in made.values():
@@ -198,6 +215,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             ready_s = await wait_ready(log, began, args.timeout)
             answers = await journey(client, docs, args.queries or [doc.stem for doc in docs])
+            if args.stop == "sigterm":  # as a client does 2 s after closing stdin, or a service manager at once
+                await terminate(int((where["data"] / "host.lock").read_text()))
     inside = (str(where["data"]), str(where["tmp"]), str(where["docs"]))
     connections, strays = read_trace(trace, inside, where["cwd"]) if strace else ([], [])
     left = sorted(str(p) for name in ("home", "tmp", "cwd") for p in where[name].rglob("*"))
@@ -216,6 +235,8 @@ def main() -> None:
                         f"would split it (default: {default})")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the ready line")
     parser.add_argument("--require-isolation", action="store_true", help="fail where unshare -n or strace is missing")
+    parser.add_argument("--stop", choices=["stdin", "sigterm"], default="stdin",
+                        help="how the server is stopped: stdin closed (what clients do first), or SIGTERM")  # fmt: skip
     args = parser.parse_args()
     if args.queries and len(args.queries) != len(args.docs):
         parser.error("give one query per document")
