@@ -2,7 +2,7 @@
 
 `python -m bench.cli_status [--runs N]` times whole commands (a fresh process each, as a user runs it):
 
-- ``import floor``: `python -c "import ingestion_mcp.cli.main"`, what any CLI call pays before work;
+- ``import floor``: `python -c "import ingestion_mcp.cli.index_command"`, what any CLI call pays before work;
 - ``status, no server (empty)`` and ``status, no server (indexed)``: the command opens the index alone;
 - ``status beside a server``: a stdio MCP server hosts the folder, the command attaches to it;
 - ``update, no server`` (unchanged notes): the full services start (model, converter): the old cost
@@ -88,7 +88,9 @@ def run(runs: int) -> dict[str, Any]:
         vault, empty, indexed = Path(tmp) / "vault", Path(tmp) / "empty", Path(tmp) / "indexed"
         make_vault(vault)
         cases = {
-            "import floor": timed([sys.executable, "-c", "import ingestion_mcp.cli.main"], os.environ.copy(), runs)
+            "import floor": timed(
+                [sys.executable, "-c", "import ingestion_mcp.cli.index_command"], os.environ.copy(), runs
+            )
         }
         cases["status, no server (empty)"] = timed(status, environment(vault, empty), runs)
         env = environment(vault, indexed)

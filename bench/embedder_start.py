@@ -103,8 +103,8 @@ def mcp_once(cache: Path, folder: Path) -> dict[str, Any]:
     log = folder / "stderr.log"
     started = time.perf_counter()
     with log.open("w") as stderr:
-        server = subprocess.Popen([sys.executable, "-m", "ingestion_mcp.main"], env=env, stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL, stderr=stderr)  # fmt: skip
+        command = [sys.executable, "-m", "ingestion_mcp.cli.server_command"]
+        server = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         loaded_s = None
         while loaded_s is None or "is ready on stdio" not in log.read_text():

@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ingestion_mcp.cli.worker_command import build_worker
 from ingestion_mcp.jobs import JobManager, JobStore, ProgressFn
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
-from ingestion_mcp.worker import build_worker
 
 from scripts.redis_server import RedisServer
 

@@ -141,7 +141,7 @@ class TreeSampler:
 
 def label(cmdline: list[str]) -> str:
     text = " ".join(cmdline)
-    for needle, name in (("milvus", "milvus-lite"), ("ingestion_mcp.main", "mcp server"),
+    for needle, name in (("milvus", "milvus-lite"), ("ingestion_mcp.cli.server_command", "mcp server"),
                          ("multiprocessing", "docling worker")):  # fmt: skip
         if needle in text:
             return name
@@ -166,7 +166,9 @@ def server(code: Path, docs: Path, data: Path) -> StdioServerParameters:
            "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(str(code / d) for d in SRC_DIRS)}  # fmt: skip
     for name in SERVICE_URLS:
         env.pop(name, None)
-    return StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=env, cwd=str(docs))
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ingestion_mcp.cli.server_command"], env=env, cwd=str(docs)
+    )
 
 
 async def ingest(client: Client, path: Path, pages: int) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 For each engine and size: SciFact's chunks, replicated under new sources with a little noise on their cached
 vectors (bench.scale_corpus: embedded once; 1M chunks could not be embedded on a laptop CPU), are written
 through the gateway's DocumentWriter into the engine's store (ingest rows/s, wall, disk). Then the real MCP
-server (``ingestion_mcp.main`` over stdio, embedded services) starts on that index: "open" runs from the
+server (``ingestion_mcp.cli.server_command`` over stdio, embedded services) starts on that index: "open" runs from the
 engine's first process start to the first answered search; then ``--queries`` hybrid ``search`` tool calls
 with SciFact queries after ``--warmup`` (p50/p95 ms), and the resident memory of every process (server,
 children, the ``milvus-lite server``), peak and after. Sizes grow one index per engine (300k adds to 100k).

@@ -38,7 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.pop(name, None)
     log = (tmp_path / "server.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
+        [sys.executable, "-m", "ingestion_mcp.cli.server_command", "--transport", "streamable-http",
+         "--port", str(port)],
         env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"

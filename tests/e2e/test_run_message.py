@@ -76,7 +76,8 @@ class StderrLines:
 def http_server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], StderrLines, int]]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
+        [sys.executable, "-m", "ingestion_mcp.cli.server_command", "--transport", "streamable-http",
+         "--port", str(port)],
         env={**server_env(tmp_path), "INGESTION_MCP_JSON_LOGS": "false"},  # as `make run` starts it
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -115,7 +116,9 @@ async def test_make_run_says_once_ready_where_it_serves_and_that_connection_work
 
 
 async def test_stdio_keeps_stdout_for_the_protocol_and_says_one_line_on_stderr(tmp_path: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=server_env(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ingestion_mcp.cli.server_command"], env=server_env(tmp_path)
+    )
     errlog = tmp_path / "stderr.txt"
     with errlog.open("w") as sink:
         async with Client(stdio_client(params, errlog=sink)) as client:

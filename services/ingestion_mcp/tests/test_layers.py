@@ -1,6 +1,6 @@
 """The package's layers: the core (jobs, the queue, the pipeline, the state) knows no tool profile. Profiles
-register their tools and job kinds with the core; only the composition roots (server.py, worker.py, main.py,
-the CLIs) name profiles."""
+register their tools and job kinds with the core; only the composition roots (server.py and the entry points in
+cli/) name profiles."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import grimp
 GRAPH = grimp.build_graph("ingestion_mcp", exclude_type_checking_imports=True, cache_dir=None)
 MODULES = GRAPH.modules
 # Where profiles are put together with the core: they may import profile modules.
-COMPOSITION_ROOTS = {"ingestion_mcp.server", "ingestion_mcp.worker", "ingestion_mcp.main"}
+COMPOSITION_ROOTS = {"ingestion_mcp.server"}
 
 
 def test_the_core_knows_no_profile() -> None:

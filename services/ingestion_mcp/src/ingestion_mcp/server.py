@@ -20,8 +20,8 @@ from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
 from .state import AppState
-from .tools.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
-from .tools.strict_schema import strict
+from .toolkit.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
+from .toolkit.strict_schema import strict
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -106,8 +106,8 @@ class ProfileServer(MCPServer):
 
     async def list_tools(self) -> list[MCPTool]:
         """Each schema without pydantic's titles and other redundant keys (the tools/list is in every conversation),
-        in the subset every client accepts (tools/strict_schema.py); among our own tools' results, each shape
-        shown once (a job, a search hit: tools/lean_schema.shown_once)."""
+        in the subset every client accepts (toolkit/strict_schema.py); among our own tools' results, each shape
+        shown once (a job, a search hit: toolkit/lean_schema.shown_once)."""
         tools = [self._lean(tool) for tool in await super().list_tools()]
         own = [i for i, tool in enumerate(tools) if self._own(tool.name) and tool.output_schema is not None]
         shared = shown_once([(tools[i].name, tools[i].output_schema) for i in own])

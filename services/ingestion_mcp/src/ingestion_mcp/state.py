@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from .access.audit import record, require
-from .access.guard import GuardedBackend
+from .access.guarded_backend import GuardedBackend
 from .access.policy import current_caller
 from .backend import Backend
 from .errors import ToolFailure

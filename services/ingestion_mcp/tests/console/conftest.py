@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
+from ingestion_mcp.cli.server_command import http_app
 from ingestion_mcp.http.cancel_relay import CancelRelay
-from ingestion_mcp.main import http_app
 from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState

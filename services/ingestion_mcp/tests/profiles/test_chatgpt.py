@@ -159,6 +159,6 @@ def test_chatgpt_combines_with_profiles_whose_names_differ_and_refuses_a_clash(a
         with pytest.raises(ProfileClash, match=f"'{other}' and 'chatgpt' both define the tool 'search'"):
             build_server(profile_state(app_state, profiles=[other, "chatgpt"]))
     env = os.environ | {"INGESTION_MCP_PROFILES": "chatgpt,ingestion"}  # the server refuses to start, saying why
-    done = subprocess.run([sys.executable, "-m", "ingestion_mcp.main"], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    command = [sys.executable, "-m", "ingestion_mcp.cli.server_command"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "both define the tool 'search'" in done.stderr, done.stderr[-2000:]

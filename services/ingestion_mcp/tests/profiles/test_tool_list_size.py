@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from ingestion_mcp.server import ProfileServer, build_server, lean_annotations
 from ingestion_mcp.settings import McpSettings
-from ingestion_mcp.tools.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
+from ingestion_mcp.toolkit.lean_schema import inline_single_use, lean, without_required, without_unreached_limits
 from mcp import Client
 from mcp.types import ToolAnnotations
 

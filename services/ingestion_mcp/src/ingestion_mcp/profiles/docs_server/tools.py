@@ -29,9 +29,9 @@ from ...sources import SourcePolicy, ensure_inside, sanitize_filename
 from ...sources.gitcli import check_repo_url, validate_ref
 from ...sources.netguard import check_url_shape, parse_url
 from ...state import AppState
-from ...tools.annotations import FETCH_AND_SAVE, READ, REMOVE
-from ...tools.common import ToolDecorator, profile_tools, result
-from ...tools.scores import docs_server_score, docs_server_threshold
+from ...toolkit.annotations import FETCH_AND_SAVE, READ, REMOVE
+from ...toolkit.common import ToolDecorator, profile_tools, result
+from ...toolkit.scores import docs_server_score, docs_server_threshold
 from .jobs import DocsContext
 from .models import (
     ActiveJobsOutput,

@@ -16,8 +16,8 @@ from ...errors import ToolFailure
 from ...jobs import Job
 from ...library import estimate_tokens
 from ...state import AppState
-from ...tools.annotations import CANCEL, CREATE, READ, REMOVE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import CANCEL, CREATE, READ, REMOVE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 from .documents_models import (
     CreatedCollectionOutput,
     DeletedCollectionOutput,

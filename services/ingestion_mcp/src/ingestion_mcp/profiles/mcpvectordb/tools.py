@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 from ...errors import ToolFailure
 from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
-from ...tools.annotations import FETCH, LARGE_RESULT, READ, REMOVE, WRITE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import FETCH, LARGE_RESULT, READ, REMOVE, WRITE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 
 SERVER_NAME = "mcpvectordb"
 SERVER_VERSION = "0.2.0"

@@ -29,8 +29,8 @@ from ...ingest.notes import (
     error_json,
 )
 from ...state import AppState
-from ...tools.annotations import READ
-from ...tools.common import profile_tools
+from ...toolkit.annotations import READ
+from ...toolkit.common import profile_tools
 
 
 def spec_error(error: ObsidianError) -> CallToolResult:

@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 
 from ...errors import ToolFailure
 from ...state import AppState
-from ...tools.annotations import LARGE_RESULT, READ, REMOVE, WRITE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import LARGE_RESULT, READ, REMOVE, WRITE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 
 _STORE_RE = re.compile(NAME_PATTERN)
 _NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)

@@ -26,18 +26,18 @@ from arq.worker import Retry, async_check_health, func
 from servicekit import idle_trimmer
 from servicekit.settings import settings_or_exit
 
-from .access import audit
-from .access.policy import on_behalf_of
-from .embedded.services import open_backend
-from .errors import ToolFailure, failure_from
-from .jobs import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
-from .jobs.lease import Lease, claim, new_token
-from .jobs.queue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
-from .jobs.queue_worker import QueueWorker, alive, lost
-from .profiles import NAMES
-from .profiles.record import load
-from .settings import McpSettings
-from .state import AppState
+from ..access import audit
+from ..access.policy import on_behalf_of
+from ..embedded.services import open_backend
+from ..errors import ToolFailure, failure_from
+from ..jobs import UNINTERRUPTIBLE_STEPS, Job, JobContext, in_job
+from ..jobs.lease import Lease, claim, new_token
+from ..jobs.queue import FUNCTION, QUEUE, RedisJobStore, job_deserializer, job_serializer
+from ..jobs.queue_worker import QueueWorker, alive, lost
+from ..profiles import NAMES
+from ..profiles.record import load
+from ..settings import McpSettings
+from ..state import AppState
 
 log = logging.getLogger("ingestion_mcp.worker")
 WATCH_S = 0.5

@@ -1,4 +1,4 @@
-"""jsonrpc_guard in-process: what a malformed message is answered with, on HTTP (the ASGI layer) and stdio (the
+"""jsonrpc_errors in-process: what a malformed message is answered with, on HTTP (the ASGI layer) and stdio (the
 read stream). The real transports are driven in tests/e2e (test_http_transport, test_stdio_pipeline)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import anyio
 import httpx
 import mcp.types as types
 import pytest
-from ingestion_mcp.http.jsonrpc_guard import INVALID_REQUEST, PARSE_ERROR, AnsweringReader, ParseGuard, refusal
+from ingestion_mcp.http.jsonrpc_errors import INVALID_REQUEST, PARSE_ERROR, AnsweringReader, ParseGuard, refusal
 from mcp.shared.message import SessionMessage
 
 SURROGATE = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"\\ud800"}}}'

@@ -14,18 +14,18 @@ from typing import Any
 import anyio
 from servicekit.logging import announce
 
-from .access import audit
-from .access.auth import OAuthGate
-from .access.policy import PolicyError
-from .backend import Backend
-from .console import build_console
-from .embedded.services import data_folder, embedded_index, open_backend
-from .http.cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
-from .http.guard import LOOPBACK, HttpGuard
-from .http.jsonrpc_guard import ParseGuard, run_stdio
-from .server import ProfileClash, build_server
-from .settings import McpSettings
-from .state import AppState
+from ..access import audit
+from ..access.auth import OAuthGate
+from ..access.policy import PolicyError
+from ..backend import Backend
+from ..console import build_console
+from ..embedded.services import data_folder, embedded_index, open_backend
+from ..http.cancel_relay import CancelRelay, LegacyCancelMiddleware, relay_forever
+from ..http.front_door import LOOPBACK, FrontDoor
+from ..http.jsonrpc_errors import ParseGuard, run_stdio
+from ..server import ProfileClash, build_server
+from ..settings import McpSettings
+from ..state import AppState
 
 log = logging.getLogger("ingestion_mcp")
 # Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
@@ -82,7 +82,7 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
+def http_app(server: Any, state: AppState, relay: CancelRelay) -> FrontDoor:
     """The streamable HTTP app behind its guard: what uvicorn serves (tests serve it in-process too)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -99,7 +99,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
         app = LegacyCancelMiddleware(app, relay, max_body=settings.max_body_bytes)
     app = ParseGuard(app, max_body=settings.max_body_bytes)
     oauth = OAuthGate.from_settings(settings) if settings.auth_mode == "oauth" else None
-    guard = HttpGuard(
+    guard = FrontDoor(
         app,
         token=settings.token_value() if settings.auth_mode == "token" else None,
         allowed_origins=settings.allowed_origins,

@@ -23,7 +23,7 @@ SERVICE_PATHS = ("/queue", "/metrics")  # operator endpoints: in OAuth mode AUTH
 ADVISORY_CHECKS = frozenset({"broker"})
 
 
-class HttpGuard:
+class FrontDoor:
     """Bearer token (constant-time), Origin and body-size checks in front of the streamable HTTP app."""
 
     def __init__(

@@ -17,8 +17,7 @@ from ...access.audit import record, require
 from ...access.policy import current_caller
 from ...errors import ToolFailure, failure_from
 from ...ingest.acquire import now_iso
-from ...ingest.folders import LastSync, SyncedFolder, failing_after, latest_sync
-from ...ingest.sync import (
+from ...ingest.folder_sync import (
     FolderSync,
     SyncOptions,
     SyncReport,
@@ -27,12 +26,13 @@ from ...ingest.sync import (
     known_documents,
     remove_folder_documents,
 )
+from ...ingest.folders import LastSync, SyncedFolder, failing_after, latest_sync
 from ...ingest.walk import scope_paths
 from ...jobs import ProgressFn, uninterrupted
 from ...sources.paths import ensure_inside
 from ...state import AppState
-from ...tools.annotations import REMOVE
-from ...tools.common import profile_tools, result
+from ...toolkit.annotations import REMOVE
+from ...toolkit.common import profile_tools, result
 from .models import CollectionArg, ToolOutput, render_error
 
 log = logging.getLogger("ingestion_mcp.sync")

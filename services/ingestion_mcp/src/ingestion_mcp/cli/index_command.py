@@ -34,7 +34,7 @@ from ..errors import ToolFailure, UpstreamError
 from ..ingest.notes import NoteIndex
 from ..settings import McpSettings
 from .index import VaultIndexer
-from .output import Reporter, status_table
+from .index_output import Reporter, status_table
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_API = 0, 1, 2, 3
 READY_TIMEOUT_S = 300.0

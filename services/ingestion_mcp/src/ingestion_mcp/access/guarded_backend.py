@@ -211,7 +211,7 @@ class GuardedBackend:
         if rule is None or name.startswith("_"):
             if name.startswith("__"):  # Python's own protocol lookups (copy, pickle): plainly absent
                 raise AttributeError(name)
-            log.error("refused backend call %r: it has no access rule (access/guard.py RULES)", name)
+            log.error("refused backend call %r: it has no access rule (access/guarded_backend.py RULES)", name)
             raise NoRule(
                 f"Not allowed: the server has no access rule for the backend call '{name}', so it is refused.",
                 "This is a defect of the server, not of the request: report it.",

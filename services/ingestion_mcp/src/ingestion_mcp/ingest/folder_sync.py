@@ -36,8 +36,8 @@ from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure, UpstreamError
 from ..settings import McpSettings
 from ..sources.paths import allowed_real_roots, ensure_inside
+from .folder_lock import folder_sync_lock, lock_path
 from .pipeline import BatchItem, Ingestor, IngestOutcome
-from .sync_lock import folder_sync_lock, lock_path
 from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_paths
 
 log = logging.getLogger("ingestion_mcp.sync")
@@ -211,7 +211,7 @@ class FolderSync:
         prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
         report = report if report is not None else SyncReport()
         report.dry_run, report.max_removals = options.dry_run, options.max_removals
-        # One sync of this folder into this collection at a time, whichever process runs it (sync_lock.py):
+        # One sync of this folder into this collection at a time, whichever process runs it (folder_lock.py):
         # the second reads the state the first left, so it finds nothing left to do.
         async with folder_sync_lock(lock_path(self.settings.data_dir, options.collection, prefix)):
             await self._run(options, root, prefix, tags_for, progress, cancelled, on_file, report)
