@@ -44,7 +44,7 @@ from .metrics import evaluate
 from .scale_engines import ENGINES, SCALE_COLLECTION, Precomputed, disk_mb, serving, unavailable
 from .scale_report import plot, quality_difference, ratios, table
 
-__all__ = ["Precomputed", "main"]  # Precomputed: bench.scale_profile imports it from here
+__all__ = ["Precomputed", "main"]  # Precomputed: bench.experiments.scale_profile imports it from here
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

@@ -1,6 +1,6 @@
 """Deep HTML with and without the nesting pre-check, in the same process and run (issue 21).
 
-    python -m bench.html_nesting --runs 5 --old-depths 2000,20000,60000
+    python -m bench.experiments.html_nesting --runs 5 --old-depths 2000,20000,60000
 
 "new" is Converter.convert as configured by default (refused by the pre-check); "old" is the same converter
 with the limits out of reach, so docling's HTML reader gets the file as it did before the check.

@@ -1,6 +1,7 @@
 """English retrieval with the BM25 analysis of issue 38 against the one before, on the same chunks and vectors.
 
-    python -m bench.bm25_languages --dataset scifact --dataset dbpedia-5k --out bench/results/bm25_languages.json
+    python -m bench.experiments.bm25_languages --dataset scifact --dataset dbpedia-5k \
+        --out bench/experiments/results/bm25_languages.json
 
 Each set is ingested once through the real pipeline (bench.rankings: chunker preset ``default``, the bundled
 model, Milvus Lite, analysis ``snowball_multi``: each document's language detected, its stems, accents folded,
@@ -18,9 +19,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .data import DATASETS, load, per_dataset_main
-from .metrics import evaluate, fold_to_documents
-from .rankings import build, collection_name, ranked_lists
+from ..data import DATASETS, load, per_dataset_main
+from ..metrics import evaluate, fold_to_documents
+from ..rankings import build, collection_name, ranked_lists
 
 ROW_FIELDS = [
     *("chunk_id", "doc_id", "version", "chunk_index", "text", "source", "title", "file_type", "page", "page_end"),
@@ -100,7 +101,7 @@ def _thresholds(work: Path, collection: str, embedder: Any, lists: dict, data: A
     from vector_gateway.fusion import Fusion
     from vector_gateway.milvus import MilvusStore
 
-    from .offtopic import OFF_TOPIC, rates, single_rates
+    from ..offtopic import OFF_TOPIC, rates, single_rates
 
     store = MilvusStore(str(work / "milvus.db"))
     off = ranked_lists(store, embedder, collection, {str(i): query for i, query in enumerate(OFF_TOPIC)})
@@ -117,7 +118,7 @@ def _thresholds(work: Path, collection: str, embedder: Any, lists: dict, data: A
 
 
 def main(argv: list[str] | None = None) -> None:
-    per_dataset_main("bench.bm25_languages", __doc__, measure, argv)
+    per_dataset_main("bench.experiments.bm25_languages", __doc__, measure, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Zero-relevance hits dropped (issue 30, point 4): nDCG@10 / Recall@100 / MRR@10 on both benchmarks, offline.
 
     python -m bench.rankings --dataset scifact && python -m bench.rankings --dataset dbpedia-5k
-    python -m bench.zero_hits
+    python -m bench.experiments.zero_hits
 
 On the dense and BM25 lists bench.rankings keeps (100 deep, the real pipeline's chunks), each mode ranks as
 the gateway does (Fusion().for_query, Fusion.single), once keeping every hit and once dropping the hits that
@@ -16,9 +16,9 @@ import argparse
 from vector_gateway.fusion import Fused, Fusion
 from vector_gateway.search import relevant
 
-from .data import DATASETS, load
-from .metrics import fold_to_documents
-from .sweep import Lists, QueryRanker, load_lists, table
+from ..data import DATASETS, load
+from ..metrics import fold_to_documents
+from ..sweep import Lists, QueryRanker, load_lists, table
 
 MODES = ("hybrid", "semantic", "keyword")
 
@@ -59,7 +59,7 @@ def dropped(datasets: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.zero_hits", description=__doc__)
+    parser = argparse.ArgumentParser(prog="bench.experiments.zero_hits", description=__doc__)
     parser.add_argument("--dataset", action="append", choices=sorted(DATASETS), help="default: both")
     args = parser.parse_args(argv)
     datasets = args.dataset or sorted(DATASETS, reverse=True)

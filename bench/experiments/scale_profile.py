@@ -1,7 +1,7 @@
 """Where Milvus Lite spends search time and memory at 100k+ chunks (issue 31, first step).
 
-    python -m bench.scale_profile --rows 100000 --work /tmp/scale_profile     # build (child), profile (child)
-    python -m bench.scale_profile --rows 100000 --work /tmp/scale_profile --skip-build   # reuse the database
+    python -m bench.experiments.scale_profile --rows 100000 --work WORK     # build (child), profile (child)
+    python -m bench.experiments.scale_profile --rows 100000 --work WORK --skip-build   # reuse the database
 
 The rows go through the gateway's own DocumentWriter and MilvusStore (our schema, our analysis, HNSW, a flush
 after every write, a registry row per document), with SciFact abstracts as chunk text (one chunk per abstract,
@@ -13,7 +13,7 @@ The profile phase times every call one hybrid search makes (dense ranking, BM25 
 fields fetch; search.py), then the same calls inside Milvus Lite's engine (it is pure Python: faiss for the
 dense index, Python dicts for BM25), with a cProfile of the engine's own thread, resident memory at each
 step of opening the index, and a few settings (HNSW ef, output fields, candidates, a FLAT index, re-written
-documents: tombstones in the query path). Results: bench/results/scale_profile.json.
+documents: tombstones in the query path). Results: bench/experiments/results/scale_profile.json.
 """
 
 # ruff: noqa: B023 (every lambda here is timed at once, inside its own loop iteration)
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "bench" / "scifact"
 COLLECTION = "scale"
 DIM = 384
@@ -46,7 +46,7 @@ VARIANT_QUERIES = 15
 REWRITE_MAX = 1000
 WARMUP = 5
 BATCH_DOCS = 1000
-RESULTS = ROOT / "bench" / "results" / "scale_profile.json"
+RESULTS = ROOT / "bench" / "experiments" / "results" / "scale_profile.json"
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def build(db: str, rows: int) -> dict[str, Any]:
     from vector_gateway.milvus import MilvusStore
     from vector_gateway.upsert import DocumentWriter, plan
 
-    from .scale import Precomputed
+    from ..scale import Precomputed
 
     docs, store = corpus(), MilvusStore(db)
     store.create_collection(COLLECTION, DIM, "precomputed")
@@ -384,7 +384,7 @@ def rewrite(db: str, fraction: float) -> dict[str, Any]:
     from vector_gateway.milvus import MilvusStore
     from vector_gateway.upsert import DocumentWriter, plan
 
-    from .scale import Precomputed
+    from ..scale import Precomputed
 
     docs, store = corpus(), MilvusStore(db)
     part = docs[: min(REWRITE_MAX, int(len(docs) * fraction))]
@@ -398,7 +398,7 @@ def rewrite(db: str, fraction: float) -> dict[str, Any]:
 
 
 # -- driver ----------------------------------------------------------------------------------------
-def child(*args: str, module: str = "bench.scale_profile") -> dict[str, Any]:
+def child(*args: str, module: str = "bench.experiments.scale_profile") -> dict[str, Any]:
     """Run one step in a fresh process (its memory figures are its own) and read its last JSON line."""
     done = subprocess.run([sys.executable, "-m", module, "--child", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False)  # fmt: skip

@@ -1,6 +1,6 @@
 """What the queue costs a job: submit -> finished, in process (no broker) and on Redis with an arq worker.
 
-`python -m bench.jobs_queue [--jobs N]` starts Debian's redis-server on a loopback port, runs N jobs of a
+`python -m bench.experiments.jobs_queue [--jobs N]` starts Debian's redis-server on a loopback port, runs N jobs of a
 no-op kind (one progress step, no work) one after another through each store as a tool does
 (submit, then wait), then N at once, and prints the median / p95 latency and the throughput of each.
 The no-op kind isolates the machinery: a real ingest adds its own stages on top, identical in both.

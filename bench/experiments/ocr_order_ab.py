@@ -1,7 +1,7 @@
 """What reading OCR lines column by column costs a scan's conversion: the same converter, the column cut on and off
 (docling_service.reading_order.column_order replaced by the order RapidOCR gave), alternated.
 
-    python -m bench.ocr_order_ab --pdf SCAN.pdf --rounds 6 --out bench/results/ocr_order_ab.json
+    python -m bench.experiments.ocr_order_ab --pdf SCAN.pdf --rounds 6 --out bench/experiments/results/ocr_order_ab.json
 
 Figures that are reported go through /work/bin/quiet-run (docs/evidence.md, "What is not done", ingest speed).
 """

@@ -1,12 +1,13 @@
 """int8 embeddings against the gateway's fp32 ONNX engine: speed, closeness to fp32 and retrieval quality.
 
-    python -m bench.int8                      # screen every scheme, then full nDCG for the promising ones
-    python -m bench.int8 --full dyn-all       # force a scheme into the full evaluation (repeatable)
-    python -m bench.int8 --screen-only
-    python -m bench.int8 --screen-only --only dyn-all --speed-passages 48 --repeats 3   # a shorter timing
-    python -m bench.int8 --reuse-screen --top 0 --full NAME --queries 50 --extra-docs 150   # nDCG on a subset
+    python -m bench.experiments.int8                      # screen every scheme, then full nDCG for the promising ones
+    python -m bench.experiments.int8 --full dyn-all       # force a scheme into the full evaluation (repeatable)
+    python -m bench.experiments.int8 --screen-only
+    python -m bench.experiments.int8 --screen-only --only dyn-all --speed-passages 48 --repeats 3   # a shorter timing
+    python -m bench.experiments.int8 --reuse-screen --top 0 --full NAME --queries 50 --extra-docs 150  # nDCG, a subset
 
-Each variant is made offline from the gateway's cached fp32 export (bench/int8_models.py) and run exactly as the
+Each variant is made offline from the gateway's cached fp32 export (bench/experiments/int8_models.py) and run exactly
+as the
 gateway runs fp32 (the torch-free LightEmbedder: the model's tokenizer.json, length-sorted batches of 64, masked
 mean pooling, 2 intra-op threads). In one run, against fp32:
 
@@ -22,7 +23,7 @@ mean pooling, 2 intra-op threads). In one run, against fp32:
   in the vectors only.
 
 Models, vectors and the per-node screen are cached under bench/results/tmp/int8/; figures go to
-bench/results/int8.json and the table to bench/results/int8.md.
+bench/experiments/results/int8.json and the table to bench/experiments/results/int8.md.
 """
 
 from __future__ import annotations
@@ -40,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from .data import DATASETS, Dataset, load
+from ..data import DATASETS, Dataset, load
+from ..rankings import TMP
 from .int8_eval import BAR, cosines, full_evaluation, passage, report, vectors
 from .int8_models import Scheme, node_names, schemes, single_node
-from .rankings import TMP
 
 WORK = TMP / "int8"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -198,7 +199,7 @@ def model_path(ref: Reference, name: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.int8", description=__doc__,
+    parser = argparse.ArgumentParser(prog="bench.experiments.int8", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--full", action="append", default=[], help="evaluate this scheme in full (repeatable)")
     parser.add_argument("--top", type=int, default=2, help="how many screened schemes get the full evaluation")

@@ -1,13 +1,13 @@
 """What rows outside a Lance table's indexes cost a search, and what indexing them costs (issue 31, lance/upkeep.py).
 
-On a copy of a Lance folder built by bench.scale_store (its chunk table fully indexed), for each N in
+On a copy of a Lance folder built by bench.experiments.scale_store (its chunk table fully indexed), for each N in
 ``--add``: the BM25 and dense rankings of the gateway's store (top 100, the depth a hybrid search asks for)
 with every row indexed, then with N more rows written and not indexed (Lance searches them flat), then
 the upkeep's optimisation of the table (seconds), then the rankings again. The source folder is not
-touched; each N starts from a fresh copy. Results: bench/results/lance_upkeep.json.
+touched; each N starts from a fresh copy. Results: bench/experiments/results/lance_upkeep.json.
 
-    python -m bench.scale_store --rows 100000 --work /tmp/scale_store   # the folders, if not built yet
-    python -m bench.lance_upkeep --lance /tmp/scale_store/100000 --add 200,1000 --work /tmp/lance_upkeep
+    python -m bench.experiments.scale_store --rows 100000 --work /tmp/scale_store   # the folders, if not built yet
+    python -m bench.experiments.lance_upkeep --lance /tmp/scale_store/100000 --add 200,1000 --work /tmp/lance_upkeep
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from .scale_profile import COLLECTION, queries, stats, unit_vectors
 
-OUT = Path("bench/results/lance_upkeep.json")
+OUT = Path("bench/experiments/results/lance_upkeep.json")
 RUNS = 30
 
 
@@ -84,7 +84,7 @@ def one(source: Path, work: Path, add: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lance", type=Path, required=True, help="a folder bench.scale_store built")
+    parser.add_argument("--lance", type=Path, required=True, help="a folder bench.experiments.scale_store built")
     parser.add_argument("--add", default="200,1000", help="rows written after the indexes, comma-separated")
     parser.add_argument("--work", type=Path, default=Path("/tmp/lance_upkeep"))
     parser.add_argument("--out", type=Path, default=OUT)
@@ -101,7 +101,7 @@ def main() -> None:
     runs[str(found[0]["rows"]) if found else "none"] = found
     args.out.write_text(json.dumps({
         "benchmark": "lance_upkeep", "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": f"python -m bench.lance_upkeep --lance {args.lance} --add {args.add}", "runs": runs,
+        "command": f"python -m bench.experiments.lance_upkeep --lance {args.lance} --add {args.add}", "runs": runs,
     }, indent=1) + "\n")  # fmt: skip
 
 

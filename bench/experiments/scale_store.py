@@ -1,13 +1,13 @@
 """The Lance engine at 100k and 1M chunks, at the store: build, upkeep, open, search (issue 31, docs/scale.md).
 
-The rows are those the gateway's DocumentWriter stores (bench.scale_profile's SciFact one-chunk documents,
+The rows are those the gateway's DocumentWriter stores (bench.experiments.scale_profile's SciFact one-chunk documents,
 Snowball-analysed text, random unit vectors, one registry row per document), inserted in 20,000-row
 batches; then the upkeep (compaction, BM25/IVF/B-tree indexes) runs once. A fresh process then opens the
 folder and runs the gateway's own hybrid search (search.py: two rankings, liveness, fetch, calibrated
-fusion) for 40 queries after 5 warm-ups, as bench.scale_profile did for Milvus Lite on the same rows.
+fusion) for 40 queries after 5 warm-ups, as bench.experiments.scale_profile did for Milvus Lite on the same rows.
 
-    python -m bench.scale_store --rows 100000 --work /tmp/scale_store
-    python -m bench.scale_store --rows 1000000 --work /tmp/scale_store --cache-mb 1024
+    python -m bench.experiments.scale_store --rows 100000 --work /tmp/scale_store
+    python -m bench.experiments.scale_store --rows 1000000 --work /tmp/scale_store --cache-mb 1024
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from .scale_profile import COLLECTION, QUERIES, WARMUP, disk, queries, rss, stats, unit_vectors, write_bulk
 
-OUT = Path("bench/results/scale_store.json")
+OUT = Path("bench/experiments/results/scale_store.json")
 CACHED = "search_cache_1024mb"  # the default cache's run, the one plotted
 
 
@@ -85,8 +85,8 @@ def mcp_run(folder: str, work: Path) -> dict[str, Any]:
     calls after 5 warm-ups, RSS of every process (bench.scale's measurement, on the store-built index)."""
     import anyio
 
-    from . import scale_mcp
-    from .scale import scifact_queries
+    from .. import scale_mcp
+    from ..scale import scifact_queries
 
     env = {"VECTOR_GATEWAY_INDEX_ENGINE": "lance", "VECTOR_GATEWAY_LANCE_URI": folder}
     launch = scale_mcp.params(work / "mcp", env)
@@ -97,19 +97,20 @@ def mcp_run(folder: str, work: Path) -> dict[str, Any]:
 
 def child(*args: str) -> dict[str, Any]:
     """A step in a fresh process (open time and memory are a new process's)."""
-    done = subprocess.run([sys.executable, "-m", "bench.scale_store", "--child", *args], capture_output=True,
-                          text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    command = [sys.executable, "-m", "bench.experiments.scale_store", "--child", *args]
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=environment)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def plot(out: Path = Path("docs/scale_engines.png")) -> None:
-    """Hybrid search p50 / p95 and RSS by rows: Milvus Lite (bench.scale_profile) and Lance (this bench)."""
+    """Hybrid search p50 / p95 and RSS by rows: Milvus Lite (bench.experiments.scale_profile) and Lance (this bench)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lite = json.loads(Path("bench/results/scale_profile.json").read_text())
+    lite = json.loads(Path("bench/experiments/results/scale_profile.json").read_text())
     lance = json.loads(OUT.read_text())
     series = {
         "Milvus Lite 3.2.2": [(int(k), v["profile"]["baseline"]["hybrid_search_py"],

@@ -1,4 +1,5 @@
-"""bench.int8's full evaluation (nDCG@10 dense and hybrid on both corpora) and its report (JSON + Markdown table)."""
+"""bench.experiments.int8's full evaluation (nDCG@10 dense and hybrid on both corpora) and its report (JSON + Markdown
+table)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any
 import numpy as np
 from vector_gateway.fusion import Fusion
 
-from .data import Dataset
-from .metrics import evaluate, fold_to_documents
-from .rankings import TMP
+from ..data import Dataset
+from ..metrics import evaluate, fold_to_documents
+from ..rankings import TMP
 
-# What a scheme must reach to be kept (bench.int8 screens and reports against it), and the ranking depth.
+# What a scheme must reach to be kept (bench.experiments.int8 screens and reports against it), and the ranking depth.
 # Issue 39: a scheme within 0.005 nDCG@10 of fp32 on both sets becomes the default where it is >= 1.3x faster.
 BAR = {"ratio": 1.3, "ndcg_loss": 0.005}
 DEPTH = 100

@@ -1,8 +1,9 @@
 """The gateway's own embedder, fp32 against int8, each as the gateway runs it (fp32 in batches, int8 each text
 alone): sequences/s over SciFact passages with the corpus' mixed lengths, the two interleaved in every round, in
-one process (docs/embeddings.md "The gateway's rate"). Run it under quiet-run; it writes bench/results/int8_rate.json.
+one process (docs/embeddings.md "The gateway's rate"). Run it under quiet-run; it writes
+bench/experiments/results/int8_rate.json.
 
-    python -m bench.int8_rate [--texts 400] [--rounds 3]
+    python -m bench.experiments.int8_rate [--texts 400] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from .data import DATASETS, load
+from ..data import DATASETS, load
 from .int8_eval import cpu, passage
 
 OUT = Path(__file__).resolve().parent / "results" / "int8_rate.json"

@@ -5,7 +5,7 @@ The weights are random: the model file (91 MB) is more than travels to the devic
 does not depend on the weights' values. Texts: SciFact passages (title + text) tokenized by the model's
 tokenizer.json, cut at 256 tokens, in length-sorted batches as the gateway sends them; fp32 and fp16 autocast.
 
-    python bench/gpu_embed_rate.py FOLDER   # FOLDER holds corpus.jsonl, tokenizer.json and config.json
+    python bench/experiments/gpu_embed_rate.py FOLDER   # FOLDER holds corpus.jsonl, tokenizer.json and config.json
 """
 
 from __future__ import annotations

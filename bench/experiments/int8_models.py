@@ -1,4 +1,4 @@
-"""The int8 variants bench.int8 measures, each made offline from the gateway's fp32 ONNX export.
+"""The int8 variants bench.experiments.int8 measures, each made offline from the gateway's fp32 ONNX export.
 
 Every variant starts from the same file the gateway runs (the fused graph of onnx_export.py: one Attention op per
 layer for Q, K and V, then three MatMuls: the attention output projection, the FFN's first and second layers) and

@@ -1,7 +1,7 @@
 """What an exact sentence from a long manual scores, per search mode, against off-topic queries (issue 38, point 6).
 
-    python -m bench.manual_scores --data DIR --file /usr/share/doc/gnuplot/gnuplot.pdf --file nettle.pdf \
-        --out bench/results/manual_scores.json
+    python -m bench.experiments.manual_scores --data DIR --file /usr/share/doc/gnuplot/gnuplot.pdf --file nettle.pdf \
+        --out bench/experiments/results/manual_scores.json
 
 Ingests each manual into DIR's collection (through the embedded stack; reused when it is there) and draws
 sentences of 8-40 words (fixed seed; prose: mostly words, ending with a full stop) from two texts of it:
@@ -31,9 +31,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..offtopic import OFF_TOPIC
+from ..pipeline import open_stack
 from .exact_phrase import MODES, gateway_search
-from .offtopic import OFF_TOPIC
-from .pipeline import open_stack
 
 COLLECTION = "manual_scores"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -148,7 +148,7 @@ def _chunk_texts(data: Path, collection: str) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.manual_scores", description=__doc__)
+    parser = argparse.ArgumentParser(prog="bench.experiments.manual_scores", description=__doc__)
     parser.add_argument("--data", type=Path, required=True, help="embedded data folder (the manuals are kept there)")
     parser.add_argument("--file", type=Path, action="append", help="a PDF under --data (repeat)")
     parser.add_argument("--sentences", type=int, default=60)

@@ -2,9 +2,10 @@
 IVF_SQ (int8 scalar quantisation, with and without exact re-ranking), each with its recall@20 against an exact
 scan of the same table (issue 31: what a quantised index or fewer probes would buy at 1M, docs/scale.md).
 
-    python -m bench.lance_ivf_kinds --lance /tmp/scale_store/1000000 --copy /tmp/ivf_sq_copy
+    python -m bench.experiments.lance_ivf_kinds --lance /tmp/scale_store/1000000 --copy /tmp/ivf_sq_copy
 
-The table is bench.scale_store's (SciFact text, random unit vectors); the queries are random unit vectors (seed 99,
+The table is bench.experiments.scale_store's (SciFact text, random unit vectors); the queries are random unit vectors
+(seed 99,
 as that bench). IVF_SQ is built on a copy of the folder (the original keeps its index). Random vectors are the worst
 case for both levers: their distances crowd together, so the recall figures rank the options, not a real corpus.
 """
@@ -22,7 +23,7 @@ import numpy as np
 
 from .scale_profile import COLLECTION, stats, unit_vectors
 
-OUT = Path("bench/results/lance_ivf_kinds.json")
+OUT = Path("bench/experiments/results/lance_ivf_kinds.json")
 QUERIES, WARMUP, DEEP = 40, 5, 20
 FLAT_PROBES = (24, 16, 12, 8)
 SQ_RUNS: tuple[tuple[int, int | None], ...] = ((24, None), (24, 2), (24, 5), (16, 5), (32, 5))
@@ -57,7 +58,7 @@ def main() -> None:
     from vector_gateway.lance import LanceStore
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lance", type=Path, required=True, help="a folder bench.scale_store built")
+    parser.add_argument("--lance", type=Path, required=True, help="a folder bench.experiments.scale_store built")
     parser.add_argument("--copy", type=Path, required=True, help="where the copy that gets IVF_SQ goes")
     parser.add_argument("--cache-mb", type=int, default=1024)
     args = parser.parse_args()

@@ -1,6 +1,6 @@
 """How long `ingestion-index status` takes: alone on a folder, and beside a running MCP server.
 
-`python -m bench.cli_status [--runs N]` times whole commands (a fresh process each, as a user runs it):
+`python -m bench.experiments.cli_status [--runs N]` times whole commands (a fresh process each, as a user runs it):
 
 - ``import floor``: `python -c "import ingestion_mcp.cli.index_command"`, what any CLI call pays before work;
 - ``status, no server (empty)`` and ``status, no server (indexed)``: the command opens the index alone;
@@ -8,7 +8,8 @@
 - ``update, no server`` (unchanged notes): the full services start (model, converter): the old cost
   of every call, measured in the same run as the baseline the ratios are taken against.
 
-Writes bench/results/cli_status.json and prints, per case, median / p95 over `--runs` calls and the first call apart
+Writes bench/experiments/results/cli_status.json and prints, per case, median / p95 over `--runs` calls and the first
+call apart
 (it creates the database, or meets a server still loading its model).
 """
 
@@ -27,9 +28,9 @@ from typing import Any
 
 from ingestion_mcp.embedded.socket import SOCKET_NAME, socket_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-OUT = ROOT / "bench" / "results" / "cli_status.json"
+OUT = ROOT / "bench" / "experiments" / "results" / "cli_status.json"
 
 
 def once(command: list[str], env: dict[str, str]) -> float:

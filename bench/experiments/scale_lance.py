@@ -1,15 +1,15 @@
-"""A candidate second engine, LanceDB, on the same rows as bench.scale_profile (issue 31; a bench only).
+"""A candidate second engine, LanceDB, on the same rows as bench.experiments.scale_profile (issue 31; a bench only).
 
 LanceDB is not a product dependency: run this from a throwaway environment (the registry mirror has it):
 
     python3 -m venv /tmp/lancevenv && /tmp/lancevenv/bin/pip install lancedb numpy psutil
-    /tmp/lancevenv/bin/python -m bench.scale_lance --rows 100000 --work /tmp/scale_lance
+    /tmp/lancevenv/bin/python -m bench.experiments.scale_lance --rows 100000 --work /tmp/scale_lance
 
 Same text (SciFact abstracts, one chunk each, the corpus replicated), same random unit vectors, same queries
-as bench.scale_profile. Measured: insert rate, index builds (Lance's own BM25 full-text index with English
+as bench.experiments.scale_profile. Measured: insert rate, index builds (Lance's own BM25 full-text index with English
 stemming and stop words; IVF_HNSW_SQ for the vectors), then in a fresh process: open time, dense top-20,
 full-text top-20, the fetch of ten hits by id, resident memory and disk. The gateway would fuse the two
-rankings itself, as it does on Milvus (search.py). Results: bench/results/scale_lance.json.
+rankings itself, as it does on Milvus (search.py). Results: bench/experiments/results/scale_lance.json.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any, cast
 
 from .scale_profile import QUERIES, WARMUP, child, corpus, disk, queries, rss, stats, unit_vectors
 
-ROOT = Path(__file__).resolve().parents[1]
-LANCE = "bench.scale_lance"
-RESULTS = ROOT / "bench" / "results" / "scale_lance.json"
+ROOT = Path(__file__).resolve().parents[2]
+LANCE = "bench.experiments.scale_lance"
+RESULTS = ROOT / "bench" / "experiments" / "results" / "scale_lance.json"
 TABLE = "chunks"
 BATCH = 10_000
 LIMIT = 20

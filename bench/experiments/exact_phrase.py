@@ -1,13 +1,15 @@
 """The exact-phrase lift on the benchmark sets: nDCG@10 and the "relevant" thresholds per mode, with and without it.
 
-    python -m bench.exact_phrase --dataset scifact --dataset dbpedia-5k --out bench/results/exact_phrase.json
+    python -m bench.experiments.exact_phrase --dataset scifact --dataset dbpedia-5k \
+        --out bench/experiments/results/exact_phrase.json
 
 Runs the gateway's own search (vector_gateway.search.search: candidates, fusion, the exact-phrase lookup) over a
-set already built by bench.bm25_languages (bench/results/tmp/<set>/milvus.db, collection <set>_snowball_multi),
+set already built by bench.experiments.bm25_languages (bench/results/tmp/<set>/milvus.db, collection
+<set>_snowball_multi),
 each query once with the lift (Fusion's default phrase_floor, EXACT_PHRASE_SCORE) and once without it
 (phrase_floor 0: the ranking before issue 38 point 6), in every mode:
 
-- nDCG@10 of top_k=100 folded to documents (as bench.bm25_languages reports it);
+- nDCG@10 of top_k=100 folded to documents (as bench.experiments.bm25_languages reports it);
 - for each threshold, bench.offtopic's two shares on what a top_k=10 search shows: the off-topic queries whose
   best hit scores below it (they answer nothing) and the relevant documents among the hits that score at or above
   it (kept);
@@ -23,10 +25,10 @@ from typing import Any
 
 from ingestion_contracts.gateway import SearchHit
 
-from .data import DATASETS, corpus_id, load, per_dataset_main
-from .metrics import evaluate, fold_to_documents
-from .offtopic import OFF_TOPIC
-from .rankings import TMP, collection_name
+from ..data import DATASETS, corpus_id, load, per_dataset_main
+from ..metrics import evaluate, fold_to_documents
+from ..offtopic import OFF_TOPIC
+from ..rankings import TMP, collection_name
 
 MODES = ("hybrid", "semantic", "keyword")
 THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
@@ -34,7 +36,8 @@ Search = Callable[[str, str, int, bool], list[SearchHit]]
 
 
 def _registered(store: Any, copy: str) -> None:
-    """bench.bm25_languages copies a set's chunks into ``copy`` without registry rows, so the search's liveness
+    """bench.experiments.bm25_languages copies a set's chunks into ``copy`` without registry rows, so the search's
+    liveness
     check would see none of them live: the original collection's rows are written for the copy (once)."""
     from vector_gateway import names
     from vector_gateway.records import REGISTRY, REGISTRY_FIELDS
@@ -114,7 +117,7 @@ def _rates(threshold: float, top: dict[str, list[SearchHit]], off: list[list[Sea
 
 
 def main(argv: list[str] | None = None) -> None:
-    per_dataset_main("bench.exact_phrase", __doc__, _measure, argv)
+    per_dataset_main("bench.experiments.exact_phrase", __doc__, _measure, argv)
 
 
 if __name__ == "__main__":

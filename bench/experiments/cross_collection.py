@@ -1,7 +1,7 @@
 """One ranking across collections, on a whole benchmark: the corpus split round-robin into three collections and
 searched together, against the same documents in one collection (issue 12, point 1), in every mode.
 
-    python -m bench.cross_collection --dataset scifact      # -> bench/results/cross_collection.json
+    python -m bench.experiments.cross_collection --dataset scifact  # -> bench/experiments/results/cross_collection.json
 
 tests/bench/test_cross_collection.py checks the same on a 300-document subset in CI; this runs the full set
 through the gateway's search API (top 100, as `make bench` asks), in the index bench.rankings built
@@ -19,10 +19,10 @@ from typing import Any
 
 from ingestion_contracts.gateway import SearchMode
 
-from .data import DATASETS, load
-from .metrics import evaluate
-from .pipeline import ingest, open_stack, ranked_documents
-from .rankings import TMP, build, collection_name
+from ..data import DATASETS, load
+from ..metrics import evaluate
+from ..pipeline import ingest, open_stack, ranked_documents
+from ..rankings import TMP, build, collection_name
 
 OUT = Path(__file__).resolve().parent / "results" / "cross_collection.json"
 MODES: tuple[SearchMode, ...] = ("hybrid", "semantic", "keyword")
@@ -54,7 +54,7 @@ async def measure(dataset: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.cross_collection", description=__doc__)
+    parser = argparse.ArgumentParser(prog="bench.experiments.cross_collection", description=__doc__)
     parser.add_argument("--dataset", action="append", choices=sorted(DATASETS), help="default: both")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

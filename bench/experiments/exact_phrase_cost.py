@@ -1,8 +1,9 @@
 """What the exact-phrase lookup costs a search: median and p95 of the gateway's search per mode, with and without.
 
-    python -m bench.exact_phrase_cost --dataset scifact --queries 100
+    python -m bench.experiments.exact_phrase_cost --dataset scifact --queries 100
 
-The first ``queries`` queries of a set built by bench.bm25_languages (all of SciFact's are 4+ words: phrases),
+The first ``queries`` queries of a set built by bench.experiments.bm25_languages (all of SciFact's are 4+ words:
+phrases),
 top_k 10, through vector_gateway.search on Milvus Lite, each query's vector embedded once beforehand (not timed);
 the two variants alternate query by query so that load on the machine touches both alike.
 """
@@ -16,13 +17,13 @@ import statistics
 import time
 from pathlib import Path
 
-from .data import DATASETS, load
+from ..data import DATASETS, load
+from ..rankings import TMP, collection_name
 from .exact_phrase import MODES, gateway_search
-from .rankings import TMP, collection_name
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.exact_phrase_cost", description=__doc__)
+    parser = argparse.ArgumentParser(prog="bench.experiments.exact_phrase_cost", description=__doc__)
     parser.add_argument("--dataset", default="scifact", choices=sorted(DATASETS))
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--out", type=Path)

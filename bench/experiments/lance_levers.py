@@ -1,8 +1,8 @@
 """The dense ranking of a million real-structured chunks on Lance: each index kind and search lever, its time and
 its recall@10 against an exact scan (issue 39, docs/scale.md "Levers at 1M").
 
-    python -m bench.lance_levers --lance bench/results/tmp/scale/lance/1000000/lance --work /tmp/levers --build
-    /work/bin/quiet-run python -m bench.lance_levers --lance ... --work /tmp/levers      # the timed pass
+    python -m bench.experiments.lance_levers --lance bench/results/tmp/scale/lance/1000000/lance --work WORK --build
+    /work/bin/quiet-run python -m bench.experiments.lance_levers --lance ... --work /tmp/levers      # the timed pass
 
 The table is bench.scale's (``--corpus mixed``): SciFact's and dbpedia-5k's chunks with their real embeddings,
 replicated with N(0, 0.01) noise up to a million. The queries are the two sets' 340 test queries embedded by the
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .scale_corpus import SETS, query_vectors
+from ..scale_corpus import SETS, query_vectors
 from .scale_profile import stats
 
 OUT = Path(__file__).resolve().parent / "results" / "lance_levers.json"

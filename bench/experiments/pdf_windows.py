@@ -1,7 +1,7 @@
 """Big PDFs in page windows vs whole: peak memory (RSS) and pages/s of the native PDF conversion.
 
-    python -m bench.pdf_windows [--pages 10 100 500] [--runs 3] [--window 10]
-    python -m bench.pdf_windows --cancel 7 [--pages 500]   # seconds from a cancel halfway to the worker's end
+    python -m bench.experiments.pdf_windows [--pages 10 100 500] [--runs 3] [--window 10]
+    python -m bench.experiments.pdf_windows --cancel 7 [--pages 500]   # a cancel halfway: seconds to the worker's end
 
 Each run converts one generated born-digital PDF (bench/pdf_scale_docs.py) in a fresh process, as a docling
 worker does (the converter built first), and reports the process's peak RSS above its RSS once the
@@ -48,7 +48,7 @@ def _child(pages: int, window: int) -> None:
 
 def _run(pages: int, window: int) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-m", "bench.pdf_windows", "--child", str(pages), str(window)],
+        [sys.executable, "-m", "bench.experiments.pdf_windows", "--child", str(pages), str(window)],
         capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
