@@ -201,6 +201,14 @@ class FolderSync:
         self.settings = settings
         self.ingestor = ingestor or Ingestor(backend, settings)
 
+    async def known(self, collection: str, prefix: str) -> dict[str, Known]:
+        """What the registry holds under `prefix` (known_documents)."""
+        return await known_documents(self.backend, collection, prefix)
+
+    async def remove(self, collection: str, known: dict[str, Known]) -> list[str]:
+        """Delete these documents (remove_folder_documents); the keys removed."""
+        return await remove_folder_documents(self.backend, collection, known)
+
     async def run(
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
         cancelled: Callable[[], bool] = lambda: False, on_file: OnFile = _no_lines, report: SyncReport | None = None,

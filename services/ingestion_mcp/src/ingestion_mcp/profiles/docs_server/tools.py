@@ -198,7 +198,7 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
                 code="INDEX_NOT_FOUND",
             )
         first, last = max(0, chunkIndex - contextSize), min(doc.chunk_count - 1, chunkIndex + contextSize)
-        window = await docs.state.backend.get_chunks(docs.collection, doc.doc_id, first, last)
+        window = await docs.state.library.chunks(docs.collection, doc.doc_id, first, last)
         chunks = [docs.chunk(hit, score=False) for hit in window.chunks]
         target = next((c.content for c in chunks if c.chunkIndex == chunkIndex), None)
         return result(FileDetailsOutput(

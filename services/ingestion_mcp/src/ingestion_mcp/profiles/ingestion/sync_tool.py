@@ -18,13 +18,10 @@ from ...access.policy import current_caller
 from ...errors import ToolFailure, failure_from
 from ...ingest.acquire import now_iso
 from ...ingest.folder_sync import (
-    FolderSync,
     SyncOptions,
     SyncReport,
     check_patterns,
     folder_root,
-    known_documents,
-    remove_folder_documents,
 )
 from ...ingest.folders import LastSync, SyncedFolder, failing_after, latest_sync
 from ...ingest.walk import scope_paths
@@ -71,9 +68,7 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
 
     began, report = time.perf_counter(), SyncReport()
     try:
-        await FolderSync(state.backend, state.settings, state.ingestor).run(
-            options, progress=report_progress, report=report
-        )
+        await state.folder_sync().run(options, progress=report_progress, report=report)
     except BaseException as exc:
         if not options.dry_run:
             await uninterrupted(_remember(state, options, real, params, report, began, exc))
@@ -224,7 +219,7 @@ async def _gone(
     if real.exists():
         return None  # a file, not a folder: the usual refusal
     stored = await state.folders.get(target, str(real))
-    known = await known_documents(state.backend, target, real.as_posix().rstrip("/") + "/")
+    known = await state.folder_sync().known(target, real.as_posix().rstrip("/") + "/")
     if stored is None and not known:
         return None  # never synced: a typo, refused as "Not a folder"
     n, stopped = len(known), ""
@@ -234,7 +229,7 @@ async def _gone(
         stopped = "Stopped watching it. "
     if max_removals is not None and n <= max_removals:
         if not dry_run:
-            n = len(await remove_folder_documents(state.backend, target, known))
+            n = len(await state.folder_sync().remove(target, known))
             await state.folders.forget(target, str(real))
         verb = "Would remove" if dry_run else "Removed"
         return result(SyncOutput(

@@ -289,7 +289,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, CollectionsOutput]:
         """List collections with their document counts, or give the stats and files of one collection."""
         if collection is None:
-            listing = await state.backend.list_collections()
+            listing = await state.library.listing()
             synced = await synced_folders(state.folders)
             items = [
                 CollectionSummary(

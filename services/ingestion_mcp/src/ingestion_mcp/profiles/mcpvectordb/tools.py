@@ -266,7 +266,7 @@ def _register_manage(tool: ToolDecorator, state: AppState) -> None:
     @tool(READ)
     async def list_libraries() -> Annotated[CallToolResult, LibrariesResult]:
         """List all libraries with document and chunk counts."""
-        listing = await state.backend.list_collections()
+        listing = await state.library.listing()
         return result(LibrariesResult(libraries=[
             LibraryRecord(library=c.name, document_count=c.document_count, chunk_count=c.chunk_count)
             for c in listing.collections
