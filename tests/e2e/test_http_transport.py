@@ -154,6 +154,7 @@ def malformed_bodies(version: str) -> list[tuple[bytes, int | None]]:
         ((call % ('{"query":"x"}', meta)).encode()[:-5], None),  # cut short: not JSON
         (b"not json at all", None),
         (b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"se\xffarch"}}', None),  # not UTF-8
+        (b'{"id":9,"method":"ping"}', 9),  # JSON, but no JSON-RPC message (the SDK said -32602 with id null)
     ]
 
 

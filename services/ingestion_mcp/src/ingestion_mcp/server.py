@@ -11,8 +11,9 @@ from typing import Any
 from ingestion_contracts.common import DOC_ID_PATTERN, NAME_PATTERN
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ToolAnnotations
 from mcp.types import Tool as MCPTool
-from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from . import __version__
@@ -114,6 +115,14 @@ class ProfileServer(MCPServer):
         for i, schema in zip(own, shared, strict=True):
             tools[i] = tools[i].model_copy(update={"output_schema": schema})
         return tools
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        """A prompt this server does not have is the caller's mistake (-32602, naming the prompts there are); the
+        SDK raised a ValueError, answered as code 0 or -32603 with a traceback logged."""
+        if self._prompt_manager.get_prompt(name) is None:
+            there = ", ".join(prompt.name for prompt in self._prompt_manager.list_prompts()) or "none"
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt '{name}'; this server's prompts: {there}.")
+        return await super().get_prompt(name, arguments, context)
 
     def _own(self, name: str) -> bool:
         profile = self.tool_profiles.get(name)

@@ -7,8 +7,10 @@ SDK answers a 2025-11-25 request with a parse error whose id is null, which no c
 (it waits too), and its 2026-07-28 path parses with `json`, so the surrogate reaches the tools.
 
 Here a message that is not JSON is answered with a parse error (-32700, id null: none can be read); a JSON
-text that the SDK cannot take (a lone surrogate, not a JSON-RPC message) with an invalid-request error
-(-32600) carrying the request's id when it has one, so the client's call ends at once. The server goes on.
+text that the SDK cannot take (a lone surrogate, or an object that is no JSON-RPC 2.0 message: no
+``"jsonrpc": "2.0"``, no method, result or error) with an invalid-request error (-32600) carrying the request's
+id when it has one, so the client's call ends at once (the SDK answered `{"id":9,"method":"ping"}` with -32602
+and id null). The server goes on.
 """
 
 from __future__ import annotations
@@ -35,17 +37,26 @@ NOT_UNICODE = (
     "Invalid request: a string in the message holds a lone UTF-16 surrogate (such as \\ud800), which is not "
     "Unicode, or the message is not a JSON-RPC request; send JSON-RPC with surrogates only in pairs."
 )
+NOT_JSONRPC = (
+    'Invalid request: the message is JSON but no JSON-RPC 2.0 message (it needs "jsonrpc": "2.0" and a method, '
+    "or a result or error); send one JSON-RPC object."
+)
 
 
 def refusal(raw: str | bytes) -> dict[str, Any] | None:
-    """The JSON-RPC error (a dict) that answers `raw`, or None when the SDK's parser can read it as JSON."""
+    """The JSON-RPC error (a dict) that answers `raw`, or None when the SDK's parser can read it as JSON and it is
+    shaped as a JSON-RPC message (a list, a batch, is left to the SDK)."""
     try:
-        pydantic_core.from_json(raw)
+        message = pydantic_core.from_json(raw)
     except ValueError:
-        pass
-    else:
-        return None
-    return answer_for(raw)
+        return answer_for(raw)
+    return answer_for(message) if isinstance(message, dict) and not is_jsonrpc(message) else None
+
+
+def is_jsonrpc(message: dict[str, Any]) -> bool:
+    """Shaped as a JSON-RPC 2.0 message: the version, and a method (a request or notification) or a result or
+    error (a response). Whether its params suit the method is the SDK's to say (-32602)."""
+    return message.get("jsonrpc") == "2.0" and any(key in message for key in ("method", "result", "error"))
 
 
 def answer_for(raw: Any) -> dict[str, Any]:
@@ -55,7 +66,8 @@ def answer_for(raw: Any) -> dict[str, Any]:
             raw = json.loads(raw)
         except ValueError:  # UnicodeDecodeError included: bytes that are not UTF-8
             return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": NOT_JSON}}
-    return {"jsonrpc": "2.0", "id": request_id(raw), "error": {"code": INVALID_REQUEST, "message": NOT_UNICODE}}
+    said = NOT_UNICODE if isinstance(raw, dict) and is_jsonrpc(raw) else NOT_JSONRPC
+    return {"jsonrpc": "2.0", "id": request_id(raw), "error": {"code": INVALID_REQUEST, "message": said}}
 
 
 def request_id(message: Any) -> str | int | None:
