@@ -1,4 +1,4 @@
-"""The MCP server's real HTTP app (main.http_app: /mcp, the console, the probes) under uvicorn on loopback, in
+"""The MCP server's real HTTP app (server_command.http_app: /mcp, the console, the probes) under uvicorn on loopback, in
 this process: what the OAuth tests, the browser tests and the console latency bench serve."""
 
 from __future__ import annotations

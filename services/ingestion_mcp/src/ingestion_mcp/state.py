@@ -38,7 +38,7 @@ class AppState:
     # The job kinds this process runs: the served profiles register theirs (server.build_server); a worker
     # registers every profile's.
     kinds: JobKinds[AppState] = field(default_factory=JobKinds)
-    # Follows the watched folders while this process leads (main.serve starts it; None elsewhere).
+    # Follows the watched folders while this process leads (server_command.serve starts it; None elsewhere).
     watcher: Watcher | None = None
 
     @classmethod

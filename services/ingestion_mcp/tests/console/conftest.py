@@ -1,4 +1,4 @@
-"""The console through the server's real HTTP app (main.http_app) in-process, on the package's shared embedded
+"""The console through the server's real HTTP app (server_command.http_app) in-process, on the package's shared embedded
 backend; documents go in through the console's own ingest form, so through the real pipeline."""
 
 from __future__ import annotations
