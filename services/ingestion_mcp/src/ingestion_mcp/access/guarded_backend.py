@@ -7,7 +7,8 @@ no subclass of it): a method it has no rule for in RULES is never passed through
 Backend later or not. A collection the caller may not read answers as a missing one (its name does not leak),
 however it is named (an argument, search's ``filters.collection``); every "available collections" list holds
 readable ones only, the gateway's too; a write without the right is refused with FORBIDDEN before anything is
-sent; every write, delete and collection change leaves one audit record (access/audit.py).
+sent; every write, delete and collection change leaves one audit record, and so does every refused read (the
+caller still sees a missing collection; access/audit.py).
 
 A new Backend method gets one line in RULES: ``Open()`` when it names no collection, ``Read()`` when it reads
 one (``Read("name")`` when its argument has another name), ``Write("its_action")`` when it writes one.
@@ -29,7 +30,7 @@ from ingestion_contracts.vectors import VectorSearchResponse, VectorStoreInfo
 
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure
-from .audit import audited
+from .audit import audited, needs, record
 from .policy import Right, current_caller
 
 log = logging.getLogger("ingestion_mcp.access")
@@ -60,7 +61,7 @@ class Read:
 
     async def __call__(self, guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
         name = args.arguments[self.arg]
-        await guard.readable(name)
+        await guard.readable(name, getattr(call, "__name__", "read"))
         try:
             return await call(*args.args, **args.kwargs)
         except CollectionNotFound as exc:
@@ -112,7 +113,7 @@ async def readable_search(guard: GuardedBackend, call: Call, args: inspect.Bound
     request = scoped(args.arguments["request"])
     if request.collections:
         for name in request.collections:
-            await guard.readable(name)
+            await guard.readable(name, "search")
     elif not caller.everywhere("read"):
         readable = await guard.readable_names()
         if not readable:
@@ -128,14 +129,14 @@ async def readable_search(guard: GuardedBackend, call: Call, args: inspect.Bound
 
 
 async def readable_store_search(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
-    if not current_caller().can("read", args.arguments["store"]):  # as the gateway answers a store that is not there
+    if not guard.may_read(args.arguments["store"], "vector_search"):  # as the gateway answers a store not there
         return VectorSearchResponse(results=[], total_searched=0, metric=None)
     return await call(*args.args, **args.kwargs)
 
 
 async def readable_store(guard: GuardedBackend, call: Call, args: inspect.BoundArguments) -> Any:
     store, namespace = args.arguments["store"], args.arguments["namespace"]
-    if not current_caller().can("read", store):
+    if not guard.may_read(store, "vector_store"):
         return VectorStoreInfo(store=store, namespace=namespace, count=0, dimension=None, metric=None)
     return await call(*args.args, **args.kwargs)
 
@@ -230,9 +231,18 @@ class GuardedBackend:
         guarded.__name__ = name
         return guarded
 
-    async def readable(self, collection: str) -> None:
-        if not current_caller().can("read", collection):
+    async def readable(self, collection: str, action: str) -> None:
+        """Refuse a read the caller may not make (``action``, the backend call) as a missing collection would be."""
+        if not self.may_read(collection, action):
             raise await self.missing(collection)
+
+    @staticmethod
+    def may_read(collection: str, action: str) -> bool:
+        """Whether the caller may read `collection`; a refusal leaves one audit record, the caller sees none."""
+        if current_caller().can("read", collection):
+            return True
+        record(action, collection, None, "forbidden", rule=needs("read"))
+        return False
 
     async def readable_names(self) -> list[str]:
         caller = current_caller()

@@ -23,6 +23,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from ...access.audit import looked_up_for
 from ...errors import CollectionNotFound, ToolFailure
 from ...jobs import Job
 from ...sources import SourcePolicy, ensure_inside, sanitize_filename
@@ -209,7 +210,8 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
     @tool(REMOVE)
     async def remove_file(filePath: FilePathArg) -> Annotated[CallToolResult, RemoveFileOutput]:
         """Delete a file's chunks and embeddings from the index (the file on disk is left alone)."""
-        doc = await docs.find(filePath)
+        with looked_up_for("delete_document", docs.collection, filePath):
+            doc = await docs.find(filePath)
         deleted = await docs.state.library.delete_document(docs.collection, doc.doc_id)
         return result(RemoveFileOutput(
             success=True, filePath=doc.key, chunksDeleted=deleted.deleted_chunks,
