@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,14 +15,10 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from scripts.service_stack import free_port
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 TOKEN = "e2e-secret-token"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

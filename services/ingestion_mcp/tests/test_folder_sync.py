@@ -20,6 +20,8 @@ from ingestion_mcp.jobs import Job
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState
 
+from scripts.service_stack import call
+
 pytestmark = pytest.mark.timeout(600)
 
 
@@ -298,12 +300,6 @@ async def test_a_data_folder_that_cannot_hold_the_lock_costs_the_exclusion_not_t
 async def documents_of(client: Any, collection: str) -> int:
     shown = await call(client, "get_collections", collection=collection)
     return shown["document_count"]
-
-
-async def call(client: Any, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 async def test_a_malformed_glob_is_refused_and_nothing_changes(connect, docs_dir: Path) -> None:

@@ -16,16 +16,13 @@ import io
 import json
 import logging
 import re
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from prometheus_client.parser import text_string_to_metric_families
@@ -33,6 +30,7 @@ from servicekit.logging import JsonFormatter
 
 from scripts.serve_app import serving
 from scripts.service_stack import call, free_port, session
+from scripts.token_kit import Issuer
 
 ISSUER = "https://issuer.example"
 POLICY = """
@@ -55,30 +53,17 @@ TEXT = {
 }
 
 
-class Tokens:
-    def __init__(self, tmp_path: Path, audience: str) -> None:
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
-        self.jwks = tmp_path / "jwks.json"
-        self.jwks.write_text(json.dumps({"keys": [jwk | {"kid": "k1", "use": "sig"}]}))
-        self.audience = audience
-
-    def token(self, sub: str, scope: str) -> str:
-        now = int(time.time())
-        body = {"iss": ISSUER, "aud": self.audience, "sub": sub, "scope": scope, "iat": now, "exp": now + 600}
-        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": "k1"})
-
-
 @asynccontextmanager
 async def server(
     app_state: AppState, mcp_settings: McpSettings, tmp_path: Path, profiles: list[str]
-) -> AsyncIterator[tuple[str, Tokens]]:
+) -> AsyncIterator[tuple[str, Issuer]]:
     port = free_port()
-    tokens = Tokens(tmp_path, f"http://127.0.0.1:{port}/mcp")
+    tokens = Issuer(ISSUER, f"http://127.0.0.1:{port}/mcp")
+    jwks = tokens.keys.write_jwks(tmp_path / "jwks.json")
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
     settings = mcp_settings.model_copy(update={
-        "oauth_issuer": ISSUER, "oauth_jwks_file": tokens.jwks, "oauth_audience": tokens.audience,
+        "oauth_issuer": ISSUER, "oauth_jwks_file": jwks, "oauth_audience": tokens.audience,
         "access_policy": policy, "port": port, "transport": "streamable-http", "profiles": profiles,
     })  # fmt: skip
     state = AppState.create(settings, app_state.backend)
@@ -130,12 +115,12 @@ def alike(answers: dict[str, Any]) -> None:
         assert "scope-b-" not in shape, shape
 
 
-async def seed(base: str, tokens: Tokens) -> str:
+async def seed(base: str, tokens: Issuer) -> str:
     """Alice's and Bob's collections, one document each; Bob's document id."""
-    async with session(f"{base}/mcp", tokens.token("alice", "team-a")) as client:
+    async with session(f"{base}/mcp", tokens.token("alice", scope="team-a")) as client:
         made = await call(client, "ingest_text", text=TEXT["scope-a-docs"], name="orchids", collection="scope-a-docs")
         assert made["status"] == "indexed", made
-    async with session(f"{base}/mcp", tokens.token("bob", "team-b")) as client:
+    async with session(f"{base}/mcp", tokens.token("bob", scope="team-b")) as client:
         made = await call(
             client, "ingest_text", text=TEXT[HIDDEN], name="lathe", collection=HIDDEN, response_format="detailed"
         )
@@ -148,7 +133,7 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
 ) -> None:
     async with server(app_state, mcp_settings, tmp_path, ["ingestion", "vector_store"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
-        alice = tokens.token("alice", "team-a")
+        alice = tokens.token("alice", scope="team-a")
         async with session(f"{base}/mcp", alice) as client:
             names = (MISSING, HIDDEN, HIDDEN_MISSING)
             ways: dict[str, Callable[[str], Any]] = {
@@ -227,7 +212,7 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
     # mcpvectordb names a collection "library": as an argument and as filter.library.
     async with (
         server(app_state, mcp_settings, tmp_path, ["mcpvectordb"]) as (base, tokens),
-        session(f"{base}/mcp", tokens.token("alice", "team-a")) as client,
+        session(f"{base}/mcp", tokens.token("alice", scope="team-a")) as client,
     ):
         ways = {
             "search library": lambda n: call(client, "search", query="orchids", library=n),
@@ -278,7 +263,7 @@ async def test_every_refused_write_leaves_one_structured_audit_record_and_is_cou
     (docs_dir / "scope-note.md").write_text("# Note\n\n" + TEXT["scope-a-docs"] * 3)
     async with server(app_state, mcp_settings, tmp_path, ["ingestion"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
-        alice = tokens.token("alice", "team-a")
+        alice = tokens.token("alice", scope="team-a")
         before = await forbidden_count(base, alice)
         attempts: dict[str, dict[str, Any]] = {
             "ingest_text": {"text": TEXT["scope-a-docs"], "name": "x", "collection": HIDDEN},
