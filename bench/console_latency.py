@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import sys
@@ -32,6 +31,7 @@ from scripts.serve_app import serving
 from .data import Doc
 from .latency import summary
 from .pipeline import Stack, ingest, open_stack
+from .results_io import write_json
 
 ROOT = Path(__file__).resolve().parent
 COLLECTION = "console_bench"
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
               "repeat": args.repeat, "cpus": os.cpu_count(), "load_average_after": os.getloadavg(), "pages": timed,
               "all_under_target": all(page["under_target"] for page in timed.values())}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(table(result))
     print(f"{built['chunks']} chunks, {built['documents']} documents; wrote {args.out}")
 

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .results_io import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "embedder_start.json"
 MODES = ("full", "torch-free")
@@ -175,7 +177,7 @@ def main() -> None:
         return
     report = run(args.runs, mcp=not args.no_mcp)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(OUT, report)
     print(json.dumps(report["medians"], indent=2))
 
 

@@ -22,7 +22,6 @@ and data folder: ``on`` (the defaults), ``trim_off`` (``INGESTION_MCP_IDLE_TRIM_
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import tempfile
@@ -39,6 +38,7 @@ from scripts.service_stack import succeeded
 
 from .pdf_scale import MB, ROOT, label, server, tree_mb
 from .pdf_scale_docs import report_pdf
+from .results_io import write_json
 from .sync import log, sync
 from .sync_docs import SENTENCES, TOPICS
 
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
             result[name] = anyio.run(variant, Path(docs), VARIANTS[name], args.searches, args.idle)
     result["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     for name in args.variants.split(","):
         run = result[name]
         print(f"{name}: idle {run['idle']['rss']} MB, after ingest {run['after_ingest']['rss']}, after burst "

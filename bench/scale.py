@@ -41,6 +41,7 @@ from mcp.client.stdio import StdioServerParameters
 from . import scale_mcp
 from .data import DATASETS, load
 from .metrics import evaluate
+from .results_io import write_json
 from .scale_engines import ENGINES, SCALE_COLLECTION, Precomputed, disk_mb, serving, unavailable
 from .scale_report import plot, quality_difference, ratios, table
 
@@ -217,7 +218,7 @@ def attempt(step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 def save(result: dict[str, Any], out: Path, *, complete: bool = False) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**result, "complete": complete}, indent=1) + "\n")
+    write_json(out, {**result, "complete": complete}, indent=1)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

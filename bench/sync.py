@@ -22,7 +22,6 @@ A call that outlasts ``sync_wait_s`` answers a job_id: the bench polls get_job_s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -38,6 +37,7 @@ from mcp.client.stdio import stdio_client
 from scripts.service_stack import succeeded
 
 from .pdf_scale import MB, ROOT, TreeSampler, server, tree_mb
+from .results_io import write_json
 from .sync_docs import Made, mixed_folder, small_text_folder, write
 
 COLLECTION = "sync_bench"
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
             result["big"] = anyio.run(big, big_dir, args.big, max(args.repeats // 2, 3), logs)
     result["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(summary(result))
     print(f"wrote {args.out}")
 

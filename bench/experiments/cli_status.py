@@ -16,7 +16,6 @@ call apart
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ingestion_mcp.embedded.socket import SOCKET_NAME, socket_dir
+
+from ..results_io import write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -111,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     report = run(args.runs)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(OUT, report, indent=2)
     for name, case in report["cases"].items():
         line = f"median {case['median_s']:6.2f} s  p95 {case['p95_s']:6.2f} s  first {case['first_s']:6.2f} s"
         print(f"{name:32s} {line}  x{case['vs_baseline']}")

@@ -23,6 +23,7 @@ from ..data import DATASETS, load
 from ..metrics import evaluate
 from ..pipeline import ingest, open_stack, ranked_documents
 from ..rankings import TMP, build, collection_name
+from ..results_io import write_json
 
 OUT = Path(__file__).resolve().parent / "results" / "cross_collection.json"
 MODES: tuple[SearchMode, ...] = ("hybrid", "semantic", "keyword")
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     results = json.loads(OUT.read_text()) if OUT.is_file() else {}
     for dataset in args.dataset or sorted(DATASETS, reverse=True):
         results[dataset] = asyncio.run(measure(dataset))
-        OUT.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(OUT, results, indent=2)
     print(f"wrote {OUT} ({TMP} keeps the indexes)")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..data import DATASETS, load
 from ..rankings import TMP, collection_name
+from ..results_io import write_json
 from .exact_phrase import MODES, gateway_search
 
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         close()
     print(json.dumps(report, indent=1))
     if args.out:
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        write_json(args.out, report, indent=1)
 
 
 if __name__ == "__main__":

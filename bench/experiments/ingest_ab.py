@@ -9,7 +9,8 @@ the order alternating between rounds, so a slow minute falls on both. Each call 
 fresh data folder: its first run also creates the collection and warms the models (what a user's first ingest
 pays), the later ones are a collection's steady state. Reported: every run's stages, and the medians of the first
 runs, the later runs and all runs on each side, with the ratios after / before. Vectors are fp32 on both sides
-(an old checkout has no int8 path). Figures that are reported go through /work/bin/quiet-run.
+(an old checkout has no int8 path). Take reported figures on a quiet
+machine: python -m bench.quiet -- python -m bench.experiments.ingest_ab ...
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..results_io import public
 
 HERE = Path(__file__).resolve().parents[1]  # bench/: ingest_speed.py is a kept benchmark
 STAGES = ("total_ms", "parsing_ms", "embedding_ms", "storing_ms")
@@ -77,7 +80,7 @@ def main() -> None:
     report = {"pdf": str(args.pdf), "engine": args.engine, "sides": {k: str(v) for k, v in sides.items()},
               "rounds": args.rounds, "runs_a_round": args.runs, "load_average_start": load_start,
               "load_average_end": os.getloadavg()[0], "summary": summary(runs), "runs": runs}  # fmt: skip
-    text = json.dumps(report, indent=1)
+    text = json.dumps(public(report), indent=1)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")

@@ -173,7 +173,7 @@ def timed(screen: dict[str, Any], engines: dict[str, Any], sample: dict[str, lis
 
 def speed_only(ref: Reference, sample: dict[str, list[str]], args: argparse.Namespace) -> tuple[dict, list]:
     """Time fp32 and the ``--only`` schemes (already built by a screen) and keep their ratios in screen.json:
-    the screen's cosines need no quiet machine, the timing does (run this part under /work/bin/quiet-run)."""
+    the screen's cosines need no quiet machine, the timing does (run this part under python -m bench.quiet)."""
     kept = json.loads((WORK / "screen.json").read_text())
     screen, worst = kept["screen"], kept["sensitivity"]
     names = ["fp32", *(n for n in args.only if n != "fp32")]

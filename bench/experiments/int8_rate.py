@@ -1,6 +1,7 @@
 """The gateway's own embedder, fp32 against int8, each as the gateway runs it (fp32 in batches, int8 each text
 alone): sequences/s over SciFact passages with the corpus' mixed lengths, the two interleaved in every round, in
-one process (docs/embeddings.md "The gateway's rate"). Run it under quiet-run; it writes
+one process (docs/embeddings.md "The gateway's rate"). Run it on a quiet machine
+(python -m bench.quiet -- python -m bench.experiments.int8_rate); it writes
 bench/experiments/results/int8_rate.json.
 
     python -m bench.experiments.int8_rate [--texts 400] [--rounds 3]
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from ..data import DATASETS, load
+from ..results_io import write_json
 from .int8_eval import cpu, passage
 
 OUT = Path(__file__).resolve().parent / "results" / "int8_rate.json"
@@ -44,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     result = {"texts": len(texts), "rounds": args.rounds, "cpu": cpu(), "seq_per_s": rates,
               "median_seq_per_s": median, "int8_over_fp32": round(median["int8"] / median["fp32"], 3),
               "models": {p: e.model_name for p, e in embedders.items()}}  # fmt: skip
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(args.out, result, indent=1)
     print(json.dumps(result))
 
 

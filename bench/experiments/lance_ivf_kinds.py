@@ -2,7 +2,8 @@
 IVF_SQ (int8 scalar quantisation, with and without exact re-ranking), each with its recall@20 against an exact
 scan of the same table (issue 31: what a quantised index or fewer probes would buy at 1M, docs/scale.md).
 
-    python -m bench.experiments.lance_ivf_kinds --lance /tmp/scale_store/1000000 --copy /tmp/ivf_sq_copy
+    python -m bench.experiments.lance_ivf_kinds --lance bench/results/tmp/scale_store/1000000 \
+        --copy bench/results/tmp/ivf_sq_copy
 
 The table is bench.experiments.scale_store's (SciFact text, random unit vectors); the queries are random unit vectors
 (seed 99,
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results_io import write_json
 from .scale_profile import COLLECTION, stats, unit_vectors
 
 OUT = Path("bench/experiments/results/lance_ivf_kinds.json")
@@ -86,7 +88,7 @@ def main() -> None:
         name = f"ivf_sq_p{probes}" + (f"_refine{refine}" if refine else "")
         out[name] = {**figures, "recall@20": recall(found, truth)}
         print(name, out[name], flush=True)
-    OUT.write_text(json.dumps(out, indent=2) + "\n")
+    write_json(OUT, out, indent=2)
     print(json.dumps(out, indent=2))
 
 

@@ -2,16 +2,17 @@
 its recall@10 against an exact scan (issue 39, docs/scale.md "Levers at 1M").
 
     python -m bench.experiments.lance_levers --lance bench/results/tmp/scale/lance/1000000/lance --work WORK --build
-    /work/bin/quiet-run python -m bench.experiments.lance_levers --lance ... --work /tmp/levers      # the timed pass
+    python -m bench.quiet -- python -m bench.experiments.lance_levers --lance ... --work WORK   # the timed pass
 
 The table is bench.scale's (``--corpus mixed``): SciFact's and dbpedia-5k's chunks with their real embeddings,
 replicated with N(0, 0.01) noise up to a million. The queries are the two sets' 340 test queries embedded by the
 gateway (bench.scale_corpus.query_vectors). The truth is an exact scan in numpy over every vector of the table.
 
 ``--build`` copies the table's ranking columns (chunk_id, doc_id, version, vector: what a hybrid search's dense
-ranking reads) once per index kind into ``--work`` and builds that index (minutes each: run it under cpu-run); the
-timed pass then opens each and runs every query at every lever after a warm-up (run it under quiet-run). The
-source table keeps the index its upkeep built (IVF_FLAT, the engine's until this bench).
+ranking reads) once per index kind into ``--work`` and builds that index (minutes each: beside other work is
+fine); the timed pass then opens each and runs every query at every lever after a warm-up (run it on a quiet
+machine: python -m bench.quiet). The source table keeps the index its upkeep built (IVF_FLAT, the engine's
+until this bench).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results_io import write_json
 from ..scale_corpus import SETS, query_vectors
 from .scale_profile import stats
 
@@ -58,7 +60,7 @@ LEVERS: dict[str, list[tuple[str, int, int | None, int | None]]] = {
     # the table itself, with the index the engine's upkeep made (bench.scale --phase reindex: IVF_SQ on all its rows)
     "store": [(f"probes {p}, refine {r}", p, None, r) for p in (24, 32, 48, 64, 96) for r in (None, 2)],
 }
-# The timed pass (under quiet-run): the finalists only; every lever's recall is in the exploratory runs.
+# The timed pass (on a quiet machine): the finalists only; every lever's recall is in the exploratory runs.
 FINALISTS: dict[str, list[str]] = {
     "ivf_flat_1000": ["probes 24", "probes 32", "probes 40", "probes 48"],
     "ivf_sq_1000": [f"probes {p}, refine {r}" for p in (24, 48, 64, 80, 96) for r in (None, 2)],
@@ -166,7 +168,7 @@ def main() -> None:
             seconds = slim_copy(source, args.work / kind, kind)
             out.setdefault("kinds", {}).setdefault(kind, {})["build_s"] = seconds
             print(kind, "indexed in", seconds, "s", flush=True)
-        args.out.write_text(json.dumps(out, indent=1) + "\n")
+        write_json(args.out, out, indent=1)
         return
     for kind in kinds:
         table = source if kind == "store" else lancedb.connect(args.work / kind).open_table("ranking")
@@ -176,10 +178,10 @@ def main() -> None:
         for lever in (x for x in LEVERS[kind] if not args.finalists or x[0] in FINALISTS.get(kind, [])):
             ranking(table, vectors[:20], lever)  # warm the index pages this lever reads
             times, found = ranking(table, vectors, lever)
-            entry[lever[0]] = {**stats(times), **recall(found, exact), "timed": "under quiet-run" if args.finalists else
-                               "as run (exploratory: under /work/bin/cpu-run the ms are not figures)"}  # fmt: skip
+            timed = "on a quiet machine" if args.finalists else "as run (exploratory: the ms are not figures)"
+            entry[lever[0]] = {**stats(times), **recall(found, exact), "timed": timed}
             print(kind, lever[0], entry[lever[0]], flush=True)
-        args.out.write_text(json.dumps(out, indent=1) + "\n")
+        write_json(args.out, out, indent=1)
     print(json.dumps(out, indent=1))
 
 

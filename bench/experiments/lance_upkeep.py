@@ -6,8 +6,8 @@ with every row indexed, then with N more rows written and not indexed (Lance sea
 the upkeep's optimisation of the table (seconds), then the rankings again. The source folder is not
 touched; each N starts from a fresh copy. Results: bench/experiments/results/lance_upkeep.json.
 
-    python -m bench.experiments.scale_store --rows 100000 --work /tmp/scale_store   # the folders, if not built yet
-    python -m bench.experiments.lance_upkeep --lance /tmp/scale_store/100000 --add 200,1000 --work /tmp/lance_upkeep
+    python -m bench.experiments.scale_store --rows 100000   # the folders, if not built yet
+    python -m bench.experiments.lance_upkeep --lance bench/results/tmp/scale_store/100000 --add 200,1000
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lance", type=Path, required=True, help="a folder bench.experiments.scale_store built")
     parser.add_argument("--add", default="200,1000", help="rows written after the indexes, comma-separated")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/lance_upkeep"))
+    parser.add_argument("--work", type=Path, default=Path("bench/results/tmp/lance_upkeep"))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..offtopic import OFF_TOPIC
 from ..pipeline import open_stack
+from ..results_io import write_json
 from .exact_phrase import MODES, gateway_search
 
 COLLECTION = "manual_scores"
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     report = measure(args.data, files, args.sentences, args.seed, args.collection)
     print(json.dumps(report, indent=1))
     if args.out:
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        write_json(args.out, report, indent=1)
 
 
 if __name__ == "__main__":

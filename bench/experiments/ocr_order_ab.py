@@ -3,7 +3,7 @@
 
     python -m bench.experiments.ocr_order_ab --pdf SCAN.pdf --rounds 6 --out bench/experiments/results/ocr_order_ab.json
 
-Figures that are reported go through /work/bin/quiet-run (docs/evidence.md, "What is not done", ingest speed).
+Take reported figures on a quiet machine (python -m bench.quiet -- ...; docs/evidence.md, "What is not done").
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from ..results_io import public
 
 
 def _as_read(boxes: Sequence[Any]) -> list[int]:
@@ -46,7 +48,7 @@ def main() -> None:
     ocr.column_order = cut
     report = {"pdf": str(args.pdf), "load_average": os.getloadavg()[0], "seconds": seconds,
               "median": {mode: statistics.median(values) for mode, values in seconds.items()}}  # fmt: skip
-    text = json.dumps(report, indent=1)
+    text = json.dumps(public(report), indent=1)
     if args.out:
         args.out.write_text(text + "\n")
     print(text)

@@ -2,8 +2,8 @@
 
 LanceDB is not a product dependency: run this from a throwaway environment (the registry mirror has it):
 
-    python3 -m venv /tmp/lancevenv && /tmp/lancevenv/bin/pip install lancedb numpy psutil
-    /tmp/lancevenv/bin/python -m bench.experiments.scale_lance --rows 100000 --work /tmp/scale_lance
+    python3 -m venv ../lancevenv && ../lancevenv/bin/pip install lancedb numpy psutil
+    ../lancevenv/bin/python -m bench.experiments.scale_lance --rows 100000 --work bench/results/tmp/scale_lance
 
 Same text (SciFact abstracts, one chunk each, the corpus replicated), same random unit vectors, same queries
 as bench.experiments.scale_profile. Measured: insert rate, index builds (Lance's own BM25 full-text index with English
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
+from ..results_io import write_json
 from .scale_profile import QUERIES, WARMUP, child, corpus, disk, queries, rss, stats, unit_vectors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +118,7 @@ def measure(folder: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/scale_lance"))
+    parser.add_argument("--work", type=Path, default=Path("bench/results/tmp/scale_lance"))
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -140,7 +141,7 @@ def main() -> None:
         print(label, json.dumps(entry[label]), file=sys.stderr, flush=True)
     results[str(args.rows)] = entry
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    write_json(RESULTS, results, indent=1)
     print(json.dumps(entry, indent=1))
 
 

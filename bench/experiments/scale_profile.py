@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import psutil
 
+from ..results_io import write_json
+
 ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "bench" / "scifact"
 COLLECTION = "scale"
@@ -411,7 +413,7 @@ def child(*args: str, module: str = "bench.experiments.scale_profile") -> dict[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/scale_profile"))
+    parser.add_argument("--work", type=Path, default=Path("bench/results/tmp/scale_profile"))
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--no-variants", action="store_true")
     parser.add_argument("--bulk", action="store_true", help="insert the gateway's rows in bulk (not the writer)")
@@ -439,7 +441,7 @@ def main() -> None:
         entry["profile_after_rewrite"] = child("profile", db, "0")
     results[str(args.rows)] = entry
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    write_json(RESULTS, results, indent=1)
     print(json.dumps(entry, indent=1))
 
 

@@ -6,8 +6,8 @@ batches; then the upkeep (compaction, BM25/IVF/B-tree indexes) runs once. A fres
 folder and runs the gateway's own hybrid search (search.py: two rankings, liveness, fetch, calibrated
 fusion) for 40 queries after 5 warm-ups, as bench.experiments.scale_profile did for Milvus Lite on the same rows.
 
-    python -m bench.experiments.scale_store --rows 100000 --work /tmp/scale_store
-    python -m bench.experiments.scale_store --rows 1000000 --work /tmp/scale_store --cache-mb 1024
+    python -m bench.experiments.scale_store --rows 100000 --work bench/results/tmp/scale_store
+    python -m bench.experiments.scale_store --rows 1000000 --work bench/results/tmp/scale_store --cache-mb 1024
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from ..results_io import write_json
 from .scale_profile import COLLECTION, QUERIES, WARMUP, disk, queries, rss, stats, unit_vectors, write_bulk
 
 OUT = Path("bench/experiments/results/scale_store.json")
@@ -147,7 +148,7 @@ def plot(out: Path = Path("docs/scale_engines.png")) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/scale_store"))
+    parser.add_argument("--work", type=Path, default=Path("bench/results/tmp/scale_store"))
     parser.add_argument("--cache-mb", type=int, default=1024)
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale_engines.png from the results")
@@ -172,7 +173,7 @@ def main() -> None:
         entry["mcp_search_tool"] = {k: v for k, v in measured.items() if k != "processes"}
     results[str(args.rows)] = entry
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(OUT, results, indent=2)
     print(json.dumps(entry, indent=2))
     plot()
 

@@ -80,4 +80,3 @@ def all_of(*parts: Where | None) -> Where | None:
     if not present:
         return None
     return present[0] if len(present) == 1 else And(present)
-
