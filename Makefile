@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 # would otherwise derive it again in each new data folder (docs/privacy.md). The user's install ships it made.
 export VECTOR_GATEWAY_EMBEDDING_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vector-gateway/onnx
 
-.PHONY: install run run-stdio test lint format bench bench-quick load chaos compose-smoke fixtures screenshots dist publish check-dist
+.PHONY: install run run-stdio test lint format bench bench-quick bench-quiet load chaos compose-smoke fixtures screenshots dist publish check-dist
 
 install:
 	@scripts/install.sh
@@ -51,6 +51,9 @@ bench: install  ## retrieval quality (SciFact + dbpedia-5k, ~1 h on 2 cores), PD
 
 bench-quick: install  ## the same on a small SciFact subset (a few minutes) -> bench/results/quick.*
 	$(VENV)/python -m bench.run --quick --stem quick
+
+bench-quiet: install  ## `make bench` started once the machine is quiet (1-minute load <= QUIET_LOAD, default 1.0), its cores and load before and after recorded -> bench/results/conditions.json; one benchmark: python -m bench.quiet -- python -m bench.X (docs/benchmarks.md)
+	$(VENV)/python -m bench.quiet --max-load $${QUIET_LOAD:-1.0} --out bench/results/conditions.json -- $(MAKE) bench
 
 load: install  ## loopback load test: N MCP clients (ingest + search) through a round-robin balancer to 2 MCP replicas + a queue worker on Redis (TOPOLOGY=embedded: one in-process server)
 	$(VENV)/python scripts/load_test.py --clients $${CLIENTS:-8} --duration $${DURATION:-120} --topology $${TOPOLOGY:-queue}

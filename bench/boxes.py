@@ -35,6 +35,7 @@ from typing import Any
 import pypdfium2 as pdfium
 from PIL import Image, ImageFilter
 
+from .results_io import write_json
 from .word_boxes import Measured, aligned, measure, passage_words_in_runs, pdf_words
 
 DOC = Path("/usr/share/doc")
@@ -295,7 +296,7 @@ def main() -> None:
     drawn = [{"source": read["source"], "drawn": read.pop("drawn")} for read in report["sources"]]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        write_json(args.out, report, indent=1)
         lines = "".join(json.dumps(kept, separators=(",", ":")) + "\n" for kept in drawn)
         drawn_path(args.out).write_bytes(gzip.compress(lines.encode(), mtime=0))
     print(json.dumps(report.get("by_kind", {}), indent=1))

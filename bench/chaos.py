@@ -42,6 +42,8 @@ from bench.chaos_verify import (
 from bench.chaos_workload import WORDS, Probe, Submission, call, connect, plan, probe, submit
 from scripts.chaos_topology import FAKETIME_LIB, ChaosTopology, TopologyOptions
 
+from .results_io import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "chaos.json"
 
@@ -220,7 +222,7 @@ def run_suite(names: list[str], config: Config, workdir: Path, out: Path, header
 def write(out: Path, results: list[dict[str, Any]], header: dict[str, Any]) -> str:
     table = markdown(results, header)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**header, "faults": results}, indent=2, default=str) + "\n")
+    write_json(out, {**header, "faults": results})
     out.with_suffix(".md").write_text(table)
     return table
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .results_io import public
+
 # (header, how to read the cell from a fault's result)
 COLUMNS: list[tuple[str, Any]] = [
     ("fault", lambda r: r["summary"]),
@@ -63,7 +65,7 @@ def markdown(results: list[dict[str, Any]], header: dict[str, Any]) -> str:
     lines += ["| " + " | ".join(str(cell(r)) for _, cell in COLUMNS) + " |" for r in rows]
     lines += ["", "What each fault did, and what it showed:", ""]
     lines += [f"- **{r['fault']}**: " + "; ".join(_details(r)) for r in results]
-    lines += ["", f"Logs of every process: `{header['logs']}`."]
+    lines += ["", f"Logs of every process: `{public(header['logs'])}`."]
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,7 @@ from bench.chaos_faults import RECORD_PREFIX
 from bench.chaos_workload import TAG, Submission
 from scripts.chaos_topology import ChaosTopology
 
-NOT_RUN = "ended before it ran"  # what worker.execute answers for a try that found its job over
+NOT_RUN = "ended before it ran"  # what worker_command.execute answers for a try that found its job over
 
 
 async def wait_for_jobs(topology: ChaosTopology, subs: list[Submission], bound_s: float) -> float:
@@ -163,7 +163,7 @@ def worker_runs(topology: ChaosTopology) -> dict[str, list[tuple[str, float, flo
                 open_runs[job_id] = at
             elif job_id in open_runs and NOT_RUN not in message:
                 runs.setdefault(job_id, []).append((worker.name, open_runs.pop(job_id), at))
-            else:  # the try found the job ended already (worker.execute's answer): it ran nothing
+            else:  # the try found the job ended already (worker_command.execute's answer): it ran nothing
                 open_runs.pop(job_id, None)
         for job_id, at in open_runs.items():  # no end line: the run ended with its process
             end = next((e for s, e in lifetimes.get(worker.name, []) if s <= at <= e), time.time())

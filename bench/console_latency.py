@@ -2,7 +2,7 @@
 
 A collection of about ``--chunks`` chunks is built through the real pipeline on the embedded default
 (generated documents, chunked and embedded as ingest_text does), then the server's real HTTP app
-(main.http_app: the console beside /mcp) runs under uvicorn on a loopback port, on its own event loop in a
+(server_command.http_app: the console beside /mcp) runs under uvicorn on a loopback port, on its own event loop in a
 thread, and httpx GETs every console page ``--repeat`` times, the pages interleaved so load on the machine
 hits them alike. Prints and writes median and p95 per page (target: p95 under 300 ms) to
 bench/results/console_latency.json.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import sys
@@ -32,6 +31,7 @@ from scripts.serve_app import serving
 from .data import Doc
 from .latency import summary
 from .pipeline import Stack, ingest, open_stack
+from .results_io import write_json
 
 ROOT = Path(__file__).resolve().parent
 COLLECTION = "console_bench"
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
               "repeat": args.repeat, "cpus": os.cpu_count(), "load_average_after": os.getloadavg(), "pages": timed,
               "all_under_target": all(page["under_target"] for page in timed.values())}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(table(result))
     print(f"{built['chunks']} chunks, {built['documents']} documents; wrote {args.out}")
 

@@ -1,4 +1,8 @@
-"""BEIR-format benchmarks from shared/bench/ (SciFact, dbpedia-5k): corpus, test queries, qrels, subsets.
+"""BEIR-format benchmarks (SciFact, dbpedia-5k) from BENCH_DIR: corpus, test queries, qrels, subsets.
+
+BENCH_DIR is the folder that holds ``scifact/`` and ``dbpedia-5k/``, each in BEIR's layout (corpus.jsonl,
+queries.jsonl, qrels/test.tsv); where it is not set, the first ``shared/bench`` folder found in a folder above the
+checkout (docs/benchmarks.md, "The data"). Nothing is downloaded.
 
 SciFact's qrels are binary (every judged pair scores 1); dbpedia-5k's are graded 0/1/2 (0 = judged not
 relevant). Grades are kept: nDCG uses them as gains, Recall and MRR count grade >= 1 as relevant.
@@ -17,7 +21,8 @@ from typing import Any
 
 
 def _bench_dir() -> Path:
-    """BENCH_DIR, else shared/bench beside the checkout (/work/main -> /work/shared) or further up (a worktree)."""
+    """BENCH_DIR, else the first shared/bench in a folder above the checkout (one beside a clone, or above a
+    worktree of it)."""
     if named := os.environ.get("BENCH_DIR"):
         return Path(named)
     root = Path(__file__).resolve().parents[1]
@@ -81,8 +86,9 @@ def _order(query_id: str) -> tuple[int, str]:
 def load(directory: Path = DEFAULT_DIR) -> Dataset:
     if not (directory / "corpus.jsonl").is_file():
         raise FileNotFoundError(
-            f"No benchmark in {directory}: expected corpus.jsonl, queries.jsonl and qrels/test.tsv "
-            "(BEIR format). Pass --data DIR."
+            f"No benchmark in {directory}: expected corpus.jsonl, queries.jsonl and qrels/test.tsv (BEIR format). "
+            f"Set BENCH_DIR to the folder that holds scifact/ and dbpedia-5k/ (now {BENCH_DIR}), or pass --data DIR "
+            "(docs/benchmarks.md, 'The data')."
         )
     name = directory.name
     prefix = f"{name}:"

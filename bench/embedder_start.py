@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .results_io import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "embedder_start.json"
 MODES = ("full", "torch-free")
@@ -103,8 +105,8 @@ def mcp_once(cache: Path, folder: Path) -> dict[str, Any]:
     log = folder / "stderr.log"
     started = time.perf_counter()
     with log.open("w") as stderr:
-        server = subprocess.Popen([sys.executable, "-m", "ingestion_mcp.main"], env=env, stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL, stderr=stderr)  # fmt: skip
+        command = [sys.executable, "-m", "ingestion_mcp.cli.server_command"]
+        server = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         loaded_s = None
         while loaded_s is None or "is ready on stdio" not in log.read_text():
@@ -175,7 +177,7 @@ def main() -> None:
         return
     report = run(args.runs, mcp=not args.no_mcp)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(OUT, report)
     print(json.dumps(report["medians"], indent=2))
 
 

@@ -6,8 +6,10 @@ Each run ingests the file again with force=true into the same collection (a fres
 reports the stages the pipeline times (reading, parsing, chunking, embedding, storing) and the whole ingest;
 after the first run, the bytes the index takes on disk. Self-contained (it imports the services' packages only,
 not bench/), so the same file measures another checkout's code with that checkout's venv:
-`cd /work/main && .venv/bin/python /work/wt/i42/bench/ingest_speed.py ...`. Figures that are reported go through
-/work/bin/quiet-run (docs/pdf.md, "Ingest speed with boxes").
+`cd OTHER_CHECKOUT && .venv/bin/python THIS_CHECKOUT/bench/ingest_speed.py ...` (bench/experiments/ingest_ab.py
+alternates two that way). The result names the PDF's file and the commit measured, never a folder of the
+machine. Take reported figures on a quiet machine: `python -m bench.quiet -- python bench/ingest_speed.py ...`
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def main() -> None:
     checkout = Path(str(__import__("ingestion_mcp").__file__)).resolve().parents[4]
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()  # fmt: skip
-    report: dict[str, Any] = {"pdf": str(args.pdf), "checkout": str(checkout), "commit": commit,
+    report: dict[str, Any] = {"pdf": args.pdf.name, "commit": commit,
                               "load_average_start": os.getloadavg()[0], "engines": []}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="ingest-speed-") as work:
         pdf = _plain_pdf(args.pdf, Path(work))

@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .results_io import write_json
+
 DOC = Path("/usr/share/doc")
 # (name, path, set, Debian package): tuned on "tune", measured untouched on "holdout".
 MANUALS = [
@@ -178,7 +180,7 @@ def main() -> None:
         reports.append(report)
         print(json.dumps(asdict(report), ensure_ascii=False))
     if args.out:
-        args.out.write_text(json.dumps([asdict(r) for r in reports], indent=1, ensure_ascii=False) + "\n")
+        write_json(args.out, [asdict(r) for r in reports], indent=1)
 
 
 if __name__ == "__main__":

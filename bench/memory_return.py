@@ -22,7 +22,6 @@ and data folder: ``on`` (the defaults), ``trim_off`` (``INGESTION_MCP_IDLE_TRIM_
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import tempfile
@@ -35,9 +34,12 @@ import psutil
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
+from scripts.service_stack import succeeded
+
 from .pdf_scale import MB, ROOT, label, server, tree_mb
 from .pdf_scale_docs import report_pdf
-from .sync import call, log, sync
+from .results_io import write_json
+from .sync import log, sync
 from .sync_docs import SENTENCES, TOPICS
 
 COLLECTION = "memory_bench"
@@ -80,7 +82,7 @@ def snapshot() -> dict[str, Any]:
 
 
 async def search(client: Client, query: str, collection: str = COLLECTION) -> None:
-    await call(client, "search", query=query, collection=collection, top_k=5)
+    await succeeded(client, "search", query=query, collection=collection, top_k=5)
 
 
 def queries(count: int) -> list[str]:
@@ -97,7 +99,7 @@ def params_for(folder: Path, data: Path, env: dict[str, str]) -> Any:
 async def warm_up(client: Client) -> None:
     """One small text ingested apart and one search: both model paths and the services have run once."""
     text = " ".join(SENTENCES)
-    await call(client, "ingest_text", text=text, collection="warmup", name="warm-up")
+    await succeeded(client, "ingest_text", text=text, collection="warmup", name="warm-up")
     await search(client, "ferry timetable", collection="warmup")
 
 
@@ -172,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
             result[name] = anyio.run(variant, Path(docs), VARIANTS[name], args.searches, args.idle)
     result["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     for name in args.variants.split(","):
         run = result[name]
         print(f"{name}: idle {run['idle']['rss']} MB, after ingest {run['after_ingest']['rss']}, after burst "

@@ -29,6 +29,7 @@ from docling_service.scans import ocr_pdf_pages
 
 from .office_scans import office_report
 from .pdf_fidelity import _text, char_accuracy
+from .results_io import write_json
 
 TODAY = OcrOptions(
     page_threads=1,
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.rss:
         result["peak_rss_mb"] = {name: peak_rss_mb(name) for name in ("today", "new default")}
     if args.out:
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.out, result)
     print("\n".join(report_lines(result)))
 
 

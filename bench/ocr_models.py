@@ -29,6 +29,7 @@ from . import ocr_levers
 from .office_scans import office_report
 from .pdf_fidelity import char_accuracy, glued_words
 from .pdf_fixtures import Fixture
+from .results_io import write_json
 
 MODELS = {
     "small (rapidocr wheel, before)": OcrOptions(model="small", despeckle=False),
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     result = measure(args.repeats, args.varied)
     if args.out:
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.out, result)
     print("\n".join(report_lines(result)))
 
 

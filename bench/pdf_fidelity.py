@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import re
 import statistics
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .office_scans import office_fixtures
 from .pdf_fixtures import Fixture, fixtures
+from .results_io import write_json
 
 if TYPE_CHECKING:  # docling loads only when the section runs, not when the report is written
     from docling_service.converter import Converter, ConverterOptions
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     result = measure(args.repeats)
     if args.out:
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.out, result)
     print("\n".join(report_lines(result)))
 
 

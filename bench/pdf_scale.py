@@ -9,7 +9,7 @@ conversion stage alone), peak RSS of each process and of the tree, the tree's RS
 given back?), seconds to the first progress message and the longest gap between two, and chunks. The idle
 tree (before the first ingest) is measured too, and a 100-page report with a photograph on every page sized to
 ``--heavy`` MiB (default 99: over 100 MB, just under the 100 MiB upload limit) shows what a big upload costs in memory.
-``--baseline DIR`` runs the same files on another checkout (e.g. ``git worktree add --detach /tmp/base <ref>``)
+``--baseline DIR`` runs the same files on another checkout (e.g. ``git worktree add --detach ../base <ref>``)
 in the same run, for ratios.
 
     python -m bench.pdf_scale [--born 10,100,500] [--scanned 10,50] [--heavy 99] [--baseline DIR]
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import io
 import itertools
-import json
 import os
 import random
 import sys
@@ -41,6 +40,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from PIL import Image, ImageFilter
 
 from .pdf_scale_docs import report_pdf
+from .results_io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC_DIRS = ("services/ingestion_mcp/src", "services/vector_gateway/src", "services/chunker/src",
@@ -141,7 +141,7 @@ class TreeSampler:
 
 def label(cmdline: list[str]) -> str:
     text = " ".join(cmdline)
-    for needle, name in (("milvus", "milvus-lite"), ("ingestion_mcp.main", "mcp server"),
+    for needle, name in (("milvus", "milvus-lite"), ("ingestion_mcp.cli.server_command", "mcp server"),
                          ("multiprocessing", "docling worker")):  # fmt: skip
         if needle in text:
             return name
@@ -166,7 +166,9 @@ def server(code: Path, docs: Path, data: Path) -> StdioServerParameters:
            "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(str(code / d) for d in SRC_DIRS)}  # fmt: skip
     for name in SERVICE_URLS:
         env.pop(name, None)
-    return StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=env, cwd=str(docs))
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ingestion_mcp.cli.server_command"], env=env, cwd=str(docs)
+    )
 
 
 async def ingest(client: Client, path: Path, pages: int) -> dict[str, Any]:
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
             result["ratios"] = ratios(result["current"], result["baseline"])
     result["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     plot(result, args.plot)
     print(table(result))
     print(f"wrote {args.out} and {args.plot}")

@@ -43,9 +43,9 @@ async def open_stack(data_dir: Path) -> AsyncIterator[Stack]:
     data_dir.mkdir(parents=True, exist_ok=True)
     # The retrieval benchmarks stay where their figures since issue 1 were taken: Milvus Lite (raw pymilvus is the
     # latency baseline) and fp32 vectors. VECTOR_GATEWAY_INDEX_ENGINE=lance / EMBEDDING_PRECISION=auto run them on
-    # the defaults (bench.run then skips the raw path); bench.scale --quality compares the engines and bench.int8
-    # the precisions. Set for this stack only: a test that runs a benchmark in process must not move the
-    # processes it starts later off the defaults.
+    # the defaults (bench.run then skips the raw path); bench.scale --quality compares the engines and
+    # bench.experiments.int8 the precisions. Set for this stack only: a test that runs a benchmark in process must
+    # not move the processes it starts later off the defaults.
     pinned = {
         "VECTOR_GATEWAY_INDEX_ENGINE": os.environ.get("VECTOR_GATEWAY_INDEX_ENGINE") or "milvus",
         "VECTOR_GATEWAY_EMBEDDING_PRECISION": os.environ.get("VECTOR_GATEWAY_EMBEDDING_PRECISION") or "fp32",

@@ -12,6 +12,7 @@ from typing import Any
 from ingestion_contracts.gateway import SearchMode
 
 from . import pdf_fidelity
+from .results_io import public
 
 ANCHORS = {  # published nDCG@10 on BEIR SciFact (test)
     "BM25, BEIR paper": 0.665,
@@ -173,7 +174,7 @@ def chart(result: dict[str, Any], path: Path) -> None:
 def write(result: dict[str, Any], out_dir: Path, stem: str = "latest") -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / f"{stem}.json", "markdown": out_dir / f"{stem}.md", "png": out_dir / f"{stem}.png"}
-    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["json"].write_text(json.dumps(public(result), indent=2) + "\n")
     paths["markdown"].write_text(markdown(result))
     chart(result, paths["png"])
     return paths

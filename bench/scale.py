@@ -3,7 +3,7 @@
 For each engine and size: SciFact's chunks, replicated under new sources with a little noise on their cached
 vectors (bench.scale_corpus: embedded once; 1M chunks could not be embedded on a laptop CPU), are written
 through the gateway's DocumentWriter into the engine's store (ingest rows/s, wall, disk). Then the real MCP
-server (``ingestion_mcp.main`` over stdio, embedded services) starts on that index: "open" runs from the
+server (``ingestion_mcp.cli.server_command`` over stdio, embedded services) starts on that index: "open" runs from the
 engine's first process start to the first answered search; then ``--queries`` hybrid ``search`` tool calls
 with SciFact queries after ``--warmup`` (p50/p95 ms), and the resident memory of every process (server,
 children, the ``milvus-lite server``), peak and after. Sizes grow one index per engine (300k adds to 100k).
@@ -41,10 +41,11 @@ from mcp.client.stdio import StdioServerParameters
 from . import scale_mcp
 from .data import DATASETS, load
 from .metrics import evaluate
+from .results_io import write_json
 from .scale_engines import ENGINES, SCALE_COLLECTION, Precomputed, disk_mb, serving, unavailable
 from .scale_report import plot, quality_difference, ratios, table
 
-__all__ = ["Precomputed", "main"]  # Precomputed: bench.scale_profile imports it from here
+__all__ = ["Precomputed", "main"]  # Precomputed: bench.experiments.scale_profile imports it from here
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -217,7 +218,7 @@ def attempt(step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 def save(result: dict[str, Any], out: Path, *, complete: bool = False) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**result, "complete": complete}, indent=1) + "\n")
+    write_json(out, {**result, "complete": complete}, indent=1)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

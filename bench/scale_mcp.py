@@ -1,5 +1,6 @@
-"""The real MCP server (``ingestion_mcp.main`` over stdio, embedded services) on an index bench.scale built:
-seconds until the first search answers, hybrid ``search`` tool latency, resident memory of every process.
+"""The real MCP server (``ingestion_mcp.cli.server_command`` over stdio, embedded services) on an index
+bench.scale built: seconds until the first search answers, hybrid ``search`` tool latency, resident memory of
+every process.
 
 Memory is read with pdf_scale's TreeSampler (every 0.2 s, each process under the bench: the MCP server, its
 children and, for milvus-server, the ``milvus-lite server`` process), peak over the whole session and after
@@ -60,7 +61,7 @@ async def first_answer(client: Client, query: str, collection: str) -> tuple[int
                 await anyio.sleep(0.5)
 
 
-LABELS = (("ingestion_mcp.main", "mcp server"), ("milvus-lite server", "milvus-lite server"),
+LABELS = (("ingestion_mcp.cli.server_command", "mcp server"), ("milvus-lite server", "milvus-lite server"),
           ("forkserver", "docling forkserver"), ("resource_tracker", "resource tracker"))  # fmt: skip
 
 

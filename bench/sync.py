@@ -22,7 +22,6 @@ A call that outlasts ``sync_wait_s`` answers a job_id: the bench polls get_job_s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -35,7 +34,10 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
+from scripts.service_stack import succeeded
+
 from .pdf_scale import MB, ROOT, TreeSampler, server, tree_mb
+from .results_io import write_json
 from .sync_docs import Made, mixed_folder, small_text_folder, write
 
 COLLECTION = "sync_bench"
@@ -44,24 +46,17 @@ WATCH_EDITS = 10
 WATCH_TIMEOUT_S = 60.0
 
 
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    answer = await client.call_tool(tool, arguments)
-    if answer.is_error or answer.structured_content is None:
-        raise RuntimeError(f"{tool} failed: {answer.content}")
-    return answer.structured_content
-
-
 async def sync(client: Client, folder: Path, collection: str, **extra: Any) -> dict[str, Any]:
     """One sync_folder, waited for (the job polled when it outlasts the call), timed, with the tree's peak RSS."""
     started = time.perf_counter()
     with TreeSampler().sampling() as sampler:
-        answer = await call(client, "sync_folder", folder=str(folder), collection=collection, **extra)
+        answer = await succeeded(client, "sync_folder", folder=str(folder), collection=collection, **extra)
         polls = 0
         if job_id := answer.get("job_id"):
             while True:
                 await anyio.sleep(POLL_S)
                 polls += 1
-                job = (await call(client, "get_job_status", job_id=job_id)).get("job") or {}
+                job = (await succeeded(client, "get_job_status", job_id=job_id)).get("job") or {}
                 if job.get("status") != "running":
                     answer = dict(job.get("result") or {"error": job.get("error"), "status": job.get("status")})
                     break
@@ -97,7 +92,7 @@ def spread(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def found(client: Client, word: str, collection: str) -> list[str]:
     """Sources of the passages a keyword search for ``word`` returns that really hold it."""
-    answer = await call(client, "search", query=word, collection=collection, mode="keyword", top_k=3)
+    answer = await succeeded(client, "search", query=word, collection=collection, mode="keyword", top_k=3)
     return [hit["source"] for hit in answer.get("results") or [] if word in hit["text"]]
 
 
@@ -144,7 +139,7 @@ async def watch_phase(client: Client, folder: Path, edits: int = WATCH_EDITS) ->
     tools = {t.name: t for t in (await client.list_tools()).tools}
     if "watch" not in (tools["sync_folder"].input_schema.get("properties") or {}):
         return {"available": False, "TODO": "sync_folder has no `watch` argument yet: rerun bench.sync once it has"}
-    started = await call(client, "sync_folder", folder=str(folder), collection=COLLECTION, watch=True)
+    started = await succeeded(client, "sync_folder", folder=str(folder), collection=COLLECTION, watch=True)
     delays, timeouts = [], 0
     for n in range(edits):
         index = 900_000 + n  # small Markdown files of their own, alternately new and edited
@@ -170,7 +165,7 @@ async def session(folder: Path, log_file: Path, body: Any) -> dict[str, Any]:
         params = server(ROOT, folder, Path(data))
         with log_file.open("w") as errlog:
             async with Client(stdio_client(params, errlog), read_timeout_seconds=3600) as client:
-                await call(client, "get_collections")  # services up, model loaded
+                await succeeded(client, "get_collections")  # services up, model loaded
                 await anyio.sleep(2)
                 return {"idle_tree_mb": tree_mb(), **await body(client)}
 
@@ -253,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
             result["big"] = anyio.run(big, big_dir, args.big, max(args.repeats // 2, 3), logs)
     result["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     print(summary(result))
     print(f"wrote {args.out}")
 

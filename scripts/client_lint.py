@@ -32,7 +32,7 @@ from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.sources import SourcePolicy
 from ingestion_mcp.state import AppState
-from ingestion_mcp.tools.annotations import MAX_RESULT_KEY
+from ingestion_mcp.toolkit.annotations import MAX_RESULT_KEY
 from mcp import Client
 
 # The Gemini API's Schema object (ai.google.dev/api/caching#Schema; the same fields in google-genai's types.Schema):

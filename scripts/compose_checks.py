@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -12,7 +11,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from scripts.compose_stack import APP_SERVICES, APP_UID, Smoke, mcp_client, run, search_hits, succeeded
+from scripts.compose_stack import APP_SERVICES, APP_UID, Smoke, mcp_client, run, search_hits
+from scripts.service_stack import succeeded
 
 REPO = Path(__file__).resolve().parents[1]
 COLLECTION = "smoke"
@@ -312,17 +312,12 @@ class Checks:
 
     async def oauth(self) -> str:
         import httpx2
-        import jwt
-        from cryptography.hazmat.primitives.asymmetric import rsa
-        from jwt.algorithms import RSAAlgorithm
 
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
-        jwk |= {"kid": "smoke-1", "alg": "RS256", "use": "sig"}
-        jwks = self.smoke.documents / "jwks.json"
-        jwks.write_text(json.dumps({"keys": [jwk]}))
-        jwks.chmod(0o644)
+        from scripts.token_kit import Issuer
+
         issuer, audience = "https://issuer.smoke.test/realms/team", self.url
+        tokens = Issuer(issuer, audience)
+        tokens.keys.write_jwks(self.smoke.documents / "jwks.json")  # mounted at /data/documents
         oauth_env = {
             "INGESTION_MCP_OAUTH_ISSUER": issuer,
             "INGESTION_MCP_OAUTH_JWKS_FILE": "/data/documents/jwks.json",
@@ -335,11 +330,7 @@ class Checks:
         self.smoke.compose("up", "-d", "--force-recreate", "--no-deps", "ingestion-mcp")
         self.smoke.wait_healthy(["ingestion-mcp"], timeout_s=180)
 
-        def token(subject: str, **claims: Any) -> str:
-            now = int(time.time())
-            body = {"iss": issuer, "aud": audience, "sub": subject, "iat": now, "exp": now + 600, **claims}
-            return jwt.encode(body, key, algorithm="RS256", headers={"kid": "smoke-1"})
-
+        token = tokens.token
         reader = token("reader", scope="ingestion:read")
         nobody = token("nobody", scope="profile")
         async with self.client(reader) as client:

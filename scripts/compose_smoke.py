@@ -32,7 +32,8 @@ sys.path.insert(0, str(REPO))
 
 # After the line above: run as a script, the repository is not on the path before it.
 from scripts.compose_checks import Checks  # noqa: E402
-from scripts.compose_stack import APP_UID, PODMAN_CONF, SERVICES, Smoke, free_port, run  # noqa: E402
+from scripts.compose_stack import APP_UID, PODMAN_CONF, SERVICES, Smoke, run  # noqa: E402
+from scripts.service_stack import free_port  # noqa: E402
 
 
 # -- documents --------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scripts.service_stack import call, session
+from scripts.service_stack import session, succeeded
 
 REPO = Path(__file__).resolve().parents[1]
 APP_SERVICES = ["docling", "chunker", "vector-gateway", "ingestion-mcp", "ingestion-worker"]
@@ -24,12 +23,6 @@ SERVICES = ["redis", "milvus", *APP_SERVICES]
 APP_UID = "1000650000"
 HEALTH_TIMEOUT_S = 600
 PODMAN_CONF = REPO / "scripts" / "podman" / "containers.conf"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -127,14 +120,6 @@ def run(command: list[str], *, env: dict[str, str] | None = None, check: bool = 
 def mcp_client(url: str, token: str | None) -> Any:
     """A real MCP client over streamable HTTP (scripts/service_stack.session), with the stack's long reads."""
     return session(url, token, read_s=300.0)
-
-
-async def succeeded(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A tool's answer (scripts/service_stack.call); every step of the smoke expects it to succeed."""
-    body = await call(client, tool, **arguments)
-    if body["is_error"] or body.get("success") is False:
-        raise AssertionError(f"{tool}: {body}")
-    return body
 
 
 async def search_hits(client: Any, query: str, **extra: Any) -> list[dict[str, Any]]:

@@ -87,6 +87,7 @@ async def over_stdio(bin_dir: Path, work: Path, pdf: Path, query: str, expect: s
 
 
 def free_port() -> int:
+    # scripts.service_stack.free_port's twin, on purpose: this file is copied alone into a clean container.
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # scripts.service_stack: the helpers the servers share
 from load_topology import http_client_factory, queue_topology
 from service_stack import ServiceStack, call, collection_state, mcp_client
 

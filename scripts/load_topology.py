@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # scripts.service_stack: the helpers the servers share
 from redis_server import SKIP_REASON, RedisServer, redis_binary
 from service_stack import BIN, ServiceProcess, ServiceStack, free_port
 

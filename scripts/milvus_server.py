@@ -23,19 +23,15 @@ import sys
 import time
 from pathlib import Path
 
+from scripts.service_stack import free_port
+
 BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class MilvusLiteServer:
     def __init__(self, workdir: Path, *, port: int | None = None, workers: int = 1) -> None:
         self.workdir = workdir
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.workers = workers
         self.process: subprocess.Popen[bytes] | None = None
 

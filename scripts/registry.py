@@ -160,7 +160,7 @@ def mcpb_pyproject(version: str) -> str:
 
 SERVER_PY = '''"""The Claude Desktop extension's entry point: ingestion-mcp over stdio (installed by the host's uv)."""
 
-from ingestion_mcp.main import main
+from ingestion_mcp.cli.server_command import main
 
 if __name__ == "__main__":
     main()

@@ -224,6 +224,15 @@ async def call(client: Any, tool: str, **arguments: object) -> dict[str, Any]:
     return response.structured_content | {"is_error": bool(response.is_error)}
 
 
+async def succeeded(client: Any, tool: str, arguments: dict[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+    """``call``'s answer where the caller expects success (a script step, a benchmark): a tool error raises, naming
+    the tool and its answer. Arguments as a dict, as keywords, or both."""
+    body = await call(client, tool, **(arguments or {}), **more)
+    if body["is_error"] or body.get("success") is False:
+        raise AssertionError(f"{tool}: {body}")
+    return body
+
+
 def collection_state(stack: ServiceStack, collection: str) -> dict[str, Any]:
     """Counts straight from the gateway: documents (registry), chunk rows, and the live chunks per document."""
     with httpx.Client(base_url=stack.gateway.url, headers=stack.headers(), timeout=60) as http:

@@ -28,19 +28,19 @@ def _gateway() -> None:
 
 
 def _mcp() -> None:
-    from ingestion_mcp.main import main
+    from ingestion_mcp.cli.server_command import main
 
     main([])
 
 
 def _worker() -> None:
-    from ingestion_mcp.worker import main
+    from ingestion_mcp.cli.worker_command import main
 
     main([])
 
 
 def _index() -> None:
-    from ingestion_mcp.cli.main import main
+    from ingestion_mcp.cli.index_command import main
 
     main(["status"])
 

@@ -29,10 +29,10 @@ PACKAGES = [
 # ingestion_mcp's rooms, top floor first; the rooms of one floor do not import each other. A new room goes on the
 # floor below everything that imports it and above everything it imports.
 LAYERS = [
-    grimp.Layer("main", "worker", "cli"),  # entry points: ingestion-mcp, ingestion-mcp-worker, ingestion-index
+    grimp.Layer("cli"),  # the entry points: ingestion-mcp, ingestion-mcp-worker, ingestion-index
     grimp.Layer("server", "http"),  # the MCP server of the chosen profiles; the ASGI middleware in front of it
     grimp.Layer("console", "profiles"),
-    grimp.Layer("state", "tools"),
+    grimp.Layer("state", "toolkit"),
     grimp.Layer("ingest"),
     grimp.Layer("library", "jobs", "embedded"),
     grimp.Layer("access"),

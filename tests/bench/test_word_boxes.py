@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import gzip
 import shutil
-from pathlib import Path
 
 import pytest
 
 from bench.word_boxes import Word, aligned, pdf_words
+from scripts.system_files import NETTLE, needs
 
-NETTLE = Path("/usr/share/doc/nettle-dev/nettle.pdf.gz")
 pytestmark = [
-    pytest.mark.skipif(not NETTLE.exists(), reason="needs Debian's nettle-dev (apt-get install nettle-dev)"),
-    pytest.mark.skipif(shutil.which("pdftotext") is None, reason="needs poppler-utils (pdftotext)"),
+    needs(NETTLE),
+    pytest.mark.skipif(shutil.which("pdftotext") is None, reason="needs pdftotext: apt-get install -y poppler-utils"),
 ]
 PASSAGES = {
     "ccm_aes128_digest": "[Function]\n\nvoid ccm_aes128_digest (struct ccm aes128 ctx *ctx, size t length, "

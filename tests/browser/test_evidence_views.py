@@ -10,7 +10,6 @@ import json
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,15 +21,16 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from scripts.service_stack import free_port
+from scripts.system_files import CVS_PAPER, needs
 
 from .conftest import Console
 from .pages import find, on_page, visit, wait
 
-PAPER = Path("/usr/share/doc/cvs/cvs-paper.pdf")
+PAPER = CVS_PAPER
 COLLECTION = "evidence-views"
 QUERY = "conflicts that occur when the same object has been modified by someone else are quite rare"
 VIEWER = "ui://ingestion-mcp/page-viewer"
-pytestmark = pytest.mark.skipif(not PAPER.exists(), reason="EVIDENCE VIEWS SKIPPED: apt-get install -y cvs")
+pytestmark = needs(PAPER)
 
 HOST_PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>MCP Apps test host</title></head>

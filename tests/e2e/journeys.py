@@ -37,7 +37,7 @@ def server_params(docs: Path, data: Path, **env: str) -> StdioServerParameters:
     }
     for name in SERVICE_URLS:
         environment.pop(name, None)
-    command = [sys.executable, "-m", "ingestion_mcp.main"]
+    command = [sys.executable, "-m", "ingestion_mcp.cli.server_command"]
     return StdioServerParameters(command=command[0], args=command[1:], env=environment, cwd=str(docs))
 
 

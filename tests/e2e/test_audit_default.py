@@ -22,7 +22,7 @@ async def test_a_plain_start_writes_structured_audit_records(tmp_path: Path) -> 
         "INGESTION_MCP_DATA_DIR": str(tmp_path / "data"),
         "HF_HUB_OFFLINE": "1",
     }
-    server = ["-m", "ingestion_mcp.main"]
+    server = ["-m", "ingestion_mcp.cli.server_command"]
     params = StdioServerParameters(command=sys.executable, args=server, env=env, cwd=str(tmp_path))
     stderr = tmp_path / "stderr.log"
     with stderr.open("w") as errlog:

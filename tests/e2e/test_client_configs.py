@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
 import pytest
 import yaml
-from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from scripts.service_stack import free_port
+from scripts.token_kit import Issuer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -228,9 +227,9 @@ async def test_each_http_configuration_reaches_a_server_that_requires_its_token(
 async def test_chatgpts_server_environment_serves_search_and_fetch_behind_oauth(tmp_path: Path) -> None:
     (documented,) = [launch(c, lang, text) for lang, c, _, text in blocks() if c == "chatgpt"]
     assert isinstance(documented, dict)
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())) | {"kid": "k1", "use": "sig"}
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    audience, issuer = documented["INGESTION_MCP_OAUTH_AUDIENCE"], documented["INGESTION_MCP_OAUTH_ISSUER"]
+    tokens = Issuer(issuer, audience)
+    tokens.keys.write_jwks(tmp_path / "jwks.json")
     (tmp_path / "policy.toml").write_text('[[rules]]\nscope = "docs"\nright = "read"\ncollections = ["*"]\n')
     port = free_port()
     env = dict(documented)
@@ -238,10 +237,7 @@ async def test_chatgpts_server_environment_serves_search_and_fetch_behind_oauth(
     env |= {"INGESTION_MCP_OAUTH_JWKS_FILE": str(tmp_path / "jwks.json"), "INGESTION_MCP_PORT": str(port),
             "INGESTION_MCP_HOST": "127.0.0.1", "INGESTION_MCP_ACCESS_POLICY": str(tmp_path / "policy.toml"),
             "INGESTION_MCP_ALLOWED_ROOTS": str(tmp_path), "INGESTION_MCP_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
-    audience, issuer = documented["INGESTION_MCP_OAUTH_AUDIENCE"], documented["INGESTION_MCP_OAUTH_ISSUER"]
-    now = int(time.time())
-    claims = {"iss": issuer, "aud": audience, "sub": "reader", "scope": "docs", "iat": now, "exp": now + 600}
-    token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+    token = tokens.token("reader", scope="docs")
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "chatgpt.log"
     with log.open("w") as out:

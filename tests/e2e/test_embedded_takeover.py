@@ -74,7 +74,10 @@ def server_pid(mark: str) -> int:
             continue
         with contextlib.suppress(OSError):
             environ = (entry / "environ").read_bytes().split(b"\0")
-            if f"E2E_AGENT={mark}".encode() in environ and b"ingestion_mcp.main" in (entry / "cmdline").read_bytes():
+            if (
+                f"E2E_AGENT={mark}".encode() in environ
+                and b"ingestion_mcp.cli.server_command" in (entry / "cmdline").read_bytes()
+            ):
                 return int(entry.name)
     raise AssertionError(f"no MCP server process marked {mark}")
 

@@ -17,6 +17,7 @@ from journeys import server_params
 from mcp import Client
 from service_stack import call
 
+from scripts.system_files import DOC, doc_folders
 from tests.fixtures import make_fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -148,7 +149,6 @@ async def cancel_at_first_progress(client: Client, arguments: dict[str, object])
     await anyio.sleep(1)  # the cancel reaches the job
 
 
-USR_DOC = Path("/usr/share/doc")
 # Small packages' docs with README, Markdown, reStructuredText, HTML, plain text, compressed files and links.
 PACKAGES = ("base-passwd", "conmon", "procps", "python3-setuptools", "python3-yaml", "python3-cups", "zstd")
 
@@ -167,13 +167,11 @@ async def test_a_real_folder_survives_an_agent_s_slips(tmp_path: Path) -> None:
     progress from the first file, one document per real file, text-like files read and the rest counted; then
     the slips of an agent (bad globs, a case slip, narrowed filters, recursive: false, a folder typo), nested
     ignore files, and a folder renamed under a watch. Documents are counted before and after each."""
-    present = [name for name in PACKAGES if (USR_DOC / name).is_dir()]
-    if len(present) < 4:
-        pytest.skip("this machine's /usr/share/doc lacks the packages this journey copies")
+    present = [folder.name for folder in doc_folders(PACKAGES, at_least=4)]
     docs = tmp_path / "docs"
     usrdoc = docs / "usrdoc"
     for name in present:
-        shutil.copytree(USR_DOC / name, usrdoc / name, symlinks=True)
+        shutil.copytree(DOC / name, usrdoc / name, symlinks=True)
     if (usrdoc / "conmon" / "README.md").is_file():
         (usrdoc / "conmon" / "README-again.md").symlink_to("README.md")  # a second name for one file
     server = server_params(docs, tmp_path / "data", INGESTION_MCP_SYNC_WAIT_S="50", INGESTION_MCP_WATCH_STEP_MS="100",

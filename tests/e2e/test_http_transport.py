@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,14 +15,10 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from scripts.service_stack import free_port
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 TOKEN = "e2e-secret-token"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +33,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.pop(name, None)
     log = (tmp_path / "server.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
+        [sys.executable, "-m", "ingestion_mcp.cli.server_command", "--transport", "streamable-http",
+         "--port", str(port)],
         env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -153,6 +149,7 @@ def malformed_bodies(version: str) -> list[tuple[bytes, int | None]]:
         ((call % ('{"query":"x"}', meta)).encode()[:-5], None),  # cut short: not JSON
         (b"not json at all", None),
         (b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"se\xffarch"}}', None),  # not UTF-8
+        (b'{"id":9,"method":"ping"}', 9),  # JSON, but no JSON-RPC message (the SDK said -32602 with id null)
     ]
 
 

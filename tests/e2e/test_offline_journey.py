@@ -50,7 +50,7 @@ def test_the_laptop_journey_offline_reaches_nothing_and_writes_only_its_data_fol
     queries = ["flattened device tree blob compiler", "varroa treatment oxalic acid", "system users and groups uid"]
     command = [sys.executable, str(ROOT / "scripts" / "offline_journey.py"), "--work", str(tmp_path / "journey"),
                "--docs", *map(str, documents(inputs)), "--queries", *queries, "--require-isolation",
-               "--stop", "sigterm", "--server", f"{sys.executable} -m ingestion_mcp.main"]  # fmt: skip
+               "--stop", "sigterm", "--server", f"{sys.executable} -m ingestion_mcp.cli.server_command"]  # fmt: skip
     pythonpath = f"{site}:{staged_model_distribution / 'src'}"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "LANG": "C.UTF-8"}
     done = subprocess.run(command, capture_output=True, text=True, timeout=540, env=env, check=False)

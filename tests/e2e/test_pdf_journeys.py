@@ -69,7 +69,9 @@ async def test_an_idle_laptop_server_holds_no_docling_worker_until_a_document_ne
     params.env.pop("DOCLING_WORKER_WARM", None)  # the default, whatever this shell says
     async with Client(params, read_timeout_seconds=600) as client:
         await call(client, "get_collections")  # every service is up, the converter checked
-        (server,) = [p for p in psutil.Process().children() if "ingestion_mcp.main" in " ".join(p.cmdline())]
+        (server,) = [
+            p for p in psutil.Process().children() if "ingestion_mcp.cli.server_command" in " ".join(p.cmdline())
+        ]
         with anyio.fail_after(30):  # the checking worker exits once it answered
             while docling_workers(server):
                 await anyio.sleep(0.1)

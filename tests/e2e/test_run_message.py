@@ -90,7 +90,8 @@ def http_server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], StderrL
     port = free_port()
     main, secondary = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "ingestion_mcp.main", "--transport", "streamable-http", "--port", str(port)],
+        [sys.executable, "-m", "ingestion_mcp.cli.server_command", "--transport", "streamable-http",
+         "--port", str(port)],
         env=server_env(tmp_path), stdout=subprocess.DEVNULL, stderr=secondary,
     )  # fmt: skip
     os.close(secondary)
@@ -139,7 +140,9 @@ async def test_make_run_says_once_ready_where_it_serves_and_that_connection_work
 
 
 async def test_stdio_keeps_stdout_for_the_protocol_and_says_one_line_on_stderr(tmp_path: Path) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=server_env(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ingestion_mcp.cli.server_command"], env=server_env(tmp_path)
+    )
     errlog = tmp_path / "stderr.txt"
     with errlog.open("w") as sink:
         async with Client(stdio_client(params, errlog=sink)) as client:

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 def index_command() -> list[str]:
     script = shutil.which("ingestion-index", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "ingestion_mcp.cli.main"]
+    return [script] if script else [sys.executable, "-m", "ingestion_mcp.cli.index_command"]
 
 
 async def index(params_env: dict[str, str], *args: str) -> tuple[int, str, float]:

@@ -65,7 +65,9 @@ def server_params(tmp_path: Path) -> StdioServerParameters:
     }
     for name in ("DOCLING_SERVICE_URL", "CHUNKER_SERVICE_URL", "VECTOR_GATEWAY_URL", "VECTOR_GATEWAY_MILVUS_URI"):
         env.pop(name, None)
-    return StdioServerParameters(command=sys.executable, args=["-m", "ingestion_mcp.main"], env=env, cwd=str(docs))
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ingestion_mcp.cli.server_command"], env=env, cwd=str(docs)
+    )
 
 
 def hits_for(result: dict, needle: str) -> list[dict]:

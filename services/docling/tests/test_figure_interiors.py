@@ -11,14 +11,15 @@ from __future__ import annotations
 import gzip
 import io
 import re
-from pathlib import Path
 
 import pytest
 from docling_service.converter import Converter
 from pypdf import PdfReader, PdfWriter
 
-HASH = Path("/usr/share/doc/db5.3-doc/programmer_reference/hash_usenix.pdf.gz")
-pytestmark = pytest.mark.skipif(not HASH.exists(), reason="needs Debian's db5.3-doc (apt-get install db5.3-doc)")
+from scripts.system_files import HASH_USENIX, needs
+
+HASH = HASH_USENIX
+pytestmark = needs(HASH)
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 
 import pytest
 from docling_service.converter import Converter
@@ -13,9 +12,10 @@ from ingestion_contracts.docling import ConvertResponse
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import Fit
 
-GNUPLOT = Path("/usr/share/doc/gnuplot/gnuplot.pdf")
+from scripts.system_files import GNUPLOT, PACKAGING_TUTORIAL, needs, system_file
+
 PAGES = [1, 30, 62, 63]  # the title page (accented names), code examples, the start of "Plotting styles"
-pytestmark = pytest.mark.skipif(not GNUPLOT.exists(), reason="needs Debian's gnuplot-doc (apt-get install gnuplot-doc)")
+pytestmark = needs(GNUPLOT)
 
 
 def _excerpt(*, bookmarks: bool) -> bytes:
@@ -112,9 +112,7 @@ def test_a_ruled_region_around_a_bookmarked_title_is_not_a_table(converter: Conv
     """A slide whose diagram is drawn in ruled boxes around its title (packaging-tutorial.fr.pdf, Beamer, page 9
     "Processus général de la construction de paquets") was read as one table, and its bookmarked title went into
     the table's first cell: the section was missing from the outline."""
-    tutorial = Path("/usr/share/doc/packaging-tutorial/packaging-tutorial.fr.pdf")
-    if not tutorial.exists():
-        pytest.skip("needs Debian's packaging-tutorial")
+    tutorial = system_file(PACKAGING_TUTORIAL)
     reader, writer = PdfReader(tutorial), PdfWriter()
     for number in (8, 9, 10):
         writer.add_page(reader.pages[number - 1])

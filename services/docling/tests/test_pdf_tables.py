@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import gzip
 import io
-from pathlib import Path
 
-import pytest
 from docling_service.converter import Converter
 from docling_service.markdown import Segment
 from docling_service.pdf_lines import Line, merge_lines
 from docling_service.pdf_tables import RuledTable, candidate_pages, drawn_grid_pages, ruled_tables, with_tables
 from ingestion_contracts.regions import Region
 from pypdf import PdfReader, PdfWriter
+
+from scripts.system_files import CRC_DOC, GNUPLOT, needs
 
 
 def cell(text: str, left: float, top: float, page: int = 1, width: float = 40) -> Line:
@@ -75,10 +75,7 @@ def test_a_ruled_table_replaces_the_lines_inside_its_box() -> None:
     assert [item.text if isinstance(item, Line) else item.rows for item in items] == ["Intro", ruled.rows, "Outro"]
 
 
-GNUPLOT = Path("/usr/share/doc/gnuplot/gnuplot.pdf")
-
-
-@pytest.mark.skipif(not GNUPLOT.exists(), reason="needs Debian's gnuplot-doc (apt-get install gnuplot-doc)")
+@needs(GNUPLOT)
 def test_only_pages_that_draw_a_grid_are_searched_for_ruled_tables_and_no_table_is_lost() -> None:
     """pdfplumber's ruled-table search parsed every candidate page of a manual (nettle.pdf: 106 of 111 pages,
     6.4 s of its 10 s conversion) though a page that draws nothing both wide and tall cannot hold one. gnuplot.pdf's
@@ -91,10 +88,7 @@ def test_only_pages_that_draw_a_grid_are_searched_for_ruled_tables_and_no_table_
     assert [(t.page, len(t.rows)) for t in found] == [(32, 4)]
 
 
-CRC_DOC = Path("/usr/share/doc/zlib1g-dev/crc-doc.1.0.pdf.gz")
-
-
-@pytest.mark.skipif(not CRC_DOC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+@needs(CRC_DOC)
 def crc_page(number: int) -> bytes:
     reader, writer = PdfReader(io.BytesIO(gzip.decompress(CRC_DOC.read_bytes()))), PdfWriter()
     writer.add_page(reader.pages[number - 1])

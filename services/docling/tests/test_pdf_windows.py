@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from ingestion_contracts.docling import ConvertResponse
 
 from bench.pdf_pages import mixed_report_pdf
 from bench.pdf_scale_docs import report_pdf
+from scripts.service_stack import free_port
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -46,16 +46,10 @@ def test_a_pdf_converted_in_windows_equals_the_whole_conversion() -> None:
     assert {2, 4, 6, 8} <= set(done)  # after each window
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def serving(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The app under uvicorn on loopback (a real socket: a response streams, a client can go away)."""
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(server.serve)

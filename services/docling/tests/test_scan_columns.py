@@ -15,15 +15,14 @@ from docling_service.converter import Converter
 from docling_service.ocr import OcrEngine
 
 from bench.boxes import scan_of
+from scripts.system_files import BDB_USENIX, GNUPLOT, system_file
 
-BDB = Path("/usr/share/doc/db5.3-doc/programmer_reference/bdb_usenix.pdf.gz")
-GNUPLOT = Path("/usr/share/doc/gnuplot/gnuplot.pdf")
+BDB = BDB_USENIX
 
 
 @pytest.fixture(scope="module")
 def bdb_scan(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    if not BDB.exists():
-        pytest.skip("needs Debian's db5.3-doc (apt-get install db5.3-doc)")
+    system_file(BDB)
     folder = tmp_path_factory.mktemp("bdb")
     paper = folder / "bdb_usenix.pdf"
     paper.write_bytes(gzip.decompress(BDB.read_bytes()))
@@ -47,9 +46,7 @@ def test_a_scanned_two_column_page_reads_each_column_through(converter: Converte
 
 @pytest.mark.slow
 def test_a_scanned_one_column_page_keeps_the_order_it_was_read_in(tmp_path: Path) -> None:
-    if not GNUPLOT.exists():
-        pytest.skip("needs Debian's gnuplot-doc (apt-get install gnuplot-doc)")
-    scan = pdfium.PdfDocument(scan_of(GNUPLOT, 62, 62, tmp_path / "scan.pdf"))
+    scan = pdfium.PdfDocument(scan_of(system_file(GNUPLOT), 62, 62, tmp_path / "scan.pdf"))
     image = scan[0].render(scale=200 / 72, grayscale=True).to_pil()
     engine = OcrEngine()
     read = engine._run(image)  # RapidOCR's own order, top to bottom

@@ -8,19 +8,17 @@ search found it. PDFium reads the same glyphs by their codes: "The format for th
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
-import pytest
 from docling_service.converter import Converter
 from docling_service.pdf_lines import Line
 from docling_service.text_layer import symbols_share, unreadable_pages
 
-DTC = Path("/usr/share/doc/device-tree-compiler/dtc-paper.pdf.gz")
+from scripts.system_files import DTC_PAPER, needs
+
+DTC = DTC_PAPER
 
 
-@pytest.mark.skipif(
-    not DTC.exists(), reason="needs Debian's device-tree-compiler (apt-get install device-tree-compiler)"
-)
+@needs(DTC)
 def test_a_paper_set_in_type3_fonts_without_a_unicode_map_reads_as_words(converter: Converter) -> None:
     result = converter.convert(gzip.decompress(DTC.read_bytes()), "dtc-paper.pdf")
     text = " ".join(result.markdown.split())

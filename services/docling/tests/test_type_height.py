@@ -14,14 +14,13 @@ import io
 import re
 from pathlib import Path
 
-import pytest
 from docling_service.converter import Converter
 from docling_service.pdf_lines import Line, merge_lines
 from pypdf import PdfReader, PdfWriter
 
-DOC = Path("/usr/share/doc")
-HASH = DOC / "db5.3-doc/programmer_reference/hash_usenix.pdf.gz"
-CRC = DOC / "zlib1g-dev/crc-doc.1.0.pdf.gz"
+from scripts.system_files import CRC_DOC, HASH_USENIX, needs
+
+HASH, CRC = HASH_USENIX, CRC_DOC
 
 
 def page_of(pdf: Path, number: int) -> bytes:
@@ -36,14 +35,14 @@ def headings(markdown: str) -> list[str]:
     return re.findall(r"^#+ (.*)", markdown, re.MULTILINE)
 
 
-@pytest.mark.skipif(not HASH.exists(), reason="needs Debian's db5.3-doc (apt-get install db5.3-doc)")
+@needs(HASH)
 def test_a_line_with_a_superscript_stays_in_its_paragraph(converter: Converter) -> None:
     result = converter.convert(page_of(HASH, 2), "hash_usenix_p2.pdf")
     assert not any("th bit" in heading for heading in headings(result.markdown))
     assert "buckets 0 and 1, by considering the 0 th bit (the lowest bit not" in " ".join(result.markdown.split())
 
 
-@pytest.mark.skipif(not CRC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+@needs(CRC)
 def test_a_sentence_with_an_inline_formula_is_no_heading_and_numbered_sections_are(converter: Converter) -> None:
     result = converter.convert(page_of(CRC, 19), "crc_p19.pdf")
     found = headings(result.markdown)
@@ -65,7 +64,7 @@ def test_a_line_without_words_known_keeps_its_height_as_its_size() -> None:
     assert segments[1].text.endswith("with a raised note 1")
 
 
-@pytest.mark.skipif(not CRC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+@needs(CRC)
 def test_a_displayed_formula_is_marked_word_by_word_and_prose_line_by_line(converter: Converter) -> None:
     """crc-doc page 6's derivation: its lines are taller than their type by the sums' brackets and the powers of x.
     One box a line marked the blank corners around them; such a line is now marked word by word."""
@@ -79,7 +78,7 @@ def test_a_displayed_formula_is_marked_word_by_word_and_prose_line_by_line(conve
     assert prose[2] - prose[0] > 300  # one box for the printed line
 
 
-@pytest.mark.skipif(not CRC.exists(), reason="needs Debian's zlib1g-dev (apt-get install zlib1g-dev)")
+@needs(CRC)
 def test_a_formulas_fragments_are_no_headings(converter: Converter) -> None:
     """crc-doc page 8 sets a power's exponent ("nk2k") and page 19 a formula's line ("vK,n(x) · x-nW + xD") in
     type as large as a heading's; they were headings of their own."""

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from ingestion_mcp.access.oauth import JwksCache, JwtVerifier
 from ingestion_mcp.access.policy import Caller, PolicyError, acting_as, current_caller, load_policy
 from ingestion_mcp.embedded.services import remote_backend
 from ingestion_mcp.settings import McpSettings
 from pydantic import ValidationError
+
+from scripts.token_kit import new_ec_key, new_rsa_key, public_jwk
 
 POLICY = """
 groups_claim = "roles"
@@ -96,17 +97,13 @@ def test_no_request_caller_means_every_right() -> None:
 
 
 async def test_the_key_set_is_refetched_for_a_new_key_at_most_once_per_interval(tmp_path: Path) -> None:
-    first, second = (
-        rsa.generate_private_key(public_exponent=65537, key_size=2048),
-        ec.generate_private_key(ec.SECP256R1()),
-    )
+    first, second = new_rsa_key(), new_ec_key()
     jwks = tmp_path / "jwks.json"
 
     def publish(*keys: tuple[str, dict]) -> None:
         jwks.write_text(json.dumps({"keys": [jwk | {"kid": kid} for kid, jwk in keys]}))
 
-    rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(first.public_key()))
-    ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(second.public_key()))
+    rsa_jwk, ec_jwk = public_jwk(first, "one"), public_jwk(second, "two")
     publish(("one", rsa_jwk))
     cache = JwksCache(file=jwks, refetch_s=3600)
     verifier = JwtVerifier(issuer="https://i", audience="https://a", algorithms=["RS256", "ES256"], keys=cache)

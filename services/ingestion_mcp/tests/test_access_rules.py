@@ -1,7 +1,7 @@
 """Deny by default (issue 41): every Backend method has an access rule, and one without a rule is refused.
 
-The guard holds the backend (access/guard.py); what it has no rule for never reaches the services. These tests need
-no service: a method that got through would reach a closed port and fail otherwise than refused.
+The guard holds the backend (access/guarded_backend.py); what it has no rule for never reaches the services.
+These tests need no service: a method that got through would reach a closed port and fail otherwise than refused.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from ingestion_mcp.access.guard import RULES, GuardedBackend, NoRule, unruled
+from ingestion_mcp.access.guarded_backend import RULES, GuardedBackend, NoRule, unruled
 from ingestion_mcp.access.policy import Caller, Grant, acting_as
 from ingestion_mcp.backend import Backend
 from ingestion_mcp.backend.clients import ServiceClient
@@ -34,8 +34,10 @@ def backend_methods() -> set[str]:
 
 
 def test_every_backend_method_has_a_rule_and_every_rule_a_method() -> None:
-    """A Backend method added without a line in access/guard.py RULES fails here (and is refused at run time)."""
-    assert unruled() == [], "add a rule for each in access/guard.py RULES (docs/profiles.md, 'How to add a tool')"
+    """A Backend method added without a line in access/guarded_backend.py RULES fails here (and is refused)."""
+    assert unruled() == [], (
+        "add a rule for each in access/guarded_backend.py RULES (docs/profiles.md, 'How to add a tool')"
+    )
     assert set(RULES) - backend_methods() == set(), "rules for methods Backend no longer has"
     # The guard's own names never shadow a Backend method (it would answer instead of the rule).
     own = {name for name in vars(GuardedBackend) if not name.startswith("_")}

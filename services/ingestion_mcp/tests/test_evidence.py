@@ -30,15 +30,16 @@ from PIL import Image
 from bench.boxes import scan_of
 from bench.pdf_fixtures import REVENUE, table_rows
 from bench.word_boxes import measure, passage_words, pdf_words
+from scripts.system_files import CVS_PAPER, needs
 
-PAPER = Path("/usr/share/doc/cvs/cvs-paper.pdf")
+PAPER = CVS_PAPER
 COLLECTION = "evidence"
 # On page 3 of the paper, in a paragraph that runs over four lines.
 PHRASE = "In practice, Prisma has found that conflicts that occur when the same object has been modified"
 pytestmark = [
     pytest.mark.timeout(900),
-    pytest.mark.skipif(not PAPER.exists() or not shutil.which("pdftotext"),
-                       reason="EVIDENCE TESTS SKIPPED: apt-get install -y cvs poppler-utils (.ci/run installs them)"),
+    needs(PAPER),
+    pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs pdftotext: apt-get install -y poppler-utils"),
 ]  # fmt: skip
 
 
@@ -48,8 +49,8 @@ class Paper:
     path: Path
 
 
-async def call(client: Client, tool: str, **arguments: object) -> tuple[dict[str, Any], list[Any]]:
-    """The structured answer and the content blocks (images among them)."""
+async def with_blocks(client: Client, tool: str, **arguments: object) -> tuple[dict[str, Any], list[Any]]:
+    """The structured answer (scripts/service_stack.call) and the content blocks beside it (images among them)."""
     response = await client.call_tool(tool, arguments)
     assert response.structured_content is not None, response.content
     return response.structured_content, list(response.content)
@@ -70,7 +71,7 @@ def marked_by_page(regions: list[dict[str, Any]]) -> dict[int, list[tuple[float,
 
 async def test_a_passage_is_located_on_its_page_and_its_words_are_covered(connect, paper: Paper) -> None:
     async with connect() as client:
-        out, _ = await call(client, "search", query=PHRASE, collection=COLLECTION, mode="keyword", top_k=3,
+        out, _ = await with_blocks(client, "search", query=PHRASE, collection=COLLECTION, mode="keyword", top_k=3,
                             response_format="detailed")  # fmt: skip
     hit = next(r for r in out["results"] if "Prisma has found that conflicts" in " ".join(r["text"].split()))
     assert hit["page"] == 3
@@ -99,12 +100,12 @@ def tint(picture: Image.Image, box: tuple[float, ...], scale: float) -> float:
 
 async def test_the_page_comes_back_as_an_image_with_the_passage_marked(connect, paper: Paper) -> None:
     async with connect() as client:
-        out, _ = await call(client, "search", query=PHRASE, collection=COLLECTION, mode="keyword", top_k=1,
+        out, _ = await with_blocks(client, "search", query=PHRASE, collection=COLLECTION, mode="keyword", top_k=1,
                             response_format="detailed")  # fmt: skip
         hit = out["results"][0]
-        shown, content = await call(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
+        shown, content = await with_blocks(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
                                     first_page=3, chunk_index=hit["chunk_index"], image="page")  # fmt: skip
-        elsewhere, _ = await call(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
+        elsewhere, _ = await with_blocks(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
                                   first_page=2, chunk_index=hit["chunk_index"], image="page")  # fmt: skip
     images = [part for part in content if part.type == "image"]
     assert len(images) == 1 and images[0].mime_type in ("image/png", "image/webp")
@@ -126,10 +127,10 @@ async def test_the_page_comes_back_as_an_image_with_the_passage_marked(connect, 
 
 async def test_pages_and_sections_give_their_boxes(connect, paper: Paper) -> None:
     async with connect() as client:
-        pages, _ = await call(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
+        pages, _ = await with_blocks(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
                               first_page=3, response_format="detailed")  # fmt: skip
-        outline, _ = await call(client, "get_document_outline", doc_id=paper.doc_id, collection=COLLECTION)
-        section, _ = await call(client, "get_document_section", doc_id=paper.doc_id, collection=COLLECTION,
+        outline, _ = await with_blocks(client, "get_document_outline", doc_id=paper.doc_id, collection=COLLECTION)
+        section, _ = await with_blocks(client, "get_document_section", doc_id=paper.doc_id, collection=COLLECTION,
                                 position=outline["sections"][-1]["position"], response_format="detailed")  # fmt: skip
     page = pages["pages"][0]
     assert page["size"] == [595.0, 794.0] and page["boxes"]
@@ -150,7 +151,7 @@ async def test_a_scanned_page_is_located_through_ocr(connect, app_state: AppStat
     outcome = await app_state.ingestor.ingest_file(str(scan), collection=COLLECTION)
     words, sizes = pdf_words(PAPER, [2])  # the printed page the scan was made of: same size, same place
     async with connect() as client:
-        out, _ = await call(client, "search", query="The six major features of cvs are listed below", top_k=5,
+        out, _ = await with_blocks(client, "search", query="The six major features of cvs are listed below", top_k=5,
                             collection=COLLECTION, mode="keyword", response_format="detailed")  # fmt: skip
     hit = next(r for r in out["results"] if r["doc_id"] == outcome.doc_id)
     width, height = hit["regions"][0]["size"]
@@ -180,11 +181,11 @@ async def test_a_hit_in_a_table_returns_the_whole_table(connect, app_state: AppS
     path.write_bytes(table_report())
     outcome = await app_state.ingestor.ingest_file(str(path), collection=COLLECTION)
     async with connect() as client:
-        out, _ = await call(client, "search", query="Asia 310 298 356", collection=COLLECTION, top_k=3,
+        out, _ = await with_blocks(client, "search", query="Asia 310 298 356", collection=COLLECTION, top_k=3,
                             mode="keyword", response_format="detailed")  # fmt: skip
         hit = next(r for r in out["results"] if r["doc_id"] == outcome.doc_id)
         assert hit["units"][0]["kind"] == "table" and hit["units"][0]["caption"].startswith("Table 1")
-        whole, _ = await call(client, "get_document_pages", doc_id=outcome.doc_id, collection=COLLECTION,
+        whole, _ = await with_blocks(client, "get_document_pages", doc_id=outcome.doc_id, collection=COLLECTION,
                               first_page=1, chunk_index=hit["chunk_index"])  # fmt: skip
     table = whole["units"][0]
     assert table["page"] == 1 and len(table["box"]) == 4 and table["caption"].startswith("Table 1")
@@ -195,12 +196,12 @@ async def test_a_hit_in_a_table_returns_the_whole_table(connect, app_state: AppS
 async def test_a_figure_is_found_by_its_caption_and_comes_back_as_a_picture(connect, paper: Paper) -> None:
     async with connect() as client:
         # Its caption and the labels drawn in it (what the text around a figure is, read from the page)
-        out, _ = await call(client, "search", query="Figure 1 cvs Source Repository CVSROOT.adm loginfo modules",
+        out, _ = await with_blocks(client, "search", query="Figure 1 cvs Source Repository CVSROOT.adm loginfo modules",
                             collection=COLLECTION, mode="keyword", top_k=3, response_format="detailed")  # fmt: skip
         found = [(r, u) for r in out["results"] for u in r.get("units", []) if u["kind"] == "figure"]
         hit, figure = next(((r, u) for r, u in found if u["caption"].startswith("Figure 1")), (None, found))
         assert hit is not None, [(r["page"], r["text"][:200], r.get("units")) for r in out["results"]]
-        shown, content = await call(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
+        shown, content = await with_blocks(client, "get_document_pages", doc_id=paper.doc_id, collection=COLLECTION,
                                     first_page=3, chunk_index=hit["chunk_index"], image="figure")  # fmt: skip
     assert figure["page"] == 3 and figure["caption"].startswith("Figure 1")
     words, _ = pdf_words(paper.path, [3])
@@ -223,11 +224,11 @@ async def test_an_old_index_says_to_reingest_and_a_text_has_no_pages(connect, ap
     await app_state.ingestor.ingest_text("Notes without pages: the orchids need misting twice a day, mostly.",
                                          collection=COLLECTION, name="orchid notes")  # fmt: skip
     async with connect() as client:
-        out, _ = await call(client, "search", query="north car park resurfacing", collection=COLLECTION, top_k=3,
+        out, _ = await with_blocks(client, "search", query="north car park resurfacing", collection=COLLECTION, top_k=3,
                             response_format="detailed")  # fmt: skip
-        missing, _ = await call(client, "get_document_pages", doc_id=old.doc_id, collection=COLLECTION,
+        missing, _ = await with_blocks(client, "get_document_pages", doc_id=old.doc_id, collection=COLLECTION,
                                 first_page=1, chunk_index=0, image="page")  # fmt: skip
-        text, _ = await call(client, "search", query="orchids misting", collection=COLLECTION, top_k=1,
+        text, _ = await with_blocks(client, "search", query="orchids misting", collection=COLLECTION, top_k=1,
                              response_format="detailed")  # fmt: skip
     hit = next(r for r in out["results"] if r["doc_id"] == old.doc_id)
     assert "regions" not in hit and "force=true" in out["message"]

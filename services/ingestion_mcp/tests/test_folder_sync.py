@@ -14,11 +14,13 @@ from typing import Any
 import anyio
 import pytest
 from ingestion_contracts.gateway import SearchRequest
-from ingestion_mcp.ingest.sync import FolderSync, SyncOptions
-from ingestion_mcp.ingest.sync_lock import folder_sync_lock, lock_path
+from ingestion_mcp.ingest.folder_lock import folder_sync_lock, lock_path
+from ingestion_mcp.ingest.folder_sync import FolderSync, SyncOptions
 from ingestion_mcp.jobs import Job
 from ingestion_mcp.library import Library
 from ingestion_mcp.state import AppState
+
+from scripts.service_stack import call
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -165,7 +167,7 @@ async def test_a_touched_file_costs_a_read_never_a_write(app_state: AppState, do
 async def test_progress_tells_the_real_stage_from_the_first_file_on(app_state: AppState, docs_dir: Path) -> None:
     """Issue 37: the first batch was "0% queued" until it was stored (44 s on a real folder, no notification):
     now the count comes first, then each stage of the first batch ("file 1/20: converting"), rising, to 20/20."""
-    from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
+    from ingestion_mcp.profiles.ingestion.sync_tool import sync_folder_job
 
     folder = docs_dir / "progress"
     write(folder, {f"p{i:02}.md": f"# Page {i}\n\nA line about lock keepers on canal number {i}.\n" for i in range(20)})
@@ -298,12 +300,6 @@ async def test_a_data_folder_that_cannot_hold_the_lock_costs_the_exclusion_not_t
 async def documents_of(client: Any, collection: str) -> int:
     shown = await call(client, "get_collections", collection=collection)
     return shown["document_count"]
-
-
-async def call(client: Any, tool: str, **arguments: Any) -> dict[str, Any]:
-    response = await client.call_tool(tool, arguments)
-    assert response.structured_content is not None, response.content
-    return response.structured_content
 
 
 async def test_a_malformed_glob_is_refused_and_nothing_changes(connect, docs_dir: Path) -> None:
@@ -466,7 +462,7 @@ async def test_a_folder_that_vanishes_mid_sync_is_recorded_and_the_next_sync_goe
     import shutil
 
     from ingestion_mcp.errors import ToolFailure
-    from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
+    from ingestion_mcp.profiles.ingestion.sync_tool import sync_folder_job
 
     folder = docs_dir / "vanishing"
     files = {f"v{i:02}.md": f"# V{i}\n\nThe lengthsman clears the weed from reach number {i}.\n" for i in range(24)}
@@ -530,7 +526,7 @@ async def test_ingestion_index_keeps_notes_past_the_bound_unless_told(app_state:
     """`ingestion-index update` on the wrong vault, or after most notes moved away, drops none of the index
     (it dropped them all); --max-removals N drops them."""
     from ingestion_mcp.cli.index import VaultIndexer
-    from ingestion_mcp.cli.main import parse_args
+    from ingestion_mcp.cli.index_command import parse_args
 
     vault = docs_dir / "vault_bound"
     write(vault, {f"n{i:02}.md": f"# N{i}\n\nThe carter greases the axle of wagon {i}.\n" for i in range(12)})

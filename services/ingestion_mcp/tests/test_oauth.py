@@ -16,8 +16,6 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
@@ -26,6 +24,7 @@ from pydantic import SecretStr
 
 from scripts.serve_app import serving
 from scripts.service_stack import call, free_port, session
+from scripts.token_kit import Issuer, SigningKeys
 
 ISSUER = "https://issuer.example"
 POLICY = """
@@ -48,29 +47,13 @@ collections = ["alice-*"]
 """
 
 
-class Keys:
-    """An RSA and an EC signing key, as the issuer holds them, and their public JWKS."""
-
-    def __init__(self) -> None:
-        self.rsa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.ec = ec.generate_private_key(ec.SECP256R1())
-        rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.rsa.public_key()))
-        ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.ec.public_key()))
-        self.jwks = {"keys": [rsa_jwk | {"kid": "rsa-1", "use": "sig"}, ec_jwk | {"kid": "ec-1", "use": "sig"}]}
-
-    def rsa_public_pem(self) -> bytes:
-        return self.rsa.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
+@pytest.fixture(scope="module")
+def keys() -> SigningKeys:
+    return SigningKeys()
 
 
 @pytest.fixture(scope="module")
-def keys() -> Keys:
-    return Keys()
-
-
-@pytest.fixture(scope="module")
-def jwks_url(keys: Keys) -> Iterator[str]:
+def jwks_url(keys: SigningKeys) -> Iterator[str]:
     body = json.dumps(keys.jwks).encode()
 
     class Handler(BaseHTTPRequestHandler):
@@ -97,17 +80,6 @@ async def leave_no_collections(app_state: AppState) -> AsyncIterator[None]:
     for collection in (await app_state.backend.list_collections()).collections:
         if collection.name.startswith(("alice-", "bob-", "static-", "open-")):
             await app_state.backend.delete_collection(collection.name)
-
-
-class Issuer:
-    def __init__(self, keys: Keys, audience: str) -> None:
-        self.keys, self.audience = keys, audience
-
-    def token(self, sub: str, *, alg: str = "RS256", **claims: Any) -> str:
-        now = int(time.time())
-        body = {"iss": ISSUER, "aud": self.audience, "sub": sub, "iat": now, "exp": now + 300} | claims
-        key, kid = (self.keys.rsa, "rsa-1") if alg.startswith(("RS", "PS")) else (self.keys.ec, "ec-1")
-        return jwt.encode(body, key, algorithm=alg, headers={"kid": kid})
 
 
 @asynccontextmanager
@@ -145,13 +117,13 @@ async def test_two_users_see_and_change_only_their_own_collections(
     app_state: AppState,
     mcp_settings: McpSettings,
     jwks_url: str,
-    keys: Keys,
+    keys: SigningKeys,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="ingestion_mcp.audit")
     async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path) as (base, _):
-        issuer = Issuer(keys, f"{base}/mcp")
+        issuer = Issuer(ISSUER, f"{base}/mcp", keys)
         alice = issuer.token("alice", scope="alice")
         bob = issuer.token("bob", alg="ES256", groups=["bob-team"])
         reader = issuer.token("carol", alg="PS256", scope="alice-reader")
@@ -206,10 +178,10 @@ async def test_two_users_see_and_change_only_their_own_collections(
 
 
 async def test_jobs_belong_to_their_caller(
-    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: SigningKeys, tmp_path: Path
 ) -> None:
     async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path, sync_wait_s=0) as (base, state):
-        issuer = Issuer(keys, f"{base}/mcp")
+        issuer = Issuer(ISSUER, f"{base}/mcp", keys)
         alice, bob = issuer.token("alice", scope="alice"), issuer.token("bob", groups=["bob-team"])
         async with session(f"{base}/mcp", alice) as client:
             text = TEXT["alice-notes"] * 40
@@ -231,7 +203,7 @@ BAD_TOKENS = ["expired", "not_yet_valid", "wrong_audience", "wrong_issuer", "alg
               "tampered", "unknown_kid"]  # fmt: skip
 
 
-def bad_token(kind: str, issuer: Issuer, keys: Keys) -> str:
+def bad_token(kind: str, issuer: Issuer, keys: SigningKeys) -> str:
     now = int(time.time())
     good = {"iss": ISSUER, "aud": issuer.audience, "sub": "mallory", "scope": "alice", "exp": now + 300}
     if kind == "expired":
@@ -257,15 +229,14 @@ def bad_token(kind: str, issuer: Issuer, keys: Keys) -> str:
         payload = jwt.utils.base64url_encode(json.dumps(good | {"sub": "alice"}).encode()).decode()
         return f"{header}.{payload}.{signature}"
     assert kind == "unknown_kid"
-    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return jwt.encode(good, other, algorithm="RS256", headers={"kid": "rsa-9"})
+    return SigningKeys().sign(good, kid="rsa-9")  # a key the issuer never published
 
 
 async def test_invalid_tokens_are_refused_and_write_nothing(
-    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: SigningKeys, tmp_path: Path
 ) -> None:
     async with oauth_server(app_state, mcp_settings, jwks_url, tmp_path) as (base, _):
-        issuer = Issuer(keys, f"{base}/mcp")
+        issuer = Issuer(ISSUER, f"{base}/mcp", keys)
         metadata_url = f"{base}/.well-known/oauth-protected-resource/mcp"
         async with httpx.AsyncClient() as http:
             meta = (await http.get(metadata_url)).json()
@@ -335,7 +306,7 @@ async def test_the_service_credential_opens_only_the_operator_endpoints(
 
 
 async def test_chatgpt_search_and_fetch_answer_within_the_callers_rights(
-    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: Keys, tmp_path: Path
+    app_state: AppState, mcp_settings: McpSettings, jwks_url: str, keys: SigningKeys, tmp_path: Path
 ) -> None:
     """The chatgpt profile as ChatGPT reaches it (a connector over HTTP with OAuth): a user's search spans only the
     collections the policy lets them read, and another user's document answers fetch as a made-up id does."""
@@ -349,7 +320,7 @@ async def test_chatgpt_search_and_fetch_answer_within_the_callers_rights(
         async with httpx.AsyncClient() as http:  # what a connector reads first, with no token
             for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
                 assert (await http.get(base + path)).json()["resource"] == f"{base}/mcp", path
-        issuer = Issuer(keys, f"{base}/mcp")
+        issuer = Issuer(ISSUER, f"{base}/mcp", keys)
         async with session(f"{base}/mcp", issuer.token("alice", scope="alice")) as client:
             found = await client.call_tool("search", {"query": "orchids misting watered"})
             results = json.loads(found.content[0].text)["results"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import socket
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from ingestion_mcp.backend.clients import ServiceClient, make_http_client
 from ingestion_mcp.state import AppState
 
 from bench.pdf_scale_docs import report_pdf
+from scripts.service_stack import free_port
 
 pytestmark = pytest.mark.timeout(600)
 PAGE = re.compile(r"converting page (\d+)/(\d+)")
@@ -104,9 +104,7 @@ async def test_a_long_pdf_shows_its_pages_and_a_cancel_mid_conversion_keeps_noth
 
 async def test_over_http_the_client_hears_the_pages_and_a_cancel_stops_the_remote_worker() -> None:
     """Deployment mode: the docling service in its own server (uvicorn on loopback), reached over HTTP."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     app = create_app(DoclingSettings(_env_file=None, workers=1, pdf_page_window=5))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
     docling = ServiceClient("docling", make_http_client(f"http://127.0.0.1:{port}", token=None, timeout_s=120))

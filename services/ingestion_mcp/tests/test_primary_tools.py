@@ -42,7 +42,12 @@ async def test_tools_have_bounds_output_schemas_and_truthful_annotations(connect
         assert hint(tools["ingest_text"], "destructive_hint") is False
         top_k = tools["search"].input_schema["properties"]["top_k"]
         assert (top_k["minimum"], top_k["maximum"]) == (1, 100)
-        assert tools["ingest_document"].input_schema["properties"]["chunking"]["enum"] == ["default", "dense", "sparse"]
+        # chunking's and response_format's values are said once, in the instructions, not in every tool's schema;
+        # the tool still refuses any other value, naming them.
+        assert tools["ingest_text"].input_schema["properties"]["chunking"] == {"type": "string"}
+        assert all(f"{value}:" in (client.instructions or "") for value in ("default", "dense", "sparse"))
+        refused = await client.call_tool("ingest_text", {"text": NOTE, "chunking": "huge"})
+        assert refused.is_error and "'default', 'dense' or 'sparse'" in str(refused.structured_content), refused
 
 
 async def test_ingest_text_concise_then_detailed_then_search(connect, call_tool) -> None:

@@ -72,8 +72,8 @@ def test_a_profile_clash_is_a_configuration_error_not_a_traceback(tmp_path: Path
     import sys
 
     env = {**os.environ, "INGESTION_MCP_PROFILES": "obsidian,vector_store", "INGESTION_MCP_DATA_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "ingestion_mcp.main"], env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    command = [sys.executable, "-m", "ingestion_mcp.cli.server_command"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "both define the tool 'vector_search'" in done.stderr and "Traceback" not in done.stderr
 

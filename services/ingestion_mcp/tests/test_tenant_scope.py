@@ -4,8 +4,10 @@ Two users with real RS256 tokens (a JWKS file), the server's real HTTP app under
 streamable HTTP and the console over HTTP. Alice may write scope-a-*, Bob scope-b-*. For each way Alice can name a
 collection (an argument, search's filters.collection, mcpvectordb's library and filter.library, vector_store's
 store, the console's paths and query strings), a collection she may read that does not exist and one of Bob's that
-does answer alike, and no answer names one of Bob's. Her refused writes each leave one audit record with its
-fields in the JSON log line, and the metric counts them.
+does answer alike, and no answer names one of Bob's. Each of those refused reads leaves one audit record (the
+rule that refused it: the 'read' right), the same for Bob's existing and missing names, none for her own missing
+one. Her refused writes each leave one audit record with its fields in the JSON log line, and the metric counts
+them; mcpvectordb's delete_document of a doc_id she may not see, or of none, leaves one too.
 """
 
 from __future__ import annotations
@@ -14,16 +16,13 @@ import io
 import json
 import logging
 import re
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from prometheus_client.parser import text_string_to_metric_families
@@ -31,6 +30,7 @@ from servicekit.logging import JsonFormatter
 
 from scripts.serve_app import serving
 from scripts.service_stack import call, free_port, session
+from scripts.token_kit import Issuer
 
 ISSUER = "https://issuer.example"
 POLICY = """
@@ -53,30 +53,17 @@ TEXT = {
 }
 
 
-class Tokens:
-    def __init__(self, tmp_path: Path, audience: str) -> None:
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
-        self.jwks = tmp_path / "jwks.json"
-        self.jwks.write_text(json.dumps({"keys": [jwk | {"kid": "k1", "use": "sig"}]}))
-        self.audience = audience
-
-    def token(self, sub: str, scope: str) -> str:
-        now = int(time.time())
-        body = {"iss": ISSUER, "aud": self.audience, "sub": sub, "scope": scope, "iat": now, "exp": now + 600}
-        return jwt.encode(body, self.key, algorithm="RS256", headers={"kid": "k1"})
-
-
 @asynccontextmanager
 async def server(
     app_state: AppState, mcp_settings: McpSettings, tmp_path: Path, profiles: list[str]
-) -> AsyncIterator[tuple[str, Tokens]]:
+) -> AsyncIterator[tuple[str, Issuer]]:
     port = free_port()
-    tokens = Tokens(tmp_path, f"http://127.0.0.1:{port}/mcp")
+    tokens = Issuer(ISSUER, f"http://127.0.0.1:{port}/mcp")
+    jwks = tokens.keys.write_jwks(tmp_path / "jwks.json")
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
     settings = mcp_settings.model_copy(update={
-        "oauth_issuer": ISSUER, "oauth_jwks_file": tokens.jwks, "oauth_audience": tokens.audience,
+        "oauth_issuer": ISSUER, "oauth_jwks_file": jwks, "oauth_audience": tokens.audience,
         "access_policy": policy, "port": port, "transport": "streamable-http", "profiles": profiles,
     })  # fmt: skip
     state = AppState.create(settings, app_state.backend)
@@ -110,6 +97,16 @@ def audit_log() -> Iterator[Callable[[], list[dict[str, Any]]]]:
     logger.setLevel(level)
 
 
+def refused_reads(lines: list[dict[str, Any]], name: str) -> list[str]:
+    """The refused-read records about `name`, each without what differs from call to call (time, request id), the
+    name replaced."""
+    found = [line for line in lines if line.get("result") == "forbidden" and line.get("collection") == name]
+    for line in found:
+        assert line["subject"] == "alice" and line["rule"] == "needs the 'read' right" and line["request_id"], line
+    return [json.dumps({k: v for k, v in line.items() if k not in ("ts", "request_id")}).replace(name, "<name>")
+            for line in found]  # fmt: skip
+
+
 def alike(answers: dict[str, Any]) -> None:
     """Each answer, its own name replaced, is the same; none names one of Bob's collections otherwise."""
     shapes = {name: json.dumps(answer, sort_keys=True).replace(name, "<name>") for name, answer in answers.items()}
@@ -118,12 +115,12 @@ def alike(answers: dict[str, Any]) -> None:
         assert "scope-b-" not in shape, shape
 
 
-async def seed(base: str, tokens: Tokens) -> str:
+async def seed(base: str, tokens: Issuer) -> str:
     """Alice's and Bob's collections, one document each; Bob's document id."""
-    async with session(f"{base}/mcp", tokens.token("alice", "team-a")) as client:
+    async with session(f"{base}/mcp", tokens.token("alice", scope="team-a")) as client:
         made = await call(client, "ingest_text", text=TEXT["scope-a-docs"], name="orchids", collection="scope-a-docs")
         assert made["status"] == "indexed", made
-    async with session(f"{base}/mcp", tokens.token("bob", "team-b")) as client:
+    async with session(f"{base}/mcp", tokens.token("bob", scope="team-b")) as client:
         made = await call(
             client, "ingest_text", text=TEXT[HIDDEN], name="lathe", collection=HIDDEN, response_format="detailed"
         )
@@ -132,11 +129,11 @@ async def seed(base: str, tokens: Tokens) -> str:
 
 
 async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_missing(
-    app_state: AppState, mcp_settings: McpSettings, tmp_path: Path
+    app_state: AppState, mcp_settings: McpSettings, tmp_path: Path, audit_log: Callable[[], list[dict[str, Any]]]
 ) -> None:
     async with server(app_state, mcp_settings, tmp_path, ["ingestion", "vector_store"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
-        alice = tokens.token("alice", "team-a")
+        alice = tokens.token("alice", scope="team-a")
         async with session(f"{base}/mcp", alice) as client:
             names = (MISSING, HIDDEN, HIDDEN_MISSING)
             ways: dict[str, Callable[[str], Any]] = {
@@ -164,12 +161,19 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
                 ),
                 "delete_document by key": lambda n: call(client, "delete_document", collection=n, key="lathe"),
                 "vector_count": lambda n: call(client, "vector_count", store_name=n),
-                "vector_search": lambda n: call(client, "vector_search", store_name=n, query="orchids"),
+                "vector_search": lambda n: call(client, "vector_search", store_name=n, query=[0.6, 0.8]),
             }
             for way, ask in ways.items():
-                answers = {name: await ask(name) for name in names}
+                answers, records = {}, {}
+                for name in names:
+                    before = len(audit_log())
+                    answers[name] = await ask(name)
+                    records[name] = refused_reads(audit_log()[before:], name)
                 assert all(a.get("success") is not True or way.startswith("vector") for a in answers.values()), way
                 alike(answers)
+                # Bob's collection and a name of his that is not there: one record each, alike; hers: none.
+                assert len(records[HIDDEN]) == 1 and records[HIDDEN] == records[HIDDEN_MISSING], (way, records)
+                assert records[MISSING] == [], (way, records)
 
             # A filter value that is no collection name is blamed as the filter's, whatever exists.
             for value in ['scope-a-docs" || collection != "', "scope-b-docs' or '1'='1", 42]:
@@ -208,7 +212,7 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
     # mcpvectordb names a collection "library": as an argument and as filter.library.
     async with (
         server(app_state, mcp_settings, tmp_path, ["mcpvectordb"]) as (base, tokens),
-        session(f"{base}/mcp", tokens.token("alice", "team-a")) as client,
+        session(f"{base}/mcp", tokens.token("alice", scope="team-a")) as client,
     ):
         ways = {
             "search library": lambda n: call(client, "search", query="orchids", library=n),
@@ -221,6 +225,17 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
             alike(answers)
         libraries = await call(client, "list_libraries")
         assert "scope-b-" not in json.dumps(libraries), libraries
+        # delete_document names no library: a doc_id in Bob's library and one nowhere answer alike, and each
+        # attempt is on the audit record (the delete's own line: not found where she may look).
+        deletes = {}
+        for doc_id in (bob_doc, "0" * len(bob_doc)):
+            before = len(audit_log())
+            answer = await call(client, "delete_document", doc_id=doc_id)
+            (line,) = [r for r in audit_log()[before:] if r.get("action") == "delete_document"]
+            assert line["subject"] == "alice" and line["document"] == doc_id, line
+            assert line["tool"] == "delete_document" and line["result"].startswith("failed:"), line
+            deletes[doc_id] = answer
+        alike(deletes)
 
 
 def refusals(lines: list[dict[str, Any]], tool: str) -> list[dict[str, Any]]:
@@ -248,7 +263,7 @@ async def test_every_refused_write_leaves_one_structured_audit_record_and_is_cou
     (docs_dir / "scope-note.md").write_text("# Note\n\n" + TEXT["scope-a-docs"] * 3)
     async with server(app_state, mcp_settings, tmp_path, ["ingestion"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
-        alice = tokens.token("alice", "team-a")
+        alice = tokens.token("alice", scope="team-a")
         before = await forbidden_count(base, alice)
         attempts: dict[str, dict[str, Any]] = {
             "ingest_text": {"text": TEXT["scope-a-docs"], "name": "x", "collection": HIDDEN},

@@ -17,10 +17,10 @@ import httpx
 
 from scripts.milvus_server import MilvusLiteServer
 from scripts.service_stack import SERVICE_URL_NAMES, ServiceProcess
+from scripts.system_files import FAKETIME, FAKETIME_DIR
 
-FAKETIME_DIR = Path("/usr/lib/x86_64-linux-gnu/faketime")
 # The MT build serialises libfaketime's own state across threads (uvicorn, gRPC and ONNX Runtime run many).
-FAKETIME_LIBS = (FAKETIME_DIR / "libfaketimeMT.so.1", FAKETIME_DIR / "libfaketime.so.1")
+FAKETIME_LIBS = (FAKETIME_DIR / "libfaketimeMT.so.1", FAKETIME)
 NO_FAKETIME = "libfaketime is not installed (Debian package faketime): a replica with a skewed clock cannot be started"
 
 

@@ -49,10 +49,6 @@ def _box(segment: Segment) -> Box | None:
     return union(line.box for line in segment.located) if segment.located else None
 
 
-def _overlaps_x(a: Box, b: Box, slack: float = 0.0) -> bool:
-    return a[0] - slack < b[2] and b[0] - slack < a[2]
-
-
 def _gap_y(a: Box, b: Box) -> float:
     """Vertical distance between two boxes (0 when they overlap)."""
     return max(a[1] - b[3], b[1] - a[3], 0.0)

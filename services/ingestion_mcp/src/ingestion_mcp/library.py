@@ -18,8 +18,10 @@ from ingestion_contracts.gateway import (
     MAX_QUERY_CHARS,
     MAX_TOP_K,
     CollectionInfo,
+    CollectionList,
     DeleteCollectionResponse,
     DeleteDocumentResponse,
+    DocumentChunks,
     DocumentContent,
     DocumentInfo,
     DocumentList,
@@ -27,6 +29,14 @@ from ingestion_contracts.gateway import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+)
+from ingestion_contracts.vectors import (
+    VectorAddRequest,
+    VectorAddResponse,
+    VectorDeleteResponse,
+    VectorSearchRequest,
+    VectorSearchResponse,
+    VectorStoreInfo,
 )
 from pydantic import BaseModel
 
@@ -91,6 +101,10 @@ class Library:
     async def collections(self) -> list[str]:
         """The names of the collections, A to Z."""
         return await self.backend.collection_names()
+
+    async def listing(self) -> CollectionList:
+        """Every collection with its document and chunk counts (one call to the gateway)."""
+        return await self.backend.list_collections()
 
     async def collection_info(self, name: str) -> CollectionInfo:
         return await self.backend.get_collection(name)
@@ -200,6 +214,10 @@ class Library:
         except (CollectionNotFound, DocumentNotFound) as exc:
             raise self._missing(collection, doc_id, exc) from None
 
+    async def chunks(self, collection: str, doc_id: str, first: int, last: int) -> DocumentChunks:
+        """A document's chunks `first` to `last` (inclusive), in order."""
+        return await self.backend.get_chunks(collection, doc_id, first, last)
+
     async def doc_id_of(self, collection: str, key: str) -> str:
         """The doc_id of the document whose identity is `key` (a path, URL or name, as it was ingested; a
         path is also tried resolved)."""
@@ -255,3 +273,16 @@ class Library:
             if hit.doc_id not in best or hit.score > best[hit.doc_id].score:
                 best[hit.doc_id] = hit
         return sorted(best.values(), key=lambda hit: hit.score, reverse=True)[:top_k]
+
+    # -- vector stores (the vector_store profile: the caller's own vectors, no documents) ------
+    async def add_vector(self, store: str, request: VectorAddRequest) -> VectorAddResponse:
+        return await self.backend.vector_add(store, request)
+
+    async def delete_vector(self, store: str, vector_id: str, namespace: str | None) -> VectorDeleteResponse:
+        return await self.backend.vector_delete(store, vector_id, namespace)
+
+    async def search_vectors(self, store: str, request: VectorSearchRequest) -> VectorSearchResponse:
+        return await self.backend.vector_search(store, request)
+
+    async def vector_store(self, store: str, namespace: str | None) -> VectorStoreInfo:
+        return await self.backend.vector_store(store, namespace)

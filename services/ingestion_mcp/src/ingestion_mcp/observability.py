@@ -17,7 +17,7 @@ JOBS = Gauge("mcp_jobs", "Background jobs by status", ["status"], registry=REGIS
 AUDIT_EVENTS = Counter(
     "mcp_audit_events_total", "Writes, deletes and collection changes", ["action", "result"], registry=REGISTRY
 )
-# The tool being served (tools/common.safe_tool), for the audit log.
+# The tool being served (toolkit/common.safe_tool), for the audit log.
 tool_var: ContextVar[str | None] = ContextVar("mcp_tool", default=None)
 JOBS_STARTED = Counter("mcp_jobs_started_total", "Background jobs started", ["type"], registry=REGISTRY)
 

@@ -11,8 +11,9 @@ from typing import Any
 from ingestion_contracts.common import DOC_ID_PATTERN, NAME_PATTERN
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ToolAnnotations
 from mcp.types import Tool as MCPTool
-from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from . import __version__
@@ -20,8 +21,8 @@ from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
 from .state import AppState
-from .tools.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
-from .tools.strict_schema import strict
+from .toolkit.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
+from .toolkit.strict_schema import strict
 
 INSTRUCTIONS = """\
 ingestion-mcp indexes documents and finds passages in them.
@@ -106,14 +107,22 @@ class ProfileServer(MCPServer):
 
     async def list_tools(self) -> list[MCPTool]:
         """Each schema without pydantic's titles and other redundant keys (the tools/list is in every conversation),
-        in the subset every client accepts (tools/strict_schema.py); among our own tools' results, each shape
-        shown once (a job, a search hit: tools/lean_schema.shown_once)."""
+        in the subset every client accepts (toolkit/strict_schema.py); among our own tools' results, each shape
+        shown once (a job, a search hit: toolkit/lean_schema.shown_once)."""
         tools = [self._lean(tool) for tool in await super().list_tools()]
         own = [i for i, tool in enumerate(tools) if self._own(tool.name) and tool.output_schema is not None]
         shared = shown_once([(tools[i].name, tools[i].output_schema) for i in own])
         for i, schema in zip(own, shared, strict=True):
             tools[i] = tools[i].model_copy(update={"output_schema": schema})
         return tools
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        """A prompt this server does not have is the caller's mistake (-32602, naming the prompts there are); the
+        SDK raised a ValueError, answered as code 0 or -32603 with a traceback logged."""
+        if self._prompt_manager.get_prompt(name) is None:
+            there = ", ".join(prompt.name for prompt in self._prompt_manager.list_prompts()) or "none"
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt '{name}'; this server's prompts: {there}.")
+        return await super().get_prompt(name, arguments, context)
 
     def _own(self, name: str) -> bool:
         profile = self.tool_profiles.get(name)

@@ -10,11 +10,13 @@ from typing import Any
 import anyio
 
 from .access.audit import record, require
-from .access.guard import GuardedBackend
+from .access.guarded_backend import GuardedBackend
 from .access.policy import current_caller
 from .backend import Backend
 from .errors import ToolFailure
+from .ingest.folder_sync import FolderSync
 from .ingest.folders import FolderStore, folder_store
+from .ingest.notes import NoteIndex
 from .ingest.pipeline import Ingestor, Progress
 from .ingest.watch import Watcher
 from .jobs import RECENT_KEPT, Job, JobManager, JobStore, ProgressFn
@@ -36,7 +38,7 @@ class AppState:
     # The job kinds this process runs: the served profiles register theirs (server.build_server); a worker
     # registers every profile's.
     kinds: JobKinds[AppState] = field(default_factory=JobKinds)
-    # Follows the watched folders while this process leads (main.serve starts it; None elsewhere).
+    # Follows the watched folders while this process leads (server_command.serve starts it; None elsewhere).
     watcher: Watcher | None = None
 
     @classmethod
@@ -162,6 +164,14 @@ class AppState:
     def library(self) -> Library:
         """The facade every profile's tools use for the indexed documents (library.py)."""
         return Library(self.backend, self.settings)
+
+    def folder_sync(self) -> FolderSync:
+        """The one folder-sync engine over the guarded backend (ingest/folder_sync.py): the sync_folder tool's."""
+        return FolderSync(self.backend, self.settings, self.ingestor)
+
+    def note_index(self) -> NoteIndex:
+        """The notes collection the obsidian profile searches (ingest/notes.py), over the guarded backend."""
+        return NoteIndex(self.backend, self.settings)
 
 
 def job_store(settings: McpSettings, state: AppState) -> JobStore:

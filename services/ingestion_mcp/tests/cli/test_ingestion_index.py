@@ -26,7 +26,7 @@ STATUS_KEYS = {
 
 def command() -> list[str]:
     script = shutil.which("ingestion-index", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "ingestion_mcp.cli.main"]
+    return [script] if script else [sys.executable, "-m", "ingestion_mcp.cli.index_command"]
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

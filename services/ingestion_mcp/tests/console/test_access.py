@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
-import jwt
-from cryptography.hazmat.primitives.asymmetric import rsa
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from pydantic import SecretStr
+
+from scripts.token_kit import Issuer
 
 from .conftest import console, csrf_of
 
@@ -72,28 +70,21 @@ async def test_token_mode_needs_the_token_then_a_session_works_on_every_replica(
         await twin.jobs.aclose()
 
 
-def oauth_settings(mcp_settings: McpSettings, tmp_path: Path) -> tuple[McpSettings, rsa.RSAPrivateKey]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [jwk | {"kid": "k1", "use": "sig"}]}))
+def oauth_settings(mcp_settings: McpSettings, tmp_path: Path) -> tuple[McpSettings, Issuer]:
+    issuer = Issuer(ISSUER, AUDIENCE)
     (tmp_path / "policy.toml").write_text(POLICY)
     settings = mcp_settings.model_copy(update={
-        "oauth_issuer": ISSUER, "oauth_jwks_file": tmp_path / "jwks.json", "oauth_audience": AUDIENCE,
-        "access_policy": tmp_path / "policy.toml", "console_secret": SecretStr("console-key"),
+        "oauth_issuer": ISSUER, "oauth_jwks_file": issuer.keys.write_jwks(tmp_path / "jwks.json"),
+        "oauth_audience": AUDIENCE, "access_policy": tmp_path / "policy.toml",
+        "console_secret": SecretStr("console-key"),
     })  # fmt: skip
-    return settings, key
-
-
-def token(key: rsa.RSAPrivateKey, sub: str, scope: str) -> str:
-    now = int(time.time())
-    claims = {"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "iat": now, "exp": now + 300, "scope": scope}
-    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+    return settings, issuer
 
 
 async def test_oauth_rights_apply_to_every_page(
     open_state: AppState, mcp_settings: McpSettings, tmp_path: Path
 ) -> None:
-    settings, key = oauth_settings(mcp_settings, tmp_path)
+    settings, issuer = oauth_settings(mcp_settings, tmp_path)
     state = AppState.create(settings, open_state.backend)
     mine = await state.ingestor.ingest_text(TEXT, collection="console-alice-notes", name="alice")  # the server
     theirs = await state.ingestor.ingest_text(TEXT, collection="console-bob-notes", name="bob")
@@ -101,7 +92,9 @@ async def test_oauth_rights_apply_to_every_page(
         async with console(state) as client:
             refused = await client.post("/login", data={"token": "not-a-jwt"})
             assert refused.status_code == 401 and 'id="login-error"' in refused.text
-            assert (await client.post("/login", data={"token": token(key, "alice", "alice")})).status_code == 303
+            assert (
+                await client.post("/login", data={"token": issuer.token("alice", scope="alice")})
+            ).status_code == 303
             home = await client.get("/")
             assert "console-alice-notes" in home.text and "console-bob-notes" not in home.text
             assert (await client.get("/collections/console-bob-notes")).status_code == 404
@@ -120,7 +113,7 @@ async def test_oauth_rights_apply_to_every_page(
             drop = await client.post("/collections/console-alice-notes/delete",
                                      data={"csrf_token": csrf, "confirm_name": "console-alice-notes"})  # fmt: skip
             assert drop.status_code == 403 and "needs the &#39;admin&#39; right" in drop.text, drop.text
-        reader = {"Authorization": f"Bearer {token(key, 'carol', 'alice-reader')}"}
+        reader = {"Authorization": f"Bearer {issuer.token('carol', scope='alice-reader')}"}
         async with console(state, **reader) as client:  # a bearer header works too; no CSRF needed with it
             assert "console-alice-notes" in (await client.get("/")).text
             gone = await client.post(f"/collections/console-alice-notes/documents/{mine.doc_id}/delete")

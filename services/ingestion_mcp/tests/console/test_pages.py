@@ -143,7 +143,7 @@ async def test_the_documents_table_shows_each_source_s_pages(open_state: AppStat
 
 async def test_a_collection_page_shows_its_synced_folders(open_state: AppState, docs_dir: Path) -> None:
     """Freshness where an operator looks: each synced folder, watched or not, its last sync and what it did."""
-    from ingestion_mcp.profiles.ingestion.sync import sync_folder_job
+    from ingestion_mcp.profiles.ingestion.sync_tool import sync_folder_job
 
     folder = docs_dir / "console-synced"
     folder.mkdir()

@@ -1,6 +1,6 @@
 """The queue under broker faults, on a real Redis of its own: restarted, frozen, full, losing jobs.
 
-Workers run in this process (ingestion_mcp.worker's arq worker); the end-to-end versions with worker and
+Workers run in this process (ingestion_mcp.cli.worker_command's arq worker); the end-to-end versions with worker and
 replica processes behind a balancer are tests/e2e/test_broker_faults.py and the fault suite (bench.chaos).
 """
 
@@ -244,7 +244,7 @@ async def test_the_liveness_check_passes_while_the_broker_is_away(
 ) -> None:
     """`ingestion-mcp-worker --check` (the liveness probe) asks whether the worker's loop runs, not whether Redis
     answers: a broker outage must not get every worker restarted."""
-    from ingestion_mcp.worker import check, heartbeat_file
+    from ingestion_mcp.cli.worker_command import check, heartbeat_file
 
     heartbeat_file(settings).unlink(missing_ok=True)
     assert await asyncio.to_thread(check, settings) == 1, "no worker yet"

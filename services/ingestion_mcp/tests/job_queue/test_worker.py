@@ -1,6 +1,6 @@
 """The worker on a real Redis: jobs run, report progress, cancel between stages, survive a stopped worker.
 
-The worker is ingestion_mcp.worker's arq worker, in this process, running the `test_staged` kind
+The worker is ingestion_mcp.cli.worker_command's arq worker, in this process, running the `test_staged` kind
 (conftest.py); the end-to-end test runs real ingests in a worker process (tests/e2e/test_jobs_queue.py).
 """
 
@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from ingestion_mcp.cli.worker_command import build_worker
 from ingestion_mcp.jobs.queue import RedisJobStore
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
-from ingestion_mcp.worker import build_worker
 
 from .conftest import RUNS, claim_as_worker, with_test_kinds
 
@@ -190,8 +190,8 @@ async def test_the_health_check_answers_for_this_worker(queue_settings: McpSetti
     """`ingestion-mcp-worker --check` (a pod's probe) passes while this host's worker polls, not before."""
     from arq.connections import RedisSettings
     from arq.worker import async_check_health
+    from ingestion_mcp.cli.worker_command import health_key
     from ingestion_mcp.jobs.queue import QUEUE
-    from ingestion_mcp.worker import health_key
 
     redis_settings = RedisSettings.from_dsn(queue_settings.broker_url or "")
     assert await async_check_health(redis_settings, health_key(), QUEUE) == 1

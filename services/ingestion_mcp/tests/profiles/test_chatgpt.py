@@ -24,10 +24,11 @@ from ingestion_mcp.state import AppState
 from mcp import Client
 from mcp.types import CallToolResult
 
+from scripts.system_files import REFCARD, system_file
+
 from .conftest import SECTIONS, profile_state
 
 COLLECTION = "chatgpt-profile"
-REFCARD = Path("/usr/share/doc/debian-refcard/refcard-en-a4.pdf.gz")
 RESULT = {"type": "object", "required": ["id", "title", "url", "text"], "additionalProperties": False,
           "properties": {name: {"type": "string"} for name in ("id", "title", "url", "text")}}  # fmt: skip
 SEARCH_ANSWER = {"type": "object", "required": ["results"], "additionalProperties": False,
@@ -53,7 +54,7 @@ def one_text(answer: CallToolResult, schema: dict[str, Any] | None = None) -> di
 async def corpus(app_state: AppState, docs_dir: Path, web_port: int) -> dict[str, str]:
     """The documents, ingested with the ingestion profile; their keys by kind."""
     pdf = docs_dir / "refcard-en-a4.pdf"
-    pdf.write_bytes(gzip.decompress(REFCARD.read_bytes()))
+    pdf.write_bytes(gzip.decompress(system_file(REFCARD).read_bytes()))
     long_text = "\n\n".join(f"## {title} {i}\n\n" + " ".join([text] * 6) for i in range(100) for title, text in
                             SECTIONS.items() if title == "Volcanoes")  # fmt: skip
     state = profile_state(app_state, policy=SourcePolicy.build(allowed_hosts=[f"127.0.0.1:{web_port}"]))
@@ -159,6 +160,6 @@ def test_chatgpt_combines_with_profiles_whose_names_differ_and_refuses_a_clash(a
         with pytest.raises(ProfileClash, match=f"'{other}' and 'chatgpt' both define the tool 'search'"):
             build_server(profile_state(app_state, profiles=[other, "chatgpt"]))
     env = os.environ | {"INGESTION_MCP_PROFILES": "chatgpt,ingestion"}  # the server refuses to start, saying why
-    done = subprocess.run([sys.executable, "-m", "ingestion_mcp.main"], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    command = [sys.executable, "-m", "ingestion_mcp.cli.server_command"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "both define the tool 'search'" in done.stderr, done.stderr[-2000:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from ingestion_mcp.profiles import NAMES
-from ingestion_mcp.tools.annotations import MAX_RESULT_KEY
+from ingestion_mcp.toolkit.annotations import MAX_RESULT_KEY
 
 from scripts import client_lint
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -193,15 +194,19 @@ async def test_get_file_details_errors(docs_mcp: Any, guide: dict) -> None:
         assert beyond["code"] == "INDEX_NOT_FOUND" and f"has {guide['chunksCreated']} chunks" in beyond["message"]
 
 
-async def test_remove_file_deletes_its_chunks(docs_mcp: Any, web_port: int) -> None:
+async def test_remove_file_deletes_its_chunks(docs_mcp: Any, web_port: int, caplog: pytest.LogCaptureFixture) -> None:
     async with docs_mcp() as docs_client:
         job = await fetch(docs_client, f"http://127.0.0.1:{web_port}/removable.md", "removable.md")
         path = job["result"]["filePath"]
         removed = (await docs_client.call_tool("remove_file", {"filePath": path})).structured_content
         assert removed["success"] is True and removed["chunksDeleted"] == job["result"]["chunksCreated"] >= 1
         assert f"{removed['chunksDeleted']} chunks deleted" in removed["message"]
-        assert (await error_of(docs_client, "remove_file", filePath=path))["code"] == "INDEX_NOT_FOUND"
+        with caplog.at_level(logging.INFO, logger="ingestion_mcp.audit"):
+            assert (await error_of(docs_client, "remove_file", filePath=path))["code"] == "INDEX_NOT_FOUND"
         assert Path(path).exists()  # the index forgets the file; the file itself stays
+    # Both deletes are on the audit record, the second (a file no longer indexed) as a failure.
+    (gone,) = [r for r in caplog.records if r.name == "ingestion_mcp.audit" and r.fields["document"] == path]
+    assert gone.fields["action"] == "delete_document" and gone.fields["result"] == "failed:INDEX_NOT_FOUND", gone
 
 
 async def test_fetch_file_job_progress_rises_to_completed(docs_mcp: Any, docs_state: Any, web_port: int) -> None:

@@ -1,5 +1,5 @@
 """docs_server's minScore on the calibrated scale: the spec's default (0.7) returns on-topic chunks with the
-bundled model and nothing for an off-topic query (issue 12, point 2; tools/scores.py)."""
+bundled model and nothing for an off-topic query (issue 12, point 2; toolkit/scores.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from ingestion_mcp.server import build_server
-from ingestion_mcp.tools.scores import docs_server_score, docs_server_threshold
+from ingestion_mcp.toolkit.scores import docs_server_score, docs_server_threshold
 from mcp import Client
 
 

@@ -1,4 +1,4 @@
-"""tools/strict_schema.py: the rewrite of generated tool schemas into the subset strict clients accept."""
+"""toolkit/strict_schema.py: the rewrite of generated tool schemas into the subset strict clients accept."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from ingestion_mcp.tools.strict_schema import UnsupportedSchema, strict
+from ingestion_mcp.toolkit.strict_schema import UnsupportedSchema, strict
 
 from .test_strict_schemas import violations
 

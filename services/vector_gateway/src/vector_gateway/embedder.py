@@ -290,7 +290,8 @@ class EmbedderHolder:
                 log.error("embedding model failed to load: %s", self._error)
                 return
             # The model's objects live as long as the process: out of the collector's full passes, which
-            # walked them all at random requests (350-400 ms pauses; ingestion_mcp.main.freeze_startup_objects).
+            # walked them all at random requests (350-400 ms pauses; ingestion_mcp.cli.server_command
+            # .freeze_startup_objects).
             gc.collect()
             gc.freeze()
             log.info(

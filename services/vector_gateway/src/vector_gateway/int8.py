@@ -1,7 +1,7 @@
 """int8 embeddings where they keep the rankings and run faster (docs/embeddings.md, "int8 embeddings").
 
-One scheme, chosen by bench.int8 on both benchmark sets (full corpora, nDCG@10 within 0.005 of fp32 dense and
-hybrid): ONNX Runtime's dynamic quantisation of the fp32 export, int8 weights on every attention projection and
+One scheme, chosen by bench.experiments.int8 on both benchmark sets (full corpora, nDCG@10 within 0.005 of fp32 dense
+and hybrid): ONNX Runtime's dynamic quantisation of the fp32 export, int8 weights on every attention projection and
 MatMul except the six FFN-output MatMuls, which stay fp32 (their inputs, the GELU outputs, have a few channels far
 above the rest, and layer 0's weights one outlier of 7.9 where the row maxima are ~0.14: in int8 they cost the
 vectors most of their closeness). The model distribution (ingestion-mcp-minilm, what the one-line install brings)
@@ -32,7 +32,7 @@ from typing import Literal
 log = logging.getLogger("vector_gateway.embedder")
 
 Precision = Literal["fp32", "int8"]
-SCHEME = "int8"  # bench.int8's dyn-keep-ffn-out; a different scheme must take another name (other vectors)
+SCHEME = "int8"  # bench.experiments.int8's dyn-keep-ffn-out; a different scheme must take another name (other vectors)
 SUFFIX = f"+{SCHEME}"
 # Texts per run. Dynamic quantisation takes one activation range per tensor, i.e. per batch: a text's vector would
 # depend on the texts beside it (cosine 0.988 to its vector alone). Alone, it is the same in any call (a query, a
@@ -149,7 +149,7 @@ def ensure_int8(fp32: Path, folder: Path) -> Path:
 
 def kept_in_fp32(fp32: Path) -> list[str]:
     """The FFN-output MatMuls (each layer's GELU output -> down projection): the nodes whose int8 weights and
-    inputs move the vectors most (bench.int8's per-node screen)."""
+    inputs move the vectors most (bench.experiments.int8's per-node screen)."""
     import onnx
 
     graph = onnx.load(str(fp32), load_external_data=False).graph

@@ -80,11 +80,3 @@ def all_of(*parts: Where | None) -> Where | None:
     if not present:
         return None
     return present[0] if len(present) == 1 else And(present)
-
-
-def any_of(parts: Iterable[Where]) -> Where | None:
-    """OR of the filters; ``None`` for none."""
-    present = tuple(parts)
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else Or(present)

@@ -1,8 +1,13 @@
-"""One structured record on logger ``ingestion_mcp.audit`` for every write, delete and collection change.
+"""One structured record on logger ``ingestion_mcp.audit`` for every write, delete and collection change, and for
+every read refused.
 
 Who (the token's subject), which tool, which collection and document, how it ended, and the request id that
 follows the call into every service, as fields of the JSON log line; a refused attempt is recorded too,
-whichever stage refuses it (the store, the pipeline, a job's submission). mcp_audit_events_total counts them.
+whichever stage refuses it (the store, the pipeline, a job's submission), with the rule that refused it. A read
+of a collection the caller may not read answers as a missing one, and leaves one record (result ``forbidden``)
+that the caller never sees: probing other tenants' collections shows here. A write whose document is looked up
+first (by key, path or doc_id across collections) and not found is recorded as that write's failure.
+mcp_audit_events_total counts them.
 
 The records have their own sink (INGESTION_MCP_AUDIT_LOG: stderr, a file, or off), at INFO whatever the
 application's log level, so a plain start writes them.
@@ -12,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from logging.handlers import WatchedFileHandler
 from typing import Any, TypeVar
 
@@ -51,7 +57,23 @@ def require(action: str, collection: str, key: str | None, right: Right = "write
     try:
         current_caller().require(right, collection)
     except ToolFailure:
-        record(action, collection, key, "forbidden")
+        record(action, collection, key, "forbidden", rule=needs(right))
+        raise
+
+
+def needs(right: Right) -> str:
+    """The rule a refusal names: the right the caller's token does not grant on the collection."""
+    return f"needs the '{right}' right"
+
+
+@contextmanager
+def looked_up_for(action: str, collection: str | None, key: str | None) -> Iterator[None]:
+    """The lookup a write makes before it reaches the store (its document by key, path or doc_id): a failure there
+    is the write's, recorded as one (the store's own refusals and failures are recorded where they happen)."""
+    try:
+        yield
+    except ToolFailure as exc:
+        record(action, collection, key, f"failed:{exc.code}")
         raise
 
 
@@ -74,11 +96,13 @@ async def audited(action: str, collection: str, key: str | None, right: Right, w
     return answer
 
 
-def record(action: str, collection: str | None, key: str | None, result: str) -> None:
+def record(action: str, collection: str | None, key: str | None, result: str, *, rule: str | None = None) -> None:
     fields = {
         "event": "audit", "subject": current_caller().subject, "tool": tool_var.get(), "action": action,
         "collection": collection, "document": key, "result": result, "request_id": request_id_var.get(),
     }  # fmt: skip
+    if rule is not None:
+        fields["rule"] = rule
     who = f"{fields['subject']} " if fields["subject"] else ""  # no subject (stdio, a shared token): not "None"
     log.info("audit: %s%s on %s: %s (%s)", who, action, collection or "-", result, fields["tool"] or "-",
              extra={"fields": fields})  # fmt: skip

@@ -2,7 +2,7 @@
 RFC 9728 metadata that tells a client where to get a token.
 
 Three modes (settings.auth_mode): none (loopback only), a static AUTH_TOKEN (one caller, every right; checked
-in http/guard.py as before) and OAuth (this module). The token stops here: the backend's clients send only
+in http/front_door.py as before) and OAuth (this module). The token stops here: the backend's clients send only
 the server's own service credential to the internal services.
 """
 

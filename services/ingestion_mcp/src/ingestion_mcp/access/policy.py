@@ -2,7 +2,7 @@
 
 The HTTP auth layer (access/auth.py) sets the caller for each request; stdio, the CLI, a queue worker and the
 no-auth and static-token modes act as ``Caller.everything()`` (one token, every right). The guarded
-backend (access/guard.py) asks ``current_caller()`` before every call that names a collection.
+backend (access/guarded_backend.py) asks ``current_caller()`` before every call that names a collection.
 
 A policy maps a token's claims (its scopes in ``scope``/``scp``, or the groups in a claim the policy names)
 to rights on collection-name glob patterns. ``admin`` implies ``write`` implies ``read``.

@@ -1,6 +1,6 @@
 """What `ingestion-index` does to a folder of notes: sync it into the index, clear it, report.
 
-`full` and `update` run the one folder-sync engine (ingest/sync.py, also behind the `sync_folder` tool and
+`full` and `update` run the one folder-sync engine (ingest/folder_sync.py, also behind the `sync_folder` tool and
 watching) with the notes' own keys: key = source = the vault-relative path, one `folder:` tag per ancestor
 folder (notes.folder_tags), as the obsidian profile expects. `update` skips a file whose size and mtime are
 as recorded without reading it, and compares the sha256 of the others; `full` hands every file to the
@@ -18,9 +18,9 @@ from pathlib import Path
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure
 from ..ingest.acquire import now_iso
+from ..ingest.folder_sync import FolderSync, SyncOptions
 from ..ingest.folders import LastSync, folder_store
 from ..ingest.notes import folder_tags
-from ..ingest.sync import FolderSync, SyncOptions
 from ..settings import McpSettings
 
 OnProgress = Callable[[int, list[str]], None]  # files done in this step, lines to print in verbose mode

@@ -1,7 +1,7 @@
 """The console's door: who the browser is (a signed session cookie or a bearer header), the CSRF token of its
 session, and the security headers on every answer (docs/console.md).
 
-The checks are those of the MCP endpoint (http/guard.py): the static token compared in constant time, an
+The checks are those of the MCP endpoint (http/front_door.py): the static token compared in constant time, an
 OAuth access token verified by the same OAuthGate (again on every request), the same Origin rule. Nothing is
 kept in the process: the cookie carries the session, signed with a key every replica derives alike.
 """

@@ -6,7 +6,7 @@ watches sees the same ones and they outlive a restart:
   so the watcher's "changed since" and a worker's "last sync" never overwrite each other) and a set of ids;
 - without: a JSON file in the data folder, read-modify-written under an exclusive file lock (the server and
   `ingestion-index` may share the folder), replaced atomically.
-The documents themselves (and each file's size, mtime and hash) stay in the gateway registry (ingest/sync.py):
+The documents themselves (and each file's size, mtime and hash) stay in the gateway registry (ingest/folder_sync.py):
 a record is what get_collections and the console show, and what the watcher reads to know what to watch.
 """
 

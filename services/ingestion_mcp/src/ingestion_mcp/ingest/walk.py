@@ -1,5 +1,5 @@
 """What a folder sync looks at: the walk, its include/exclude globs and ignore files, links, and which files
-can be read (ingest/sync.py decides what to write).
+can be read (ingest/folder_sync.py decides what to write).
 
 - Globs are checked before anything runs: a malformed one ("[unclosed", an empty one, one that climbs out
   with "..") is refused with what is wrong; they match the folder-relative path or the file name, ignoring
@@ -77,7 +77,7 @@ class SyncOptions:
     # Only these folder-relative paths (files or folders) changed: a watched folder's batch is synced in time
     # proportional to the batch, not to the folder. Empty: the whole folder.
     paths: tuple[str, ...] = ()
-    # The most documents a sync removes; None: the bound (ingest/sync.py: over 25% and over 10 removes none).
+    # The most documents a sync removes; None: the bound (ingest/folder_sync.py: over 25% and over 10 removes none).
     max_removals: int | None = None
     ignore_files: bool = True  # .gitignore / .ingestionignore honoured
     # Real paths of the other folders synced into the same collection: a link into one is that folder's document.

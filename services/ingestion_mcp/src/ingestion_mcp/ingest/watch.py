@@ -10,7 +10,7 @@ each watched folder with watchfiles (inotify, or polling where asked), and on a 
 sync_folder job as the watch's owner and waits for it; changes seen meanwhile make the next batch. On
 taking the lead, each watched folder is synced once: what changed while nobody watched is caught up (after
 the sync that the sync_folder call setting the watch queued, never beside it).
-The sync itself is the one engine (ingest/sync.py): a batch only says "look again", never what to write.
+The sync itself is the one engine (ingest/folder_sync.py): a batch only says "look again", never what to write.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from ..jobs import Job, JobStore
 from ..settings import McpSettings
 from ..sources.paths import allowed_real_roots, inside_any
 from .acquire import now_iso
+from .folder_sync import SyncOptions, folder_identity, matches_filters
 from .folders import FolderRecord, FolderStore
 from .ignores import Ignores, is_ignore_file
-from .sync import SyncOptions, folder_identity, matches_filters
 from .walk import SKIPPED_EXTENSIONS, extension_of
 
 log = logging.getLogger("ingestion_mcp.watch")

@@ -1,8 +1,8 @@
 """Jobs on the broker: records in Redis that any replica reads, work on an arq queue that workers run.
 
 A replica that accepts a job takes its write order, then writes its record and enqueues (job id, kind,
-params, order) in one Redis transaction; it does not run the job. A worker (ingestion_mcp/worker.py) claims it, writes
-its progress, step timings and result into the record, and any replica answers get_job_status,
+params, order) in one Redis transaction; it does not run the job. A worker (cli/worker_command.py) claims it,
+writes its progress, step timings and result into the record, and any replica answers get_job_status,
 list_active_jobs and cancel_job from there. See docs/jobs.md for the flow, cancel semantics and retries.
 
 Every call has a timeout and one retry (a frozen or unreachable Redis makes a job tool answer

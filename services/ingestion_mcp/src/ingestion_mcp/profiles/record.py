@@ -18,7 +18,7 @@ from . import NAMES
 @dataclass(frozen=True)
 class Profile:
     name: str
-    # Registers the profile's tools (each with tools.common.profile_tools' decorator) on the server.
+    # Registers the profile's tools (each with toolkit.common.profile_tools' decorator) on the server.
     register: Callable[[MCPServer, AppState], None]
     # How it answers arguments the MCP framework refuses before a tool runs (type, range, missing).
     argument_errors: Callable[[ToolFailure], CallToolResult]

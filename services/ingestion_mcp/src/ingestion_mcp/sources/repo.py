@@ -32,10 +32,6 @@ class RepoSnapshot:
     documents: tuple[RepoDocument, ...]
     skipped: tuple[SkippedFile, ...]
 
-    @property
-    def total_bytes(self) -> int:
-        return sum(len(doc.markdown.encode()) for doc in self.documents)
-
 
 async def clone_repo(
     url: str,

@@ -36,7 +36,8 @@ log = logging.getLogger("vector_gateway.lance")
 
 # IVF partitions read by a dense search (upkeep.py makes rows / 1,000 of them, int8 vectors), and how many times the
 # asked rows are re-ranked with their full vectors: at 1M real-structured chunks, recall@10 0.97 against an exact scan
-# (96 probes, x2), 0.96 at 80 probes, 0.95 at 64; without the re-rank 0.92 (bench.lance_levers, docs/scale.md).
+# (96 probes, x2), 0.96 at 80 probes, 0.95 at 64; without the re-rank 0.92 (bench.experiments.lance_levers,
+# docs/scale.md).
 PROBED_PARTITIONS = 96
 REFINE_FACTOR = 2
 INDEX_CACHE_MB = 1024  # index pages kept in memory (VECTOR_GATEWAY_LANCE_CACHE_MB)

@@ -1,7 +1,8 @@
 """A Lance table's upkeep: its indexes made and kept current, small fragments compacted, old versions removed.
 
 New rows are searched by a flat scan until the table is optimised, and that is dear: 200 rows outside the
-BM25 index add ~12 ms to every keyword ranking of a 1M-chunk table, 1,000 rows ~20 ms at 100k (bench.lance_upkeep).
+BM25 index add ~12 ms to every keyword ranking of a 1M-chunk table, 1,000 rows ~20 ms at 100k
+(bench.experiments.lance_upkeep).
 After each write the store calls ``check``; one background thread optimises the table when it is due:
 at once when many rows sit outside the indexes, many commits piled up or many small fragments are left (a
 writer that stopped before its upkeep), or a table is big enough for its vector index (IVF with int8 vectors,
@@ -40,9 +41,9 @@ ROWS_PER_PARTITION = 1_000  # IVF partitions: rows / this (about sqrt(rows) at a
 # serves meanwhile) once the table holds this many times the rows it was trained on: at 100k, 200k, 400k, 800k, ...
 RETRAIN_GROWTH = 2
 # The kind vector_index_config makes: IVF with int8 scalar-quantised vectors, searched with an exact re-rank of the
-# best candidates (store.py). On a million real-structured chunks (bench.lance_levers, docs/scale.md) it reaches a
-# recall@10 of 0.97 against an exact scan at 96 of 1,000 partitions, where IVF_FLAT needs 40 probes for 0.957 and
-# reads four times the bytes per row; IVF_PQ and IVF_HNSW_SQ stayed under 0.89 and 0.86.
+# best candidates (store.py). On a million real-structured chunks (bench.experiments.lance_levers, docs/scale.md) it
+# reaches a recall@10 of 0.97 against an exact scan at 96 of 1,000 partitions, where IVF_FLAT needs 40 probes for
+# 0.957 and reads four times the bytes per row; IVF_PQ and IVF_HNSW_SQ stayed under 0.89 and 0.86.
 VECTOR_INDEX_KIND = "IVF_SQ"
 UPKEEP_CHECK_S = 5.0  # a table's index statistics are read at most this often (checked after every write)
 OPTIMIZE_SHARE = 10  # rows outside an index wait at least this many times the table's last optimisation

@@ -21,8 +21,8 @@ from pydantic import Field
 
 from ...errors import NotFound, ToolFailure
 from ...state import AppState
-from ...tools.annotations import READ
-from ...tools.common import profile_tools
+from ...toolkit.annotations import READ
+from ...toolkit.common import profile_tools
 from .links import DocumentRef, document_url, parse_id
 
 # ChatGPT documents no numeric cap on a tool's answer; hosts reject answers in the tens of thousands of characters

@@ -91,7 +91,7 @@ async def index_then_save(
         path = await save(docs, data, target, overwrite)
     except BaseException:
         if outcome.status == "indexed":
-            await docs.state.backend.delete_document(docs.collection, outcome.doc_id)
+            await docs.state.library.delete_document(docs.collection, outcome.doc_id)
         raise
     return path, outcome
 

@@ -23,15 +23,16 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from ...access.audit import looked_up_for
 from ...errors import CollectionNotFound, ToolFailure
 from ...jobs import Job
 from ...sources import SourcePolicy, ensure_inside, sanitize_filename
 from ...sources.gitcli import check_repo_url, validate_ref
 from ...sources.netguard import check_url_shape, parse_url
 from ...state import AppState
-from ...tools.annotations import FETCH_AND_SAVE, READ, REMOVE
-from ...tools.common import ToolDecorator, profile_tools, result
-from ...tools.scores import docs_server_score, docs_server_threshold
+from ...toolkit.annotations import FETCH_AND_SAVE, READ, REMOVE
+from ...toolkit.common import ToolDecorator, profile_tools, result
+from ...toolkit.scores import docs_server_score, docs_server_threshold
 from .jobs import DocsContext
 from .models import (
     ActiveJobsOutput,
@@ -198,7 +199,7 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
                 code="INDEX_NOT_FOUND",
             )
         first, last = max(0, chunkIndex - contextSize), min(doc.chunk_count - 1, chunkIndex + contextSize)
-        window = await docs.state.backend.get_chunks(docs.collection, doc.doc_id, first, last)
+        window = await docs.state.library.chunks(docs.collection, doc.doc_id, first, last)
         chunks = [docs.chunk(hit, score=False) for hit in window.chunks]
         target = next((c.content for c in chunks if c.chunkIndex == chunkIndex), None)
         return result(FileDetailsOutput(
@@ -209,7 +210,8 @@ def _register_files(tool: ToolDecorator, docs: DocsServer) -> None:
     @tool(REMOVE)
     async def remove_file(filePath: FilePathArg) -> Annotated[CallToolResult, RemoveFileOutput]:
         """Delete a file's chunks and embeddings from the index (the file on disk is left alone)."""
-        doc = await docs.find(filePath)
+        with looked_up_for("delete_document", docs.collection, filePath):
+            doc = await docs.find(filePath)
         deleted = await docs.state.library.delete_document(docs.collection, doc.doc_id)
         return result(RemoveFileOutput(
             success=True, filePath=doc.key, chunksDeleted=deleted.deleted_chunks,

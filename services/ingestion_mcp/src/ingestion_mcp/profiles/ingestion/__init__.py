@@ -8,15 +8,15 @@ from functools import partial
 from mcp.server import MCPServer
 
 from ...state import AppState
-from ...tools.common import error_result
+from ...toolkit.common import error_result
 from ..record import Profile
-from . import batch, documents, navigation, sync, tools, viewer, web
+from . import batch, documents, navigation, sync_tool, tools, viewer, web
 from .jobs import register_jobs
 from .models import render_error
 
 
 def register(server: MCPServer, state: AppState) -> None:
-    for module in (tools, web, documents, navigation, batch, sync, viewer):
+    for module in (tools, web, documents, navigation, batch, sync_tool, viewer):
         module.register(server, state)
 
 

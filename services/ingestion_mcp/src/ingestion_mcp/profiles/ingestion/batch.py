@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field, model_validator
 from ...errors import ToolFailure
 from ...ingest.pipeline import BatchItem, IngestOutcome
 from ...state import AppState
-from ...tools.annotations import WRITE
-from ...tools.common import profile_tools, result
+from ...toolkit.annotations import WRITE
+from ...toolkit.common import profile_tools, result
 from .documents_models import BatchItemResult, BatchOutput
 from .models import ChunkingArg, CollectionArg, TagsArg, render_error
 

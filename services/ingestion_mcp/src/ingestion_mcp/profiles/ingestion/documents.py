@@ -12,12 +12,13 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ...access.audit import looked_up_for
 from ...errors import ToolFailure
 from ...jobs import Job
 from ...library import estimate_tokens
 from ...state import AppState
-from ...tools.annotations import CANCEL, CREATE, READ, REMOVE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import CANCEL, CREATE, READ, REMOVE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 from .documents_models import (
     CreatedCollectionOutput,
     DeletedCollectionOutput,
@@ -172,7 +173,8 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, DeleteOutput]:
         """Delete a document and all its chunks from a collection. Permanent."""
         name = state.collection(collection)
-        doc_id = await resolve_doc_id(state, name, doc_id, key)
+        with looked_up_for("delete_document", name, key or doc_id):
+            doc_id = await resolve_doc_id(state, name, doc_id, key)
         deleted = await state.library.delete_document(name, doc_id)
         return result(DeleteOutput(
             success=True, doc_id=doc_id, collection=name, deleted_chunks=deleted.deleted_chunks,

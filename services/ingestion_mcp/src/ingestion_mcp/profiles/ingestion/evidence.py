@@ -16,7 +16,7 @@ from ingestion_contracts.regions import PageSize, Region, Unit
 from mcp.types import ImageContent
 from pydantic import BaseModel
 
-from ...backend.page_image import PageImage
+from ...library import PageImage
 
 PAGED_FILE_TYPES = ("pdf", "image")
 NOT_LOCATED = (

@@ -12,7 +12,7 @@ from ...jobs import ProgressFn
 from ...jobs.kinds import JobKinds
 from ...state import AppState
 from .batch import summarize
-from .sync import sync_folder_job
+from .sync_tool import sync_folder_job
 
 
 async def ingest_document(state: AppState, params: dict[str, Any], progress: ProgressFn) -> dict[str, Any]:

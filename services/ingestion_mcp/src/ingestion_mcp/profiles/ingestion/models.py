@@ -32,6 +32,12 @@ def said_once(*keywords: str) -> Callable[[dict[str, Any]], None]:
 
 
 TAG_LIST_SCHEMA = WithJsonSchema({"type": "array", "items": {"type": "string"}})
+# A synced folder's freshness (ingest/folders.SyncedFolder) named in words: its nested schema cost every tools/list
+# 620 bytes, and an agent reads these fields from the answer itself (issue 53: room for two more tools).
+SYNCED_FOLDERS_SCHEMA = WithJsonSchema({"type": "array", "items": {"type": "object", "description": (
+    "folder, watched, last_synced; last_result and full_result: counts; changed_since; error, error_at; "
+    "failing ('file: reason') and failing_total."
+)}})  # fmt: skip
 TagsArg = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH)]] | None,
     Field(default=None, max_length=MAX_TAGS),
@@ -42,11 +48,15 @@ TagFilterArg = Annotated[
     Field(default=None, max_length=MAX_TAGS, description="Only passages carrying every one of these tags."),
     TAG_LIST_SCHEMA,
 ]
+# The values of these two are in the instructions (server.INSTRUCTIONS), with what each does; listing them in every
+# tool that takes them cost ~400 bytes of each tools/list. The model still refuses any other value, naming them.
 ChunkingArg = Annotated[
-    Literal["default", "dense", "sparse"], Field(default="default", json_schema_extra=said_once("default"))
+    Literal["default", "dense", "sparse"], Field(default="default", json_schema_extra=said_once("default", "enum"))
 ]
 # What 'detailed' adds is named in each output schema's description.
-FormatArg = Annotated[Literal["concise", "detailed"], Field(default="concise", json_schema_extra=said_once("default"))]
+FormatArg = Annotated[
+    Literal["concise", "detailed"], Field(default="concise", json_schema_extra=said_once("default", "enum"))
+]
 SourceArg = Annotated[str | None, Field(default=None, max_length=2048)]
 ForceArg = Annotated[bool, Field(default=False, json_schema_extra=said_once("default"))]
 # Where a page of a list or a text starts (0: the start); the instructions say how paging goes.
@@ -187,7 +197,7 @@ class CollectionsOutput(ToolOutput):
     files: list[str] | None = None
     file_count: int | None = None
     embedding_model: str | None = None
-    synced_folders: list[SyncedFolder] | None = None
+    synced_folders: Annotated[list[SyncedFolder] | None, SYNCED_FOLDERS_SCHEMA] = None
     engine: SkipJsonSchema[str | None] = None
     precision: SkipJsonSchema[str | None] = None
 

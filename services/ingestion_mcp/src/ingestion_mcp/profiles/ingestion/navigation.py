@@ -21,8 +21,8 @@ from pydantic.json_schema import SkipJsonSchema
 from ...errors import ToolFailure
 from ...library import estimate_tokens
 from ...state import AppState
-from ...tools.annotations import READ
-from ...tools.common import profile_tools, result
+from ...toolkit.annotations import READ
+from ...toolkit.common import profile_tools, result
 from .documents import DocRefArg, KeyArg, resolve_doc_id
 from .documents import doc_name as short_name
 from .evidence import (

@@ -18,8 +18,8 @@ from ...ingest.folders import latest_sync, synced_folders
 from ...ingest.pipeline import IngestOutcome
 from ...library import ResponseBudget
 from ...state import AppState
-from ...tools.annotations import READ, WRITE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import READ, WRITE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 from .evidence import NOT_LOCATED, hit_regions, hit_units, not_located
 from .models import (
     ChunkingArg,
@@ -42,7 +42,7 @@ from .models import (
     TopKArg,
     render_error,
 )
-from .sync import freshness
+from .sync_tool import freshness
 from .viewer import VIEWER_META
 
 CONCISE_TEXT_CHARS = 600
@@ -293,7 +293,7 @@ def _register_collections(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, CollectionsOutput]:
         """List collections with their document counts, or give the stats and files of one collection."""
         if collection is None:
-            listing = await state.backend.list_collections()
+            listing = await state.library.listing()
             synced = await synced_folders(state.folders)
             items = [
                 CollectionSummary(

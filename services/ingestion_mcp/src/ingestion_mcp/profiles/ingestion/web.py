@@ -11,8 +11,8 @@ from pydantic import Field
 
 from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
-from ...tools.annotations import FETCH
-from ...tools.common import profile_tools
+from ...toolkit.annotations import FETCH
+from ...toolkit.common import profile_tools
 from .models import (
     ChunkingArg,
     CollectionArg,

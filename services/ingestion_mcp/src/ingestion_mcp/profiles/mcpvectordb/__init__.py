@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ...tools.common import error_result
+from ...toolkit.common import error_result
 from ..record import Profile
 from .tools import SERVER_NAME, SERVER_VERSION, register, render_error
 

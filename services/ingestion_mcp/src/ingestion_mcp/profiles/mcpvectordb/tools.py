@@ -14,11 +14,12 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
+from ...access.audit import looked_up_for
 from ...errors import ToolFailure
 from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
-from ...tools.annotations import FETCH, LARGE_RESULT, READ, REMOVE, WRITE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import FETCH, LARGE_RESULT, READ, REMOVE, WRITE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 
 SERVER_NAME = "mcpvectordb"
 SERVER_VERSION = "0.2.0"
@@ -266,7 +267,7 @@ def _register_manage(tool: ToolDecorator, state: AppState) -> None:
     @tool(READ)
     async def list_libraries() -> Annotated[CallToolResult, LibrariesResult]:
         """List all libraries with document and chunk counts."""
-        listing = await state.backend.list_collections()
+        listing = await state.library.listing()
         return result(LibrariesResult(libraries=[
             LibraryRecord(library=c.name, document_count=c.document_count, chunk_count=c.chunk_count)
             for c in listing.collections
@@ -277,6 +278,7 @@ def _register_manage(tool: ToolDecorator, state: AppState) -> None:
         doc_id: Annotated[str, Field(pattern=DOC_ID_PATTERN)],
     ) -> Annotated[CallToolResult, DeleteResult]:
         """Remove a document and all its chunks from the index."""
-        name = await find_library(state, doc_id)
+        with looked_up_for("delete_document", None, doc_id):  # a forbidden or missing doc_id is on the record too
+            name = await find_library(state, doc_id)
         deleted = await state.library.delete_document(name, doc_id)
         return result(DeleteResult(status="deleted", doc_id=doc_id, deleted_chunks=deleted.deleted_chunks))

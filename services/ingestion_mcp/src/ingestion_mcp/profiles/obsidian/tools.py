@@ -23,14 +23,13 @@ from pydantic import Field
 
 from ...errors import ToolFailure
 from ...ingest.notes import (
-    NoteIndex,
     ObsidianError,
     as_obsidian_error,
     error_json,
 )
 from ...state import AppState
-from ...tools.annotations import READ
-from ...tools.common import profile_tools
+from ...toolkit.annotations import READ
+from ...toolkit.common import profile_tools
 
 
 def spec_error(error: ObsidianError) -> CallToolResult:
@@ -57,7 +56,7 @@ def as_json(answer: dict[str, Any]) -> str:
 
 def register(server: MCPServer, state: AppState) -> None:
     tool = profile_tools(server, render_error)
-    notes = NoteIndex(state.backend, state.settings)
+    notes = state.note_index()
 
     @tool(READ)
     async def vector_search(

@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 
 from ...errors import ToolFailure
 from ...state import AppState
-from ...tools.annotations import LARGE_RESULT, READ, REMOVE, WRITE
-from ...tools.common import ToolDecorator, profile_tools, result
+from ...toolkit.annotations import LARGE_RESULT, READ, REMOVE, WRITE
+from ...toolkit.common import ToolDecorator, profile_tools, result
 
 _STORE_RE = re.compile(NAME_PATTERN)
 _NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)
@@ -117,7 +117,7 @@ def _register_write(tool: ToolDecorator, state: AppState) -> None:
             id=id, embedding=embedding, metadata=metadata or {}, namespace=namespace,
             metric=state.settings.vector_store_metric,
         )  # fmt: skip
-        added = await state.backend.vector_add(store_name, request)
+        added = await state.library.add_vector(store_name, request)
         return result(AddResult(status=added.status, id=added.id, dimension=added.dimension))
 
     @tool(REMOVE)
@@ -131,7 +131,7 @@ def _register_write(tool: ToolDecorator, state: AppState) -> None:
         Returns deleted=true, or deleted=false when no such id exists there (not an error). Permanent.
         """
         check_scope(store_name, namespace)
-        deleted = await state.backend.vector_delete(store_name, id, namespace)
+        deleted = await state.library.delete_vector(store_name, id, namespace)
         return result(DeleteResult(deleted=deleted.deleted, id=deleted.id))
 
 
@@ -157,7 +157,7 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
             raise ToolFailure("Query embedding must be a non-empty array", code="INVALID_INPUT")
         check_scope(store_name, namespace)
         request = VectorSearchRequest(query=query, k=k, namespace=namespace, metadata_filter=metadata_filter or {})
-        found = await state.backend.vector_search(store_name, request)
+        found = await state.library.search_vectors(store_name, request)
         matches = [
             VectorMatch(id=hit.id, score=hit.score, metadata=hit.metadata, namespace=hit.namespace)
             for hit in found.results
@@ -171,5 +171,5 @@ def _register_read(tool: ToolDecorator, state: AppState) -> None:
     ) -> Annotated[CallToolResult, CountResult]:
         """Get the number of vectors in a store, or in one namespace of it (0 for an empty or unknown store)."""
         check_scope(store_name, namespace)
-        info = await state.backend.vector_store(store_name, namespace)
+        info = await state.library.vector_store(store_name, namespace)
         return result(CountResult(count=info.count, store_name=store_name))

@@ -1,0 +1,439 @@
+"""Keep a collection in step with a folder: walk, compare, ingest what changed, prune what is gone.
+
+One engine for the `sync_folder` tool, watching and `ingestion-index update` (issue 29; issue 37 made it safe:
+docs/sync.md). What is looked at (globs, ignore files, links, which files can be read) is ingest/walk.py.
+
+Where the per-file state lives: in the collection itself. The gateway registry already keeps, per
+document, its key, content_hash and metadata, durably and shared by every replica and worker; each
+synced document also carries `sync_size` and `sync_mtime_ns` in its metadata. So a restart or another
+replica sees the same state, and there is no second store to drift from the index. An unchanged file
+(same size and mtime as recorded) is skipped without reading its body; otherwise its sha256 (read in
+blocks) decides, the same hash the ingest pipeline stores. Each document is written whole (the gateway
+replaces one atomically), so a sync stopped anywhere (cancelled, its worker killed, its folder gone) leaves
+whole documents that the next sync finds in step: it goes on, it does not write them twice.
+
+Removal is bounded (`bounded`): a sync that would remove more than 25% and more than 10 of the folder's
+documents removes none of them (rsync's and rclone's --max-delete), says so, and still adds and replaces;
+`max_removals` sets the bound. A folder that disappears or is replaced during the sync prunes nothing.
+
+Memory: the walk is a generator over os.scandir and files are sent in batches of
+`settings.index_batch_size`; what is held for the whole run is one small tuple per indexed document
+(key, doc_id, hash, size, mtime), never file bodies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..backend import Backend
+from ..errors import CollectionNotFound, ToolFailure, UpstreamError
+from ..settings import McpSettings
+from ..sources.paths import allowed_real_roots, ensure_inside
+from .folder_lock import folder_sync_lock, lock_path
+from .pipeline import BatchItem, Ingestor, IngestOutcome
+from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_paths
+
+log = logging.getLogger("ingestion_mcp.sync")
+__all__ = ["FolderSync", "SyncOptions", "SyncReport", "check_patterns", "folder_root", "matches_filters"]
+SIZE_KEY = "sync_size"
+MTIME_KEY = "sync_mtime_ns"
+HASH_BLOCK = 1 << 20
+BOUND_SHARE, BOUND_COUNT = 0.25, 10  # over both: a sync removes none (max_removals sets another bound)
+PROGRESS_EVERY_S = 0.5  # while comparing files, at most this often
+# Failures that mean "this file has nothing to index", not "something went wrong".
+NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})
+Progress = Callable[[float, int, str], Awaitable[None]]  # files done, files in all, message
+TagsFor = Callable[[str], list[str]]
+# Told of each file's verdict as it is reached: (verdict, folder-relative path, detail). Verdicts: added,
+# replaced, unchanged, removed, refused, empty, failed, service (a service failed, not the file).
+OnFile = Callable[[str, str, str], None]
+# The pipeline's stages as a sync's progress names them ("file 37/1,204: embedding").
+STAGES = {"downloading": "reading"}
+
+
+@dataclass(frozen=True)
+class Failure:
+    rel: str
+    reason: str
+    kind: str = "failed"  # refused (by the walk), empty (nothing to index), service (a service failed), failed
+
+    def __str__(self) -> str:
+        return f"{self.rel}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Known:
+    doc_id: str
+    content_hash: str
+    size: int | None
+    mtime_ns: int | None
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # removals the bound withheld (documents kept)
+    skipped: dict[str, int] = field(default_factory=dict)  # files that cannot be ingested, by extension
+    folder_documents: int = 0  # the folder's documents in the collection before the sync (the bound's base)
+    max_removals: int | None = None
+    dry_run: bool = False
+    cancelled: bool = False
+
+    def of_kind(self, *kinds: str) -> list[Failure]:
+        return [f for f in self.failed if f.kind in kinds]
+
+    def counts(self) -> dict[str, int]:
+        """The five counts, then `held` and `skipped` when there are any."""
+        counts = {
+            "added": len(self.added), "replaced": len(self.replaced), "unchanged": self.unchanged,
+            "removed": len(self.removed), "failed": len(self.failed),
+        }  # fmt: skip
+        if self.held:
+            counts["held"] = len(self.held)
+        if self.skipped:
+            counts["skipped"] = sum(self.skipped.values())
+        return counts
+
+    def bound_note(self) -> str:
+        """What the removal bound kept and how to go past it ("" when it kept nothing)."""
+        if not self.held:
+            return ""
+        n, base = len(self.held), self.folder_documents
+        why = (
+            f"more than max_removals={self.max_removals} allows" if self.max_removals is not None
+            else f"over {BOUND_SHARE:.0%} and over {BOUND_COUNT} of the folder's {base} documents"
+        )  # fmt: skip
+        verb = "would keep" if self.dry_run else "kept"
+        return (
+            f"Removal bound: {verb} all {n} documents whose files are gone or no longer match ({why}). If that is "
+            f"intended, sync again with max_removals={n}; if not, check the folder, include, exclude and recursive."
+        )
+
+
+def folder_identity(root: Path) -> tuple[int, int] | None:
+    """(device, inode) of the folder, None when it is not there: a folder deleted or moved, even if made again
+    under the same name, is another folder."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def bounded(count: int, base: int, max_removals: int | None) -> bool:
+    """Whether removing `count` of a folder's `base` documents is past the bound (then none is removed)."""
+    if max_removals is not None:
+        return count > max_removals
+    return count > BOUND_COUNT and count > BOUND_SHARE * base
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(HASH_BLOCK):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+async def known_documents(backend: Backend, collection: str, prefix: str) -> dict[str, Known]:
+    """key -> what the registry holds, for every document whose key lies under `prefix` (one read)."""
+    try:
+        stamps = await backend.document_stamps(collection, prefix, [SIZE_KEY, MTIME_KEY])
+    except CollectionNotFound:
+        return {}
+    return {
+        s.key: Known(s.doc_id, s.content_hash, _int(s.metadata.get(SIZE_KEY)), _int(s.metadata.get(MTIME_KEY)))
+        for s in stamps.stamps
+    }
+
+
+async def _no_progress(done: float, seen: int, message: str) -> None:
+    return None
+
+
+def _no_lines(verdict: str, rel: str, detail: str) -> None:
+    return None
+
+
+async def remove_folder_documents(backend: Backend, collection: str, known: dict[str, Known]) -> list[str]:
+    """Delete these documents (a folder that is gone, removed on request); the keys removed."""
+    removed = []
+    for key, was in known.items():
+        try:
+            await backend.delete_document(collection, was.doc_id)
+        except CollectionNotFound:
+            break
+        except ToolFailure as exc:  # one that cannot be removed now is left; the rest go
+            log.warning("a document of a folder that is gone was not removed: %s", exc.message)
+            continue
+        removed.append(key)
+    return removed
+
+
+def folder_root(folder: str, settings: McpSettings) -> Path:
+    """The real path of a folder under the allowed roots; anything else is refused (before a job is queued)."""
+    root = ensure_inside(folder, settings.allowed_roots)
+    if not root.is_dir():
+        raise ToolFailure(f"Not a folder: {folder}.", "Pass a folder under the allowed roots.")
+    return root
+
+
+class FolderSync:
+    """The one sync engine: `run` walks, ingests new and changed files, and prunes what is gone."""
+
+    def __init__(self, backend: Backend, settings: McpSettings, ingestor: Ingestor | None = None) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.ingestor = ingestor or Ingestor(backend, settings)
+
+    async def known(self, collection: str, prefix: str) -> dict[str, Known]:
+        """What the registry holds under `prefix` (known_documents)."""
+        return await known_documents(self.backend, collection, prefix)
+
+    async def remove(self, collection: str, known: dict[str, Known]) -> list[str]:
+        """Delete these documents (remove_folder_documents); the keys removed."""
+        return await remove_folder_documents(self.backend, collection, known)
+
+    async def run(
+        self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
+        cancelled: Callable[[], bool] = lambda: False, on_file: OnFile = _no_lines, report: SyncReport | None = None,
+    ) -> SyncReport:  # fmt: skip
+        """Sync once. `report` (given) is filled as the sync goes: what was done before a failure is in it."""
+        check_patterns(options.include, options.exclude)
+        root = folder_root(options.folder, self.settings)
+        prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
+        report = report if report is not None else SyncReport()
+        report.dry_run, report.max_removals = options.dry_run, options.max_removals
+        # One sync of this folder into this collection at a time, whichever process runs it (folder_lock.py):
+        # the second reads the state the first left, so it finds nothing left to do.
+        async with folder_sync_lock(lock_path(self.settings.data_dir, options.collection, prefix)):
+            await self._run(options, root, prefix, tags_for, progress, cancelled, on_file, report)
+        return report
+
+    async def _run(
+        self, options: SyncOptions, root: Path, prefix: str, tags_for: TagsFor, progress: Progress,
+        cancelled: Callable[[], bool], on_file: OnFile, report: SyncReport,
+    ) -> None:  # fmt: skip
+        identity = folder_identity(root)
+        known = await known_documents(self.backend, options.collection, prefix)
+        report.folder_documents = len(known)
+        walk = Walk(root, allowed_real_roots(self.settings.allowed_roots), options, lambda rel: prefix + rel in known)
+        seen: set[str] = set()
+        unlisted: list[str] = []  # folders that could not be listed: their documents are kept
+        pending: list[Pending] = []
+        # Counted first (names and stats only, streamed): progress reads "file 37/1,204" from the start.
+        expected = sum(1 for item in walk.in_scope() if not isinstance(item, Skipped))
+        done = walked = 0
+        told = time.monotonic()
+        await progress(0, expected, f"file 0/{expected:,}: comparing")
+        for item in walk.in_scope():
+            if cancelled():
+                report.cancelled = True
+                break
+            if isinstance(item, Skipped):
+                report.skipped[item.extension] = report.skipped.get(item.extension, 0) + 1
+                continue
+            walked += 1
+            total = max(expected, walked)  # files added during the run count too
+            send = self._look(item, prefix + item.rel, known, options, report, on_file, seen, unlisted)
+            if send is None:
+                done += 1
+            else:
+                pending.append(send)
+            if len(pending) >= self.settings.index_batch_size:
+                await self._send(
+                    pending, options, known, report, tags_for, on_file, _batch(progress, done, total, pending)
+                )
+                done += len(pending)
+                pending = []
+                told = time.monotonic()
+            elif time.monotonic() - told >= PROGRESS_EVERY_S:  # hashing a large folder's touched files
+                await progress(done, total, f"file {done:,}/{total:,}: comparing")
+                told = time.monotonic()
+        total = max(expected, walked)
+        if pending and not report.cancelled:
+            await self._send(pending, options, known, report, tags_for, on_file, _batch(progress, done, total, pending))
+            done += len(pending)
+        await progress(done, total, f"file {done:,}/{total:,}: done")
+        if folder_identity(root) != identity:  # gone, or moved and made again: what was not seen is not "gone"
+            raise vanished(report)
+        if options.prune and not report.cancelled:
+            await self._prune(known, seen, unlisted, prefix, options, report, on_file)
+
+    def _look(
+        self, item: Entry | Refusal, key: str, known: dict[str, Known], options: SyncOptions, report: SyncReport,
+        on_file: OnFile, seen: set[str], unlisted: list[str],
+    ) -> Pending | None:  # fmt: skip
+        """Judge one walked item: what to send to the pipeline (new or changed), None when it is dealt with."""
+        if isinstance(item, Refusal):
+            seen.add(key)  # a refused file keeps what it had: no prune on a passing error
+            if item.folder:
+                unlisted.append(item.rel)
+            _fail(report, on_file, Failure(item.rel, item.reason, "refused"))
+            return None
+        if key in seen:
+            return None  # a second name (a link) of a file already looked at
+        seen.add(key)
+        verdict = self._compare(item, known.get(key), options)
+        if isinstance(verdict, Failure):
+            _fail(report, on_file, verdict)
+        elif verdict == "unchanged":
+            report.unchanged += 1
+            on_file("unchanged", item.rel, "")
+        return Pending(item, key) if verdict in ("new", "changed") else None
+
+    @staticmethod
+    def _compare(item: Entry, was: Known | None, options: SyncOptions) -> str | Failure:
+        """new, changed or unchanged (by size and mtime, else by content hash)."""
+        if was is None:
+            return "new"  # nothing stored to compare with: the pipeline reads and hashes it once
+        if options.recheck:
+            return "changed"  # the pipeline compares the hash itself
+        if was.size == item.size and was.mtime_ns == item.mtime_ns:
+            return "unchanged"  # no file body read
+        try:
+            fresh = digest(item.path)
+        except OSError as exc:
+            return Failure(item.rel, f"cannot read: {exc.strerror or exc}")
+        # Same content, new mtime (a checkout, a copy, a save without edits): unchanged, nothing written. It is
+        # hashed again at the next sync: a read costs far less than the relabel that would record the new mtime
+        # (the gateway rewrites every chunk of a relabelled document: 249 s for 1,000 files, bench.sync).
+        return "unchanged" if was.content_hash == fresh else "changed"
+
+    async def _send(
+        self, pending: list[Pending], options: SyncOptions, known: dict[str, Known], report: SyncReport,
+        tags_for: TagsFor, on_file: OnFile, progress: Callable[[float, str], Awaitable[None]],
+    ) -> None:  # fmt: skip
+        if options.dry_run:
+            for p in pending:
+                verdict = "replaced" if p.key in known else "added"
+                (report.replaced if verdict == "replaced" else report.added).append(p.entry.rel)
+                on_file(verdict, p.entry.rel, "")
+            return
+        groups: dict[tuple[str, ...], list[Pending]] = {}
+        for p in pending:
+            groups.setdefault(tuple(tags_for(p.entry.rel)), []).append(p)
+        for tags, group in groups.items():
+            items = [
+                BatchItem(file_path=str(p.entry.path), source=p.entry.rel, key=p.key, as_text=p.entry.text,
+                          metadata={SIZE_KEY: p.entry.size, MTIME_KEY: p.entry.mtime_ns})
+                for p in group
+            ]  # fmt: skip
+            outcomes = await self.ingestor.ingest_many(
+                items, collection=options.collection, tags=list(tags), progress=progress
+            )
+            for p, outcome in zip(group, outcomes, strict=True):
+                _record(report, p, p.key in known, outcome, on_file)
+
+    async def _prune(
+        self, known: dict[str, Known], seen: set[str], unlisted: list[str], prefix: str, options: SyncOptions,
+        report: SyncReport, on_file: OnFile,
+    ) -> None:  # fmt: skip
+        scope = scope_paths(options.paths)
+        kept = [prefix + rel.rstrip("/") + "/" for rel in unlisted if rel != "."]
+        if "." in unlisted:
+            return  # the folder itself could not be listed: nothing it holds is known to be gone
+
+        def in_view(key: str) -> bool:
+            rel = key[len(prefix) :]
+            return (
+                key not in seen and _under(key, prefix, scope) and (options.recursive or "/" not in rel)
+                and not any(key.startswith(k) for k in kept)
+            )  # fmt: skip
+
+        gone = [(key, was) for key, was in known.items() if in_view(key)]
+        prefix_len = len(options.key_prefix or "")  # a label is the key without a folder-relative prefix
+        if bounded(len(gone), len(known), options.max_removals):
+            report.held = [key[prefix_len:] for key, _ in gone]
+            return
+        for key, was in gone:
+            label = key[prefix_len:]
+            if not options.dry_run:
+                try:
+                    await self.backend.delete_document(options.collection, was.doc_id)
+                except (ToolFailure, OSError) as exc:  # one failed delete never stops the rest
+                    _fail(report, on_file, Failure(label, f"could not remove: {exc}"))
+                    continue
+            report.removed.append(label)
+            on_file("removed", label, "")
+
+
+def _batch(progress: Progress, done: int, total: int, batch: list[Pending]) -> Callable[[float, str], Awaitable[None]]:
+    """The pipeline's progress through one batch as the sync's, from its first file: "file 21/1,204: embedding"."""
+    size = len(batch)
+
+    async def stage(fraction: float, step: str) -> None:
+        if step == "done":
+            return
+        name = STAGES.get(step.split(" ", 1)[0], step)
+        current = done + min(size, 1 + int(fraction * size))
+        await progress(done + fraction * size, total, f"file {current:,}/{total:,}: {name}")
+
+    return stage
+
+
+def vanished(report: SyncReport) -> ToolFailure:
+    written = len(report.added) + len(report.replaced)
+    return ToolFailure(
+        f"The folder disappeared during the sync (deleted, moved or unmounted). The {written} documents written "
+        "before are whole and kept; nothing was removed.",
+        "Put the folder back (or pass its new path) and sync again: the next sync goes on from what was written.",
+        code="FOLDER_GONE",
+    )
+
+
+def _under(key: str, prefix: str, paths: list[str] | None) -> bool:
+    """Whether a stored key lies at or under one of the changed paths (all keys when the whole folder synced)."""
+    return paths is None or any(key == prefix + rel or key.startswith(prefix + rel + "/") for rel in paths)
+
+
+@dataclass(frozen=True)
+class Pending:
+    entry: Entry
+    key: str
+
+
+def _fail(report: SyncReport, on_file: OnFile, failure: Failure) -> None:
+    report.failed.append(failure)
+    on_file(failure.kind, failure.rel, failure.reason)
+
+
+def _failure(rel: str, exc: ToolFailure) -> Failure:
+    if exc.code in NOTHING_TO_INDEX:
+        return Failure(rel, exc.message, "empty")
+    service_down = isinstance(exc, UpstreamError) and (exc.status is None or exc.status >= 500)
+    return Failure(rel, exc.message, "service" if service_down else "failed")
+
+
+def _record(
+    report: SyncReport, p: Pending, existed: bool, outcome: IngestOutcome | ToolFailure, on_file: OnFile
+) -> None:
+    rel = p.entry.rel
+    if isinstance(outcome, ToolFailure):
+        _fail(report, on_file, _failure(rel, outcome))
+        return
+    detail = f"{outcome.chunks} chunks"
+    if outcome.status == "skipped":
+        report.unchanged += 1
+        on_file("unchanged", rel, detail)
+    elif existed or outcome.status in ("replaced", "updated"):
+        report.replaced.append(rel)
+        on_file("replaced", rel, detail)
+    else:
+        report.added.append(rel)
+        on_file("added", rel, detail)
