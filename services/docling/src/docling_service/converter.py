@@ -21,8 +21,9 @@ from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, F
 from ingestion_contracts.regions import PageSize
 from servicekit import Unprocessable
 
+from .backends import convert_as, docling_formats
 from .containers import PdfInfo, check_office_zip, inspect_pdf
-from .formats import detect_file_type
+from .formats import detect_file_type, unwrap_gzip
 from .html_nesting import check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
@@ -43,14 +44,6 @@ NO_MODELS_HINT = (
     "there, read-only (docs/deployment.md, 'Models: baked or mounted')."
 )
 
-_INPUT_FORMATS: dict[str, InputFormat] = {
-    "pdf": InputFormat.PDF,
-    "docx": InputFormat.DOCX,
-    "pptx": InputFormat.PPTX,
-    "xlsx": InputFormat.XLSX,
-    "html": InputFormat.HTML,
-    "md": InputFormat.MD,
-}
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 PAGED_TYPES = frozenset({"pdf", "pptx", "image"})
 NATIVE_FALLBACK_WARNING = (
@@ -137,10 +130,9 @@ class Converter:
 
     @staticmethod
     def _build(pdf_option: PdfFormatOption) -> DocumentConverter:
-        docling = DocumentConverter(
-            allowed_formats=list(_INPUT_FORMATS.values()), format_options={InputFormat.PDF: pdf_option}
-        )
-        for input_format in _INPUT_FORMATS.values():
+        formats = docling_formats()
+        docling = DocumentConverter(allowed_formats=formats, format_options={InputFormat.PDF: pdf_option})
+        for input_format in formats:
             docling.initialize_pipeline(input_format)
         return docling
 
@@ -172,6 +164,8 @@ class Converter:
         ``progress(done, total)`` hears how many pages of a PDF are converted (native pipeline: after each
         window of pages and each page read by OCR)."""
         started = time.perf_counter()
+        packed = data
+        file_name, data = unwrap_gzip(file_name, data, self.options.max_document_bytes)
         file_type = detect_file_type(file_name, data)
         warnings: list[str] = []
         ocr_pages: list[int] = []
@@ -183,7 +177,7 @@ class Converter:
             pdf_info = inspect_pdf(file_name, data, max_pages=self.options.max_pdf_pages,
                                    max_page_megapixels=self.options.max_page_megapixels,
                                    dpi=self.options.ocr.render_dpi)  # fmt: skip
-        elif file_type in ("docx", "pptx", "xlsx"):
+        elif file_type in ("docx", "pptx", "xlsx", "epub", "odt", "ods", "odp"):
             check_office_zip(file_name, data, file_type)
         elif file_type in ("html", "md"):  # Markdown's raw HTML blocks go to the same HTML reader
             check_html_nesting(file_name, data, self.options.html)
@@ -222,8 +216,8 @@ class Converter:
             markdown=rendered.markdown,
             blocks=rendered.blocks,
             page_spans=rendered.page_spans,
-            content_hash=hashlib.sha256(data).hexdigest(),
-            size_bytes=len(data),
+            content_hash=hashlib.sha256(packed).hexdigest(),
+            size_bytes=len(packed),
             conversion_ms=round((time.perf_counter() - started) * 1000, 2),
             ocr_pages=ocr_pages,
             levels_known=levels_known,
@@ -254,10 +248,11 @@ class Converter:
         """One docling conversion (``options``: e.g. ``page_range``); a failure becomes CORRUPT_FILE."""
         if self._docling is None:
             raise RuntimeError("Converter.start() was not called")
-        stream = DocumentStream(
-            name=f"{PurePosixPath(file_name).stem or 'document'}.{file_type}", stream=io.BytesIO(data)
-        )
-        result = self._docling.convert(stream, raises_on_error=False, **options)
+        if file_type == "pdf":
+            stream = DocumentStream(name=f"{PurePosixPath(file_name).stem or 'document'}.pdf", stream=io.BytesIO(data))
+            result = self._docling.convert(stream, raises_on_error=False, **options)
+        else:
+            result = convert_as(self._docling, file_name, file_type, data, self.options.timeout_s)
         if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
             reasons = "; ".join(error.error_message for error in result.errors[:3]) or str(result.status.value)
             log.info("docling failed on %s: %s", file_name, reasons)
