@@ -24,6 +24,7 @@ from servicekit import Unprocessable
 from .backends import convert_as, docling_formats
 from .containers import PdfInfo, check_office_zip, inspect_pdf
 from .formats import detect_file_type, unwrap_gzip
+from .html_clean import clean_document
 from .html_nesting import check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
@@ -46,6 +47,8 @@ NO_MODELS_HINT = (
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 PAGED_TYPES = frozenset({"pdf", "pptx", "image"})
+# Types whose metadata declares the title (<title>, the EPUB's dc:title): it comes before the first heading.
+DECLARED_TITLES = frozenset({"html", "mhtml", "epub"})
 NATIVE_FALLBACK_WARNING = (
     "PDF converted with the model-free native pipeline (no layout model: headings are guessed from font size, "
     "tables are found by rule). Mount docling's models and set DOCLING_ARTIFACTS_PATH for the standard pipeline."
@@ -209,7 +212,7 @@ class Converter:
                 rendered,
                 file_name,
                 pdf_info.title if pdf_info else metadata_title(data, file_type),
-                outlined=file_type == "pdf" and levels_known,
+                declared=(file_type == "pdf" and levels_known) or file_type in DECLARED_TITLES,
             ),
             page_count=page_count,
             pipeline=pipeline,
@@ -284,7 +287,7 @@ class Converter:
     def _convert_with_docling(
         self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], ocr_pages: list[int]
     ) -> tuple[Rendered, int | None]:
-        document = self._docling_document(file_name, file_type, data, warnings)
+        document = self._docling_document(file_name, file_type, clean_document(file_type, data), warnings)
         paged = file_type in PAGED_TYPES
         segments = document_segments(document, paged=paged, located=file_type == "pdf")
         if file_type == "pdf" and self._ocr is not None:  # the standard pipeline OCRs what has no text layer
@@ -320,10 +323,11 @@ def _sizes(file_type: FileType, data: bytes, rendered: Rendered) -> list[PageSiz
     return page_sizes(sizes, rendered.regions, rendered.units)
 
 
-def _title(rendered: Rendered, file_name: str, metadata: str | None, *, outlined: bool = False) -> str:
-    """The first title or heading, else the metadata's title, else the file name without extension. A PDF whose
-    headings are its bookmarks' has its first section there ("Part I Gnuplot"): its metadata's title comes first."""
-    if outlined and metadata:
+def _title(rendered: Rendered, file_name: str, metadata: str | None, *, declared: bool = False) -> str:
+    """The first title or heading, else the metadata's title, else the file name without extension. A declared
+    title comes first: a PDF whose headings are its bookmarks' has its first section there ("Part I Gnuplot"), a
+    web page's first heading may be its site's name, an EPUB's its cover's."""
+    if declared and metadata:
         return metadata
     for block in rendered.blocks:
         if block.kind in ("title", "heading"):
