@@ -257,8 +257,10 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         if more:
             answer.message += f" Call again with offset={offset + shown} for the rest."
         if not doc.levels_known:
-            answer.message += (" Heading levels are not known (indexed before they were kept): depth is the nesting;"
-                               " re-ingest it with force=true to fill them in.")  # fmt: skip
+            # No re-ingest advice: a PDF without bookmarks has its levels guessed again, so the answer would not
+            # change (issue 51, point 5); only a document indexed before levels were kept would gain from it.
+            answer.message += (" Heading levels are not known (the document declares none, e.g. a PDF without"
+                               " bookmarks): depth is the nesting the layout suggests.")  # fmt: skip
         return result(answer)
 
     @tool(READ)
