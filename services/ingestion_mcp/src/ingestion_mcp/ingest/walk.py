@@ -183,7 +183,8 @@ def matches_filters(rel: str, options: SyncOptions) -> bool:
 
 # -- what a file is -----------------------------------------------------------------------------------------
 def extension_of(name: str) -> str:
-    """".pdf"; a gzipped document of a type the converter reads keeps both (".pdf.gz"), other .gz files are ".gz"."""
+    """The extension that decides how a file is read: ".pdf"; a gzipped document of a type the converter reads keeps
+    both (".pdf.gz"); other .gz files are ".gz"."""
     path = PurePosixPath(name.lower())
     if path.suffix == ".gz" and PurePosixPath(path.stem).suffix in EXTENSIONS:
         return PurePosixPath(path.stem).suffix + ".gz"
