@@ -6,6 +6,7 @@ reads, inline code inside its sentence, no navigation or hidden element read as 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,22 @@ DOCBOOK = Path("/usr/share/doc/installation-guide-amd64/en/ch01s01.html")
 GLYPHS = re.compile("[\u00b6\u00a7\uf0c1]|#$")
 
 
-def _convert(converter: Converter, path: Path, package: str) -> ConvertResponse:
-    if not path.exists():
-        pytest.skip(f"needs Debian's {package} (apt-get install {package})")
-    return converter.convert(path.read_bytes(), path.name)
+Convert = Callable[[Path, str], ConvertResponse]
+
+
+@pytest.fixture(scope="module")
+def convert(converter: Converter) -> Convert:
+    """A page's conversion, each page converted once for the module (R-intro takes seconds)."""
+    done: dict[Path, ConvertResponse] = {}
+
+    def read(path: Path, package: str) -> ConvertResponse:
+        if not path.exists():
+            pytest.skip(f"needs Debian's {package} (apt-get install {package})")
+        if path not in done:
+            done[path] = converter.convert(path.read_bytes(), path.name)
+        return done[path]
+
+    return read
 
 
 def _headings(result: ConvertResponse) -> list[str]:
@@ -30,8 +43,8 @@ def _headings(result: ConvertResponse) -> list[str]:
 
 
 @pytest.mark.parametrize(("path", "package"), [(SPHINX, "python-ebooklib-doc"), (REAL / "ebooklib-tutorial.mhtml", "")])
-def test_a_sphinx_page_reads_as_written(converter: Converter, path: Path, package: str) -> None:
-    result = _convert(converter, path, package)
+def test_a_sphinx_page_reads_as_written(convert: Convert, path: Path, package: str) -> None:
+    result = convert(path, package)
     assert result.title == "Tutorial — EbookLib 0.17 documentation"  # its <title>, not the sidebar's "Navigation"
     assert _headings(result)[:3] == ["Tutorial", "Introduction", "Reading EPUB"]
     text = result.markdown
@@ -40,8 +53,8 @@ def test_a_sphinx_page_reads_as_written(converter: Converter, path: Path, packag
     assert "Quick search" not in text and "Previous topic" not in text  # the sidebar is navigation
 
 
-def test_an_mdbook_page_reads_as_written(converter: Converter) -> None:
-    result = _convert(converter, REAL / "rust-book-data-types.html", "")
+def test_an_mdbook_page_reads_as_written(convert: Convert) -> None:
+    result = convert(REAL / "rust-book-data-types.html", "")
     assert result.title == "Data Types - The Rust Programming Language"
     assert _headings(result)[:3] == ["Data Types", "Scalar Types", "Integer Types"]  # no menu-bar title first
     assert 'let guess: u32 = "42".parse().expect("Not a number!");' in result.markdown
@@ -49,8 +62,8 @@ def test_an_mdbook_page_reads_as_written(converter: Converter) -> None:
     assert "Press ? to show" not in result.markdown and "searchresults" not in result.markdown
 
 
-def test_a_texinfo_manual_reads_as_written(converter: Converter) -> None:
-    result = _convert(converter, TEXINFO, "r-doc-html")
+def test_a_texinfo_manual_reads_as_written(convert: Convert) -> None:
+    result = convert(TEXINFO, "r-doc-html")
     headings = _headings(result)
     assert result.title == "An Introduction to R"
     assert "Table of Contents" not in headings and "1.1 The R environment" in headings
@@ -58,8 +71,8 @@ def test_a_texinfo_manual_reads_as_written(converter: Converter) -> None:
     assert "> help(solve)" in result.markdown
 
 
-def test_a_docbook_page_reads_as_written(converter: Converter) -> None:
-    result = _convert(converter, DOCBOOK, "installation-guide-amd64")
+def test_a_docbook_page_reads_as_written(convert: Convert) -> None:
+    result = convert(DOCBOOK, "installation-guide-amd64")
     assert result.title == "1.1. What is Debian?" and _headings(result)[0] == "1.1. What is Debian?"
     assert not re.search(r"\bPrev\b.*\bNext\b", result.markdown[:300])  # the page's navigation header
 
@@ -68,6 +81,6 @@ def test_a_docbook_page_reads_as_written(converter: Converter) -> None:
     ("path", "package"),
     [(SPHINX, "python-ebooklib-doc"), (REAL / "rust-book-data-types.html", ""), (TEXINFO, "r-doc-html")],
 )
-def test_no_heading_ends_in_a_permalink_glyph(converter: Converter, path: Path, package: str) -> None:
-    headings = _headings(_convert(converter, path, package))
+def test_no_heading_ends_in_a_permalink_glyph(convert: Convert, path: Path, package: str) -> None:
+    headings = _headings(convert(path, package))
     assert headings and not [heading for heading in headings if GLYPHS.search(heading)]
