@@ -154,6 +154,8 @@ def find_section(doc: DocumentStructure, heading: list[str] | None, position: in
         return doc.sections[position]
     # The titles as printed first; only where none matches, the titles without their numbering ("Part II").
     found = _matching(doc, heading or [], _norm) or _matching(doc, heading or [], _bare)
+    if len(found) > 1:  # the whole path the outline gives ("Introduction" at the top) is that section, not a deeper
+        found = [s for s in found if len(s.heading_path) == len(heading or [])] or found  # "... > Introduction"
     if len(found) == 1:
         return found[0]
     if not found:
