@@ -173,6 +173,7 @@ class Converter:
         warnings: list[str] = []
         ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
+        page_title: str | None = None  # a PDF without a Title entry: its first page's largest text
         # Heading levels come from the document (its outline, its markup) except for a PDF without bookmarks,
         # where they are guessed from the layout, and for an image's OCR.
         levels_known = file_type not in ("pdf", "image")
@@ -193,6 +194,7 @@ class Converter:
             native = self._native_pdf(file_name, data, pdf_info.page_count, warnings, ocr_pages, progress)
             rendered, page_count = render(native.segments), pdf_info.page_count
             levels_known = native.bookmarks_found > 0
+            page_title = None if pdf_info.title else native.page_title
         else:
             rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings, ocr_pages)
         if pdf_info is not None:
@@ -211,8 +213,9 @@ class Converter:
             title=_title(
                 rendered,
                 file_name,
-                pdf_info.title if pdf_info else metadata_title(data, file_type),
-                declared=(file_type == "pdf" and levels_known) or file_type in DECLARED_TITLES,
+                (pdf_info.title or page_title) if pdf_info else metadata_title(data, file_type),
+                declared=(file_type == "pdf" and (levels_known or page_title is not None))
+                or file_type in DECLARED_TITLES,
             ),
             page_count=page_count,
             pipeline=pipeline,
