@@ -129,7 +129,10 @@ def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
             path, levels = head.path[:-1], head.levels[:-1] if head.levels is not None else None
             for offset, level, title in lines[:own]:
                 path, levels = _nested(path, levels, title, level)
-                out.append(_Head(path, levels, offset, []))
+                if out and out[-1].path == path and not out[-1].run:  # opened above with no line of its own in
+                    out[-1] = _Head(path, levels, min(out[-1].start, offset), [])  # its range: one section, not two
+                else:
+                    out.append(_Head(path, levels, offset, []))
             out.append(_Head(head.path, head.levels, lines[own][0], head.run))
         path, levels = list(head.path), list(head.levels) if head.levels is not None else None
         for offset, level, title in lines[own + 1 :]:
