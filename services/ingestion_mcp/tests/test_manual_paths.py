@@ -10,8 +10,10 @@ chapters (DocBook), EbookLib's Sphinx pages and the X Logical Font Description (
 from __future__ import annotations
 
 import gzip
+import io
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 from docling_service.converter import Converter, ConverterOptions
 
@@ -22,6 +24,7 @@ FRENCH_GUIDE = DOC / "installation-guide-amd64/fr"
 SPHINX = DOC / "python-ebooklib-doc/html"
 SPHINX_INDEXES = ("genindex.html", "search.html")
 XLFD = DOC / "xorg-docs/xlfd/xlfd.pdf.gz"
+GERMAN_GUIDE = DOC / "installation-guide-amd64/de/install.de.pdf.gz"
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +69,29 @@ def test_every_outline_path_of_a_pdf_manual_reads_its_section(converter: Convert
     data = gzip.decompress(XLFD.read_bytes())
     figures = path_figures(structure(converter.convert(data, "xlfd.pdf"), "xlfd.pdf"), keep=100)
     assert figures.sections >= 97 and figures.duplicate_paths == 0 and not figures.unreadable, figures
+
+
+def _pages_of(pdf: Path, first: int, last: int) -> bytes:
+    """Pages first..last (1-based) of a PDF, as a PDF of their own."""
+    whole, part = pdfium.PdfDocument(gzip.decompress(pdf.read_bytes())), pdfium.PdfDocument.new()
+    try:
+        part.import_pages(whole, list(range(first - 1, last)))
+        out = io.BytesIO()
+        part.save(out)
+        return out.getvalue()
+    finally:
+        part.close()
+        whole.close()
+
+
+def test_a_comment_line_of_an_example_is_no_outline_entry(converter: Converter) -> None:
+    """Pages 100-104 of the German guide print the preseed example, read as code: its "# debconf-get-selections
+    >> file" comment was an outline entry when a section began inside that code block."""
+    if not GERMAN_GUIDE.exists():
+        pytest.skip("needs Debian's installation-guide-amd64 (apt-get install installation-guide-amd64)")
+    converted = converter.convert(_pages_of(GERMAN_GUIDE, 100, 104), "install.de-B4.pdf")
+    titles = [s.heading_path[-1] for s in structure(converted, "install.de-B4.pdf").sections if s.heading_path]
+    assert "debconf-get-selections >> file" in converted.markdown  # the example's line, in its code block
+    assert not [title for title in titles if "debconf" in title]
+    assert [title.split()[0] for title in titles[1:]] == ["B.4.8", "B.4.9", "B.4.10", "B.4.11", "B.4.12", "B.4.13",
+                                                           "B.5", "B.5.1", "B.5.2"]  # fmt: skip

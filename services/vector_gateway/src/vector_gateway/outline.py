@@ -118,9 +118,12 @@ def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
     the chunker joined to the chunk after it (a part title straight before its first chapter's, at one level)
     or to the chunk before it. Each heading line is one section, from its line to the next heading line."""
     out: list[_Head] = []
+    # Read once from the top: a head can begin inside a code block (a chunk cut in a long example), whose "# ..."
+    # comment lines are no headings (install.de.pdf's preseed example read as 27 sections).
+    every = _heading_lines(laid.text, 0, len(laid.text))
     for index, head in enumerate(heads):
         end = heads[index + 1].start if index + 1 < len(heads) else len(laid.text)
-        lines = _heading_lines(laid.text, head.start, end)
+        lines = [line for line in every if head.start <= line[0] < end]
         own = next((k for k, (_, _, title) in enumerate(lines) if head.path and title == head.path[-1]), None)
         if own is None:
             out.append(head)
