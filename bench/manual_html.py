@@ -45,7 +45,7 @@ HTML_MANUALS = [
 
 def _unseen(tag: Tag) -> bool:
     for node in [tag, *tag.parents]:
-        if not isinstance(node, Tag) or node.name == "[document]":
+        if node.name == "[document]":
             continue
         classes = set(node.get("class") or [])
         if node.name == "nav" or node.get("role") == "navigation" or classes & _TOC_CLASSES:
@@ -60,7 +60,7 @@ def _unseen(tag: Tag) -> bool:
 def reference_headings(html: bytes) -> list[tuple[str, int]]:
     """(text, level) of the page's visible headings, in order."""
     soup = BeautifulSoup(html, "lxml")
-    found = []
+    found: list[tuple[str, int]] = []
     for tag in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
         if _unseen(tag):
             continue
