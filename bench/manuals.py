@@ -1,18 +1,28 @@
-"""Real manuals read right: outline against the PDF's bookmarks, letters against pdftotext (issue 38).
+"""Real manuals read right: outline against the manual's own (issues 38 and 51).
 
-Each manual is a PDF that a Debian package installs, made by a generator nobody here wrote (pdfTeX/LaTeX,
-dblatex, Apache FOP, Texinfo, Word). Each is converted by the docling service's converter (the native
-pipeline, as the embedded server runs it) and measured:
+Each manual is a PDF or a set of HTML pages that a Debian package installs, made by a generator nobody here wrote
+(PDF: pdfTeX/LaTeX, xdvipdfmx, dblatex, Apache FOP, Texinfo, Sphinx's LaTeX, Word; HTML: Texinfo, Sphinx,
+mdBook, DocBook), in English, German, French and Spanish. Each is converted by the docling service's converter
+(the native pipeline for PDFs, as the embedded server runs it). The reference is the manual's own outline: a
+PDF's bookmarks, an HTML page's h1-h6 (bench/manual_html.py). Measured per manual (an HTML manual: its pages
+together):
 
-- ``bookmarks_right``: share of the PDF's bookmarks found as a heading of the bookmark's level on its page;
-- ``false_headings``: share of the headings that are no bookmark (a code comment, a formula, a running head);
+- ``found``: share of the reference headings found as a heading (a PDF's on its page or the next);
+- ``level_right`` and ``page_right``: of those found, the share at the reference's level, on its page (PDF);
+- ``bookmarks_right``: share of the reference found at its level and page (PDF: the bookmark's page or the next);
+- ``false_headings``: share of the headings that are no reference heading (a code comment, a running head);
+- ``duplicate_paths``: outline entries (get_document_outline's, bench/manual_outline.py) whose heading path an
+  earlier entry has too; ``paths_readable``: share of the entries get_document_section(heading=their path) reads;
+- ``chapter_reads``: share of the chapters (the top reference level; below the title where one heading tops the
+  page) whose read by heading path holds every heading found under it and stops before the next chapter;
 - ``letters_differ``: letters whose count differs from pdftotext's reading of the same PDF (each letter
   counted per character, NFC, both sides), and ``split_diacritics``: spacing accents left uncomposed;
 - ``sections_exact``: share of bookmarked sections whose read (the heading to the next heading of its level
   or above) holds exactly the bookmarks under it, and ends on the page the bookmarks say.
 
 ``--set tune`` are the manuals the rules were tuned on, ``--set holdout`` the others, measured after.
-Needs poppler-utils (pdftotext, pdfinfo) and the -doc packages named below (apt-get install ...).
+Needs poppler-utils (pdftotext, pdfinfo) and the -doc packages named below and in bench/manual_html.py
+(apt-get install ...). Figures: docs/pdf.md "Manuals".
 
     python -m bench.manuals --out bench/results/manuals.json
 """
@@ -32,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from .results_io import write_json
+from .manual_html import HTML_MANUALS, reference_headings
+from .manual_outline import Entry, Tally, tally
 
 DOC = Path("/usr/share/doc")
 # (name, path, set, Debian package): tuned on "tune", measured untouched on "holdout".
@@ -46,7 +58,23 @@ MANUALS = [
     ("valgrind", DOC / "valgrind/valgrind_manual.pdf.gz", "holdout", "valgrind"),
     ("live-manual-de", DOC / "live-manual/pdf/live-manual.portrait.de.a4.pdf.gz", "holdout", "live-manual-pdf"),
     ("clips-interfaces", DOC / "clips-doc/interfaces_guide.pdf.gz", "holdout", "clips-doc"),
+    ("r-intro-pdf", DOC / "r-doc-pdf/manual/R-intro.pdf", "holdout", "r-doc-pdf"),
+    (
+        "biblatex-de",
+        DOC / "texlive-doc/latex/translation-biblatex-de/biblatex-de-Benutzerhandbuch.pdf",
+        "holdout",
+        "texlive-lang-german",
+    ),
+    ("amc-fr", DOC / "auto-multiple-choice/auto-multiple-choice.fr.pdf", "holdout", "auto-multiple-choice-doc-pdf"),
+    (
+        "packaging-guide-es",
+        DOC / "ubuntu-packaging-guide-pdf-es/ubuntu-packaging-guide.pdf.gz",
+        "holdout",
+        "ubuntu-packaging-guide-pdf-es",
+    ),
 ]
+LANGUAGE = {"install-de": "de", "install-fr": "fr", "live-manual-de": "de", "biblatex-de": "de", "amc-fr": "fr",
+            "packaging-guide-es": "es"}  # fmt: skip
 # A spacing accent before a letter: an accent the text layer left apart from its letter ("Br" U+00A8 "oker").
 SPLIT = re.compile("[\u00a8\u00b4\u00b8\u00af\u02c6\u02dc\u02c7\u02d8\u02d9\u02da\u02dd\u02db] ?[^\\W\\d_]")
 
@@ -54,21 +82,30 @@ SPLIT = re.compile("[\u00a8\u00b4\u00b8\u00af\u02c6\u02dc\u02c7\u02d8\u02d9\u02d
 @dataclass
 class Report:
     name: str
+    kind: str
+    language: str
     set: str
     generator: str
-    pages: int
-    bookmarks: int
+    documents: int
+    pages: int | None
+    reference: int
     headings: int
+    found: float | None
+    level_right: float | None
+    page_right: float | None
     bookmarks_right: float | None
     false_headings: float | None
-    letters: int
-    letters_differ: int
+    outline_sections: int
+    duplicate_paths: int
+    paths_readable: float | None
+    chapters: int
+    chapter_reads: float | None
+    letters: int | None
+    letters_differ: int | None
     split_diacritics: int
-    sections_exact: float | None
     levels_known: bool
-    code_blocks: int
     convert_s: float
-    sample: dict[str, Any]
+    samples: dict[str, Any]
 
 
 def _read(path: Path) -> bytes:
@@ -86,39 +123,27 @@ def _letters(text: str) -> Counter[str]:
     return Counter(c for c in unicodedata.normalize("NFC", text) if c.isalpha())
 
 
-def _sections_exact(blocks: list[Any], bookmarks: list[Any], matched: dict[int, int]) -> tuple[float | None, dict]:
-    """Share of matched bookmarks whose section (by the converted headings' levels) holds exactly the matched
-    bookmarks under it; and the page range of each section, by bookmark title, for the report's samples."""
-    heading_at = {block_index: mark for mark, block_index in matched.items()}
-    headings = [i for i, b in enumerate(blocks) if b.kind == "heading"]
-    exact = 0
-    ranges: dict[str, tuple[int | None, int | None]] = {}
-    for mark, block_index in matched.items():
-        level = blocks[block_index].level
-        inside: set[int] = set()
-        end_block = len(blocks)
-        for other in headings:
-            if other <= block_index:
-                continue
-            if (blocks[other].level or 1) <= (level or 1):
-                end_block = other
-                break
-            if other in heading_at:
-                inside.add(heading_at[other])
-        expected: set[int] = set()
-        for later in range(mark + 1, len(bookmarks)):
-            if bookmarks[later].level <= bookmarks[mark].level:
-                break
-            if later in matched:
-                expected.add(later)
-        exact += inside == expected
-        pages = [b.page for b in blocks[block_index:end_block] if b.page is not None]
-        ranges.setdefault(bookmarks[mark].title, (min(pages, default=None), max(pages, default=None)))
-    return (exact / len(matched) if matched else None), ranges
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _report(name: str, kind: str, language: str, which: str, generator: str, tally: Tally, **more: Any) -> Report:
+    return Report(
+        name=name, kind=kind, language=language, set=which, generator=generator, reference=tally.reference,
+        headings=tally.headings, found=_share(tally.found, tally.reference),
+        level_right=_share(tally.level_right, tally.found),
+        page_right=_share(tally.page_right, tally.found) if kind == "pdf" else None,
+        bookmarks_right=_share(tally.at_level_and_page, tally.reference) if kind == "pdf" else None,
+        false_headings=_share(tally.false_headings, tally.headings) if tally.reference else None,
+        outline_sections=tally.sections,
+        duplicate_paths=tally.duplicate_paths, paths_readable=_share(tally.readable, tally.sections),
+        chapters=tally.chapters, chapter_reads=_share(tally.chapters_whole, tally.chapters),
+        samples=tally.samples or {}, **more,
+    )  # fmt: skip
 
 
 def measure(name: str, path: Path, which: str, converter: Any, workdir: Path) -> Report:
-    from docling_service.pdf_outline import _key, _matches, read_bookmarks
+    from docling_service.pdf_outline import read_bookmarks
 
     data = _read(path)
     pdf = workdir / f"{name}.pdf"
@@ -127,35 +152,31 @@ def measure(name: str, path: Path, which: str, converter: Any, workdir: Path) ->
     started = time.perf_counter()
     result = converter.convert(data, f"{name}.pdf")
     seconds = time.perf_counter() - started
-    bookmarks = read_bookmarks(data)
-    blocks = result.blocks
-    headings = [i for i, b in enumerate(blocks) if b.kind == "heading"]
-    matched: dict[int, int] = {}  # bookmark -> heading block
-    used: set[int] = set()
-    for mark, bookmark in enumerate(bookmarks):
-        title = _key(bookmark.title)
-        near = [i for i in headings if i not in used and blocks[i].page in (bookmark.page, bookmark.page + 1)]
-        same = [i for i in near if _key(blocks[i].text) == title]
-        found = next(iter(same or [i for i in near if _matches(_key(blocks[i].text), title)]), None)
-        if found is not None:
-            used.add(found)
-            if blocks[found].level == bookmark.level:
-                matched[mark] = found
-    ours = "\n".join(b.text for b in blocks)
+    entries = [Entry(b.title, b.level, b.page) for b in read_bookmarks(data)]
+    ours = "\n".join(b.text for b in result.blocks)
     mine, theirs = _letters(ours), _letters(reference.stdout.decode("utf-8", "replace"))
-    differ = sum(((mine - theirs) + (theirs - mine)).values())
-    exact, ranges = _sections_exact(blocks, bookmarks, matched)
-    sample = {title: ranges[title] for title in ("II Plotting styles", "I Gnuplot") if title in ranges}
-    return Report(
-        name=name, set=which, generator=_generator(pdf), pages=result.page_count or 0, bookmarks=len(bookmarks),
-        headings=len(headings),
-        bookmarks_right=round(len(matched) / len(bookmarks), 4) if bookmarks else None,
-        false_headings=round((len(headings) - len(used)) / len(headings), 4) if bookmarks and headings else None,
-        letters=sum(theirs.values()), letters_differ=differ,
-        split_diacritics=len(SPLIT.findall(ours)),
-        sections_exact=round(exact, 4) if exact is not None else None, levels_known=result.levels_known,
-        code_blocks=sum(b.kind == "code" for b in blocks), convert_s=round(seconds, 2), sample=sample,
+    return _report(
+        name, "pdf", LANGUAGE.get(name, "en"), which, _generator(pdf), tally(result, entries, name), documents=1,
+        pages=result.page_count or 0, letters=sum(theirs.values()),
+        letters_differ=sum(((mine - theirs) + (theirs - mine)).values()), split_diacritics=len(SPLIT.findall(ours)),
+        levels_known=result.levels_known, convert_s=round(seconds, 2),
     )  # fmt: skip
+
+
+def measure_html(name: str, language: str, generator: str, pages: list[Path], converter: Any) -> Report:
+    total, seconds, split, known = Tally(), 0.0, 0, True
+    for page in pages:
+        data = page.read_bytes()
+        started = time.perf_counter()
+        result = converter.convert(data, page.name)
+        seconds += time.perf_counter() - started
+        entries = [Entry(text, level) for text, level in reference_headings(data)]
+        total.add(tally(result, entries, page.name))
+        split += len(SPLIT.findall(result.markdown))
+        known = known and result.levels_known
+    return _report(name, "html", language, "holdout", generator, total, documents=len(pages), pages=None,
+                   letters=None, letters_differ=None, split_diacritics=split, levels_known=known,
+                   convert_s=round(seconds, 2))  # fmt: skip
 
 
 def main() -> None:
@@ -176,9 +197,17 @@ def main() -> None:
         if not path.exists():
             print(f"{name}: {path} missing (apt-get install {package})")
             continue
-        report = measure(name, path, which, converter, workdir)
-        reports.append(report)
-        print(json.dumps(asdict(report), ensure_ascii=False))
+        reports.append(measure(name, path, which, converter, workdir))
+        print(json.dumps(asdict(reports[-1]), ensure_ascii=False), flush=True)
+    for name, language, generator, package, pages in HTML_MANUALS:
+        if args.set == "tune" or (args.only and name not in args.only):
+            continue
+        found = pages()
+        if not found:
+            print(f"{name}: no pages (apt-get install {package})")
+            continue
+        reports.append(measure_html(name, language, generator, found, converter))
+        print(json.dumps(asdict(reports[-1]), ensure_ascii=False), flush=True)
     if args.out:
         write_json(args.out, [asdict(r) for r in reports], indent=1)
 

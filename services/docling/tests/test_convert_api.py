@@ -121,8 +121,10 @@ async def test_formats_lists_types_limit_and_pipeline(client) -> None:
     assert body["pdf_pipeline"] == "native" and body["ocr"] is True and body["path_conversion"] is True
     assert body["max_upload_bytes"] == 100 * 1024 * 1024
     by_type = {item["file_type"]: item for item in body["formats"]}
-    assert set(by_type) == {"pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"}
+    assert set(by_type) == {"pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image", "epub", "odt", "ods", "odp",
+                            "rtf", "email", "mhtml", "csv", "latex", "asciidoc"}  # fmt: skip
     assert by_type["html"]["extensions"] == [".html", ".htm", ".xhtml"]
+    assert by_type["email"]["extensions"] == [".eml", ".msg"] and ".org" in by_type["txt"]["extensions"]
     assert (by_type["pdf"]["pipeline"], by_type["txt"]["pipeline"], by_type["docx"]["pipeline"]) == (
         "native",
         "text",

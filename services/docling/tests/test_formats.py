@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import zipfile
 
 import pytest
-from docling_service.formats import detect_file_type, safe_file_name, sniff
-from servicekit import Unprocessable, UnsupportedMediaType
+from docling_service.formats import detect_file_type, safe_file_name, sniff, unwrap_gzip
+from servicekit import PayloadTooLarge, Unprocessable, UnsupportedMediaType
 
 
 def office_zip(*members: str) -> bytes:
@@ -23,6 +24,22 @@ PPTX = office_zip("[Content_Types].xml", "ppt/presentation.xml")
 XLSX = office_zip("[Content_Types].xml", "xl/workbook.xml")
 
 
+def odf_zip(mimetype: str, *members: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", mimetype)
+        for member in members:
+            archive.writestr(member, "<x/>")
+    return buffer.getvalue()
+
+
+ODT = odf_zip("application/vnd.oasis.opendocument.text", "content.xml")
+ODS = odf_zip("application/vnd.oasis.opendocument.spreadsheet", "content.xml")
+ODP = odf_zip("application/vnd.oasis.opendocument.presentation", "content.xml")
+EPUB = odf_zip("application/epub+zip", "META-INF/container.xml", "OEBPS/content.opf")
+OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64
+
+
 @pytest.mark.parametrize(
     ("data", "kind"),
     [
@@ -32,6 +49,15 @@ XLSX = office_zip("[Content_Types].xml", "xl/workbook.xml")
         (PPTX, "pptx"),
         (XLSX, "xlsx"),
         (office_zip("readme.txt"), "zip"),
+        (ODT, "odt"),
+        (ODS, "ods"),
+        (ODP, "odp"),
+        (EPUB, "epub"),
+        # An EPUB whose "mimetype" member is not first, or missing (Debian's live-manual), is told by its container.
+        (office_zip("META-INF/container.xml", "OEBPS/content.opf"), "epub"),
+        (odf_zip("application/vnd.oasis.opendocument.text-template", "content.xml"), "zip"),
+        (b"{\\rtf1\\ansi\\ansicpg1252 Hello}", "rtf"),
+        (OLE, "ole"),
         (b"PK\x03\x04 not really a zip", "binary"),
         (b"<!DOCTYPE html><html><body>x</body></html>", "html"),
         (b"  <html lang='en'><p>Hi</p>", "html"),
@@ -64,6 +90,21 @@ def test_a_multibyte_character_cut_by_the_sniff_window_is_still_text() -> None:
         ("download", b"%PDF-1.4\n", "pdf"),
         ("download", DOCX, "docx"),
         ("download", b"just some words", "txt"),
+        ("book.epub", EPUB, "epub"),
+        ("letter.odt", ODT, "odt"),
+        ("budget.ods", ODS, "ods"),
+        ("talk.odp", ODP, "odp"),
+        ("notes.rtf", b"{\\rtf1\\ansi Hello}", "rtf"),
+        ("mail.eml", b"From: a@example.org\nSubject: Hi\n\nBody", "email"),
+        ("mail.msg", OLE, "email"),
+        ("page.mht", b"MIME-Version: 1.0\nContent-Type: multipart/related; boundary=x\n\n--x--", "mhtml"),
+        ("table.csv", b"a,b\n1,2\n", "csv"),
+        ("paper.tex", b"\\documentclass{article}", "latex"),
+        ("guide.adoc", b"= Guide\n\n== Part", "asciidoc"),
+        ("README.rst", b"Title\n=====\n", "txt"),
+        ("notes.org", b"* Heading\n", "txt"),
+        ("download", ODT, "odt"),
+        ("download", b"{\\rtf1 x}", "rtf"),
     ],
 )
 def test_detect(name: str, data: bytes, file_type: str) -> None:
@@ -77,12 +118,15 @@ def test_detect(name: str, data: bytes, file_type: str) -> None:
         ("old.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 8, ".doc"),
         ("download", b"GIF89a\x00", "GIF image"),
         ("bundle", office_zip("a.txt"), "zip archive"),
+        ("letter.ott", ODT, ".ott"),
+        ("download", OLE, "Outlook message"),
     ],
 )
 def test_unsupported_is_415_with_the_supported_list(name: str, data: bytes, needle: str) -> None:
     with pytest.raises(UnsupportedMediaType) as caught:
         detect_file_type(name, data)
     assert needle in caught.value.message and "Supported types: PDF, DOCX" in caught.value.message
+    assert all(kind in caught.value.message for kind in ("EPUB", "ODT", "RTF", "EMAIL", "LATEX", ".pdf.gz"))
 
 
 @pytest.mark.parametrize(
@@ -95,6 +139,10 @@ def test_unsupported_is_415_with_the_supported_list(name: str, data: bytes, need
         ("notes.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "CORRUPT_FILE", "PNG image"),
         ("notes.md", "caf\xe9".encode("latin-1"), "NOT_UTF8", "not UTF-8 text"),
         ("page.html", b"\x00\x00\x00 binary", "CORRUPT_FILE", "not a valid HTML file"),
+        ("book.epub", DOCX, "CORRUPT_FILE", "content is a Word (DOCX) file"),
+        ("notes.rtf", b"plain words", "CORRUPT_FILE", "not a valid RTF file"),
+        ("mail.msg", b"From: a@example.org", "CORRUPT_FILE", "not a valid e-mail (EML/MSG) file"),
+        ("sheet.ods", ODT, "CORRUPT_FILE", "content is a OpenDocument text (ODT) file"),
     ],
 )
 def test_unreadable_is_422(name: str, data: bytes, code: str, needle: str) -> None:
@@ -118,3 +166,27 @@ def test_unreadable_is_422(name: str, data: bytes, code: str, needle: str) -> No
 )
 def test_safe_file_name(raw: str | None, safe: str) -> None:
     assert safe_file_name(raw) == safe
+
+
+def test_a_gzipped_document_is_its_inner_document() -> None:
+    name, data = unwrap_gzip("install.en.pdf.gz", gzip.compress(b"%PDF-1.4\n"), 1 << 20)
+    assert (name, data) == ("install.en.pdf", b"%PDF-1.4\n")
+    assert unwrap_gzip("notes.md", b"# x", 1 << 20) == ("notes.md", b"# x")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "error", "needle"),
+    [
+        ("notes.md.gz", b"# not packed", Unprocessable, "not a valid gzip file"),
+        ("archive.tar.gz", gzip.compress(b"x"), UnsupportedMediaType, "a gzipped .tar"),
+        ("twice.pdf.gz.gz", gzip.compress(gzip.compress(b"%PDF")), UnsupportedMediaType, "gzipped .gz"),
+        ("cut.pdf.gz", gzip.compress(b"%PDF-1.4\n" * 1000)[:40], Unprocessable, "damaged gzip"),
+        # 64 MiB of zeros pack into ~64 KiB: past 200x the packed size, a bomb is stopped unpacked no further.
+        ("bomb.txt.gz", gzip.compress(bytes(64 << 20)), PayloadTooLarge, "unpacks to more than"),
+    ],
+    ids=["not packed", "tar", "twice", "cut", "bomb"],
+)
+def test_gzip_errors_say_what_to_do(name: str, data: bytes, error: type[Exception], needle: str) -> None:
+    with pytest.raises(error) as caught:
+        unwrap_gzip(name, data, 100 << 20)
+    assert needle in caught.value.message and caught.value.suggestion  # type: ignore[attr-defined]

@@ -108,3 +108,18 @@ def test_every_block_is_exactly_where_it_says(segments: list[Segment]) -> None:
         for block in paged:
             owner = next(span for span in spans if span.start <= block.start < span.end)
             assert owner.page == block.page
+
+
+def test_a_heading_that_repeats_the_one_before_it_is_one_section() -> None:
+    """why3's manual: the chapter's bookmark "Compilation, Installation", then its printed capitals, an empty
+    twin an agent could not read by its path (issue 51, point 2). A heading repeated later, after text, stays."""
+    rendered = render([
+        Segment(kind="heading", text="Compilation, Installation", level=1),
+        Segment(kind="heading", text="COMPILATION, INSTALLATION", level=2),
+        Segment(kind="paragraph", text="Why3 can be installed from opam."),
+        Segment(kind="heading", text="Compilation, Installation", level=1),
+    ])  # fmt: skip
+    assert [(b.kind, b.text) for b in rendered.blocks] == [
+        ("heading", "Compilation, Installation"), ("paragraph", "Why3 can be installed from opam."),
+        ("heading", "Compilation, Installation"),
+    ]  # fmt: skip

@@ -48,3 +48,13 @@ def test_the_numbering_is_left_out_only_where_no_title_matches_as_printed() -> N
         find_section(_manual(), ["Styles"], None)
     with pytest.raises(ToolFailure, match="has the heading 'Plotting'"):
         find_section(_manual(), ["Plotting"], None)
+
+
+def test_a_whole_outline_path_reads_its_section_where_a_deeper_one_ends_the_same() -> None:
+    """Every outline path is readable (issue 51, point 2): ["Introduction"] is the top section, though a chapter
+    has an "Introduction" too, read by its own path."""
+    paths = [["Introduction"], ["Usage"], ["Usage", "Introduction"]]
+    sections = [OutlineSection(position=i, heading_path=path, start=i, end=i + 1, chunk_start=i, chunk_end=i)
+                for i, path in enumerate(paths)]  # fmt: skip
+    doc = DocumentStructure.model_construct(key="/docs/m.pdf", source="/docs/m.pdf", sections=sections)
+    assert [find_section(doc, path, None).position for path in paths] == [0, 1, 2]

@@ -9,9 +9,16 @@ from pydantic import Field
 from .common import ErrorBody, WireModel
 from .regions import PageSize, Region, Unit
 
-FileType = Literal["pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image"]
-SUPPORTED_FILE_TYPES: tuple[FileType, ...] = ("pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image")
-# Extensions accepted for each file type (lower case, with the dot).
+FileType = Literal[
+    "pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image",
+    "epub", "odt", "ods", "odp", "rtf", "email", "mhtml", "csv", "latex", "asciidoc",
+]  # fmt: skip
+SUPPORTED_FILE_TYPES: tuple[FileType, ...] = (
+    "pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image",
+    "epub", "odt", "ods", "odp", "rtf", "email", "mhtml", "csv", "latex", "asciidoc",
+)  # fmt: skip
+# Extensions accepted for each file type (lower case, with the dot). A name ending in ".gz" is accepted when the
+# name without it is: the converter unpacks it first ("install.en.pdf.gz" is a PDF).
 EXTENSIONS: dict[str, FileType] = {
     ".pdf": "pdf",
     ".docx": "docx",
@@ -24,12 +31,31 @@ EXTENSIONS: dict[str, FileType] = {
     ".markdown": "md",
     ".txt": "txt",
     ".text": "txt",
+    # reStructuredText and Org are read as plain text: their markup stays as written.
+    ".rst": "txt",
+    ".rest": "txt",
+    ".org": "txt",
     ".png": "image",
     ".jpg": "image",
     ".jpeg": "image",
     ".tif": "image",
     ".tiff": "image",
+    ".epub": "epub",
+    ".odt": "odt",
+    ".ods": "ods",
+    ".odp": "odp",
+    ".rtf": "rtf",
+    ".eml": "email",
+    ".msg": "email",
+    ".mhtml": "mhtml",
+    ".mht": "mhtml",
+    ".csv": "csv",
+    ".tex": "latex",
+    ".latex": "latex",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
 }
+GZIP_SUFFIX = ".gz"
 Pipeline = Literal["standard", "native", "simple", "text", "ocr"]
 BlockKind = Literal["title", "heading", "paragraph", "list_item", "table", "code", "caption", "other"]
 

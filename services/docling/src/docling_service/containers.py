@@ -21,6 +21,7 @@ _READ_CHUNK = 1 << 16
 _PDFIUM_PASSWORD = 4
 _PDFIUM_SECURITY = 6
 _REQUIRED_PART = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
+_REQUIRED_PART |= {"epub": "META-INF/container.xml", "odt": "content.xml", "ods": "content.xml", "odp": "content.xml"}
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,9 @@ class PdfInfo:
 
 def _bomb(name: str, detail: str) -> Unprocessable:
     return Unprocessable(
-        f"{name!r} was refused: {detail}. It looks like a zip bomb, not a normal Office document.",
+        f"{name!r} was refused: {detail}. It looks like a zip bomb, not a normal document.",
         code="CORRUPT_FILE",
-        suggestion="Open and re-save the document in its Office application, or export it as PDF, and send it again.",
+        suggestion="Open and re-save it in the application that made it, or export it as PDF, and send it again.",
     )
 
 
@@ -52,11 +53,12 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, budget:
 
 
 def check_office_zip(name: str, data: bytes, file_type: str) -> None:
-    """Refuse a DOCX/PPTX/XLSX that is not a readable zip, lacks its main part, or inflates out of proportion."""
+    """Refuse a zipped document (DOCX/PPTX/XLSX, EPUB, ODT/ODS/ODP) that is not a readable zip, lacks its main part,
+    or inflates out of proportion."""
     corrupt = Unprocessable(
         f"{name!r} is not a valid {file_type.upper()} file: the zip container is damaged.",
         code="CORRUPT_FILE",
-        suggestion="Re-save the document in its Office application and send it again.",
+        suggestion="Re-save the document in the application that made it and send it again.",
     )
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -67,7 +69,7 @@ def check_office_zip(name: str, data: bytes, file_type: str) -> None:
                 raise Unprocessable(
                     f"{name!r} is not a valid {file_type.upper()} file: {_REQUIRED_PART[file_type]} is missing.",
                     code="CORRUPT_FILE",
-                    suggestion="Re-save the document in its Office application and send it again.",
+                    suggestion="Re-save the document in the application that made it and send it again.",
                 )
             declared = sum(info.file_size for info in members)
             if declared > MAX_TOTAL_UNCOMPRESSED:

@@ -21,8 +21,10 @@ from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, F
 from ingestion_contracts.regions import PageSize
 from servicekit import Unprocessable
 
+from .backends import convert_as, docling_formats
 from .containers import PdfInfo, check_office_zip, inspect_pdf
-from .formats import detect_file_type
+from .formats import detect_file_type, unwrap_gzip
+from .html_clean import clean_document
 from .html_nesting import check_html_nesting
 from .markdown import Rendered, Segment, render
 from .metadata import metadata_title
@@ -43,16 +45,10 @@ NO_MODELS_HINT = (
     "there, read-only (docs/deployment.md, 'Models: baked or mounted')."
 )
 
-_INPUT_FORMATS: dict[str, InputFormat] = {
-    "pdf": InputFormat.PDF,
-    "docx": InputFormat.DOCX,
-    "pptx": InputFormat.PPTX,
-    "xlsx": InputFormat.XLSX,
-    "html": InputFormat.HTML,
-    "md": InputFormat.MD,
-}
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 PAGED_TYPES = frozenset({"pdf", "pptx", "image"})
+# Types whose metadata declares the title (<title>, the EPUB's dc:title): it comes before the first heading.
+DECLARED_TITLES = frozenset({"html", "mhtml", "epub"})
 NATIVE_FALLBACK_WARNING = (
     "PDF converted with the model-free native pipeline (no layout model: headings are guessed from font size, "
     "tables are found by rule). Mount docling's models and set DOCLING_ARTIFACTS_PATH for the standard pipeline."
@@ -137,10 +133,9 @@ class Converter:
 
     @staticmethod
     def _build(pdf_option: PdfFormatOption) -> DocumentConverter:
-        docling = DocumentConverter(
-            allowed_formats=list(_INPUT_FORMATS.values()), format_options={InputFormat.PDF: pdf_option}
-        )
-        for input_format in _INPUT_FORMATS.values():
+        formats = docling_formats()
+        docling = DocumentConverter(allowed_formats=formats, format_options={InputFormat.PDF: pdf_option})
+        for input_format in formats:
             docling.initialize_pipeline(input_format)
         return docling
 
@@ -172,10 +167,13 @@ class Converter:
         ``progress(done, total)`` hears how many pages of a PDF are converted (native pipeline: after each
         window of pages and each page read by OCR)."""
         started = time.perf_counter()
+        packed = data
+        file_name, data = unwrap_gzip(file_name, data, self.options.max_document_bytes)
         file_type = detect_file_type(file_name, data)
         warnings: list[str] = []
         ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
+        page_title: str | None = None  # a PDF without a Title entry: its first page's largest text
         # Heading levels come from the document (its outline, its markup) except for a PDF without bookmarks,
         # where they are guessed from the layout, and for an image's OCR.
         levels_known = file_type not in ("pdf", "image")
@@ -183,7 +181,7 @@ class Converter:
             pdf_info = inspect_pdf(file_name, data, max_pages=self.options.max_pdf_pages,
                                    max_page_megapixels=self.options.max_page_megapixels,
                                    dpi=self.options.ocr.render_dpi)  # fmt: skip
-        elif file_type in ("docx", "pptx", "xlsx"):
+        elif file_type in ("docx", "pptx", "xlsx", "epub", "odt", "ods", "odp"):
             check_office_zip(file_name, data, file_type)
         elif file_type in ("html", "md"):  # Markdown's raw HTML blocks go to the same HTML reader
             check_html_nesting(file_name, data, self.options.html)
@@ -196,6 +194,7 @@ class Converter:
             native = self._native_pdf(file_name, data, pdf_info.page_count, warnings, ocr_pages, progress)
             rendered, page_count = render(native.segments), pdf_info.page_count
             levels_known = native.bookmarks_found > 0
+            page_title = None if pdf_info.title else native.page_title
         else:
             rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings, ocr_pages)
         if pdf_info is not None:
@@ -214,16 +213,17 @@ class Converter:
             title=_title(
                 rendered,
                 file_name,
-                pdf_info.title if pdf_info else metadata_title(data, file_type),
-                outlined=file_type == "pdf" and levels_known,
+                (pdf_info.title or page_title) if pdf_info else metadata_title(data, file_type),
+                declared=(file_type == "pdf" and (levels_known or page_title is not None))
+                or file_type in DECLARED_TITLES,
             ),
             page_count=page_count,
             pipeline=pipeline,
             markdown=rendered.markdown,
             blocks=rendered.blocks,
             page_spans=rendered.page_spans,
-            content_hash=hashlib.sha256(data).hexdigest(),
-            size_bytes=len(data),
+            content_hash=hashlib.sha256(packed).hexdigest(),
+            size_bytes=len(packed),
             conversion_ms=round((time.perf_counter() - started) * 1000, 2),
             ocr_pages=ocr_pages,
             levels_known=levels_known,
@@ -254,10 +254,11 @@ class Converter:
         """One docling conversion (``options``: e.g. ``page_range``); a failure becomes CORRUPT_FILE."""
         if self._docling is None:
             raise RuntimeError("Converter.start() was not called")
-        stream = DocumentStream(
-            name=f"{PurePosixPath(file_name).stem or 'document'}.{file_type}", stream=io.BytesIO(data)
-        )
-        result = self._docling.convert(stream, raises_on_error=False, **options)
+        if file_type == "pdf":
+            stream = DocumentStream(name=f"{PurePosixPath(file_name).stem or 'document'}.pdf", stream=io.BytesIO(data))
+            result = self._docling.convert(stream, raises_on_error=False, **options)
+        else:
+            result = convert_as(self._docling, file_name, file_type, data, self.options.timeout_s)
         if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
             reasons = "; ".join(error.error_message for error in result.errors[:3]) or str(result.status.value)
             log.info("docling failed on %s: %s", file_name, reasons)
@@ -289,7 +290,7 @@ class Converter:
     def _convert_with_docling(
         self, file_name: str, file_type: FileType, data: bytes, warnings: list[str], ocr_pages: list[int]
     ) -> tuple[Rendered, int | None]:
-        document = self._docling_document(file_name, file_type, data, warnings)
+        document = self._docling_document(file_name, file_type, clean_document(file_type, data), warnings)
         paged = file_type in PAGED_TYPES
         segments = document_segments(document, paged=paged, located=file_type == "pdf")
         if file_type == "pdf" and self._ocr is not None:  # the standard pipeline OCRs what has no text layer
@@ -325,10 +326,11 @@ def _sizes(file_type: FileType, data: bytes, rendered: Rendered) -> list[PageSiz
     return page_sizes(sizes, rendered.regions, rendered.units)
 
 
-def _title(rendered: Rendered, file_name: str, metadata: str | None, *, outlined: bool = False) -> str:
-    """The first title or heading, else the metadata's title, else the file name without extension. A PDF whose
-    headings are its bookmarks' has its first section there ("Part I Gnuplot"): its metadata's title comes first."""
-    if outlined and metadata:
+def _title(rendered: Rendered, file_name: str, metadata: str | None, *, declared: bool = False) -> str:
+    """The first title or heading, else the metadata's title, else the file name without extension. A declared
+    title comes first: a PDF whose headings are its bookmarks' has its first section there ("Part I Gnuplot"), a
+    web page's first heading may be its site's name, an EPUB's its cover's."""
+    if declared and metadata:
         return metadata
     for block in rendered.blocks:
         if block.kind in ("title", "heading"):

@@ -33,6 +33,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
         page_window=settings.pdf_page_window,
         max_pdf_pages=settings.max_pdf_pages,
         max_page_megapixels=settings.max_pdf_page_megapixels,
+        max_document_bytes=settings.max_upload_bytes,
     )
     pool = WorkerPool(
         PoolOptions(

@@ -92,6 +92,25 @@ def _parts(segment: Segment) -> tuple[str, str, str] | None:
     return "", _MARKUP_START.sub(r"\1\\\2", body), ""
 
 
+def _heading_key(segment: Segment) -> str | None:
+    if segment.kind not in ("title", "heading"):
+        return None
+    return "".join(c for c in segment.text.casefold() if c.isalnum()) or None
+
+
+def without_twins(segments: list[Segment]) -> list[Segment]:
+    """The segments without a heading that repeats the one right before it (a chapter's bookmark and its printed
+    capitals "COMPILATION, INSTALLATION", a page's title and its h1, an e-book's contents naming its first
+    chapter): the twin would be an empty section of the outline whose path reads two sections."""
+    kept: list[Segment] = []
+    for segment in segments:
+        key = _heading_key(segment)
+        if key is not None and kept and _heading_key(kept[-1]) == key:
+            continue
+        kept.append(segment)
+    return kept
+
+
 def render(segments: list[Segment]) -> Rendered:
     """Join the segments into Markdown: blank line between blocks, one line break between list items."""
     pieces: list[str] = []
@@ -101,7 +120,7 @@ def render(segments: list[Segment]) -> Rendered:
     units: list[Unit] = []
     position = 0
     previous_kind: str | None = None
-    for segment in segments:
+    for segment in without_twins(segments):
         parts = _parts(segment)
         if parts is None:
             continue

@@ -18,6 +18,7 @@ from .ocr import OcrEngine
 from .pdf_lines import Line, join_fragments, merge_lines
 from .pdf_outline import mark_bookmarks, read_bookmarks
 from .pdf_tables import candidate_pages, ruled_tables, with_tables
+from .pdf_title import page_title
 from .scans import ocr_pdf_pages, scanned_pages
 from .text_layer import readable
 from .units import with_units
@@ -34,6 +35,7 @@ class NativeText:
     scanned: list[int]  # pages read by OCR
     bookmarks: int  # bookmarks of the PDF's outline
     bookmarks_found: int  # ... that became headings at their level (printed on their page, or where they point)
+    page_title: str | None = None  # the first page's largest text (pdf_title.py)
 
 
 def _no_progress(_: int, __: int) -> None:
@@ -68,7 +70,8 @@ def windowed_native_segments(
     lines = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
     bookmarks = read_bookmarks(data)
     lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
-    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found)
+    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found,
+                      page_title(lines + ocr_lines))  # fmt: skip
 
 
 def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:

@@ -73,6 +73,7 @@ class ConverterOptions:
     page_window: int = 25  # native pipeline: pages parsed per docling call (memory, progress)
     max_pdf_pages: int = 2000
     max_page_megapixels: float = 100.0  # a PDF page's image at the OCR resolution
+    max_document_bytes: int = 100 << 20  # what a .gz may unpack to (the upload limit, DOCLING_MAX_UPLOAD_MB)
 
 
 @dataclass(frozen=True)

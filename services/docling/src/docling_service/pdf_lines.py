@@ -29,6 +29,17 @@ MAX_HEADING_CHARS = 120
 SHORT_LINE = 0.8
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]?$")
 _HYPHENATED = re.compile(r"[^\W\d_]-$")
+# A compound printed whole somewhere in the document ("auto-dereference"): broken at its hyphen, it keeps it.
+_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+# A chapter's label before its title ("Chapter 5", "CAPÍTULO 2", "Kapitel 3", "Chapitre 4", "Appendix A"): the
+# heading keeps the number, so that the title reads as its bookmark does and an agent finds it by either.
+_CHAPTER_LABEL = re.compile(
+    r"^(?:chapter|kapitel|chapitre|cap[ií]tulo|capitolo|appendix|anhang|annexe|ap[eé]ndice)\s+"
+    r"(\d+|[IVXLCDM]+|[A-Z])\s+(?=\S)",  # not "Chapter 1: Harbour Logistics", a title as it is worded
+    re.IGNORECASE,
+)
+_LAST_WORD = re.compile(r"([^\W\d_]+)-$")
+_FIRST_WORD = re.compile(r"^[^\W\d_]+")
 # "3.2.1 Title", "A.2 Title": the level is the count of numbers; "Chapter 3", "Part II", "Appendix B": level 1.
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
 _CHAPTER = re.compile(r"^(?:part|chapter|appendix|kapitel|teil|anhang|chapitre|partie|annexe)\s+[\w.]+", re.I)
@@ -108,17 +119,32 @@ def _continues(prev: Line, line: Line, column_right: float) -> bool:
     return not (ends_short and _SENTENCE_END.search(prev.text.rstrip()))
 
 
-def _join(lines: list[Line]) -> str:
+def compounds(lines: list[Line]) -> frozenset[str]:
+    """The hyphenated words the document prints within a line (casefolded): its real hyphens."""
+    return frozenset(word.casefold() for line in lines for word in _COMPOUND.findall(line.text))
+
+
+def _join(lines: list[Line], real: frozenset[str] = frozenset()) -> str:
+    """The lines as one text; a word hyphenated across a line break is one word again, without the hyphen unless
+    the document prints it with one elsewhere (``real``: "auto-" + "dereference" stays "auto-dereference")."""
     text = ""
     for line in lines:
         part = line.text.strip()
         if not text:
             text = part
         elif _HYPHENATED.search(text) and part[:1].islower():
-            text = text[:-1] + part  # a word hyphenated across the line break
+            left, right = _LAST_WORD.search(text), _FIRST_WORD.match(part)
+            whole = f"{left.group(1) if left else ''}-{right.group(0) if right else ''}".casefold()
+            text = text + part if whole in real else text[:-1] + part
         else:
             text = f"{text} {part}"
     return text
+
+
+def without_label(text: str) -> str:
+    """A heading's text without its chapter label word ("CAPÍTULO 2 Base de conocimiento" -> "2 Base de
+    conocimiento")."""
+    return _CHAPTER_LABEL.sub(r"\1 ", text, count=1)
 
 
 def _body_height(lines: list[Line]) -> float:
@@ -257,6 +283,7 @@ def merge_lines(items: list[Line | Segment]) -> list[Segment]:
     paragraphs = [group for group in groups if isinstance(group, list)]
     levels = {} if outlined else _heading_levels(paragraphs, _body_height(lines))
     numbered = any(_is_heading(p, levels) and _numbered_level(p[0].text.strip()) is not None for p in paragraphs)
+    real = compounds(lines)
     segments = []
     for paragraph in groups:
         if isinstance(paragraph, Segment):
@@ -264,13 +291,15 @@ def merge_lines(items: list[Line | Segment]) -> list[Segment]:
             continue
         page = paragraph[0].page
         if paragraph[0].heading:
-            text, level = _join(paragraph), paragraph[0].heading
+            text, level = without_label(_join(paragraph, real)), paragraph[0].heading
             segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
         elif paragraph[0].mono:
             segments.append(Segment(kind="code", text=code_text(paragraph), page=page, located=located(paragraph)))
         elif _is_heading(paragraph, levels):
-            text, level = _join(paragraph), _layout_level(paragraph, levels, numbered)
+            text, level = without_label(_join(paragraph, real)), _layout_level(paragraph, levels, numbered)
             segments.append(Segment(kind="heading", text=text, page=page, level=level, located=located(paragraph)))
         else:
-            segments.append(Segment(kind="paragraph", text=_join(paragraph), page=page, located=located(paragraph)))
+            segments.append(
+                Segment(kind="paragraph", text=_join(paragraph, real), page=page, located=located(paragraph))
+            )
     return segments

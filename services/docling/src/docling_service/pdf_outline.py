@@ -33,6 +33,13 @@ _LABEL = re.compile(
     r"|apendice)?(?:\d+|[ivxlcdm]+|[a-z]\d*)?$"
 )
 
+# A line that is only a title's label, printed above it ("Chapter 3", "Kapitel 2", "CAPÍTULO 4", "Appendix A", "7").
+LABEL_LINE = re.compile(
+    r"^(?:(?:part|chapter|appendix|section|kapitel|teil|anhang|abschnitt|chapitre|partie|annexe|cap[ií]tulo"
+    r"|capitolo|ap[eé]ndice)\s+)?(?:\d+|[IVXLCDM]+|[A-Z])\.?$",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True)
 class Bookmark:
@@ -112,7 +119,7 @@ def _find(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken: s
                 break
             joined += _key(lines[candidates[position + count]].text)
             if _matches(joined, title):
-                matches.append(candidates[position : position + count + 1])
+                matches.append(_own_lines(lines, candidates[position : position + count + 1], title))
                 break
             if len(joined) > len(title) + MAX_LABEL_CHARS:
                 break
@@ -124,6 +131,18 @@ def _find(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken: s
     slack = _slack(lines[matches[0][0]])
     below = [m for m in matches if lines[m[0]].top >= bookmark.top - slack]
     return below[0] if below else matches[-1]
+
+
+def _own_lines(lines: list[Line], found: list[int], title: str) -> list[int]:
+    """The title's lines without a line before them that the title also matches without: the end of the text
+    above ("K 0.7651" closing a table, "{#1}}" a code line, "§ 3.13.6." a reference) read as a label would
+    begin the heading; a label line of its own ("Chapter 3" over the title) stays."""
+    while len(found) > 1 and not LABEL_LINE.match(lines[found[0]].text.strip()):
+        rest = "".join(_key(lines[index].text) for index in found[1:])
+        if not _matches(rest, title):
+            break
+        found = found[1:]
+    return found
 
 
 def _run_in(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken: set[int]) -> tuple[int, int] | None:

@@ -20,7 +20,7 @@ from docling_core.types.doc import (
     TextItem,
     TitleItem,
 )
-from docling_core.types.doc.labels import DocItemLabel
+from docling_core.types.doc.labels import DocItemLabel, GroupLabel
 from docling_core.types.doc.page import SegmentedPdfPage
 from ingestion_contracts.docling import BlockKind
 
@@ -118,13 +118,38 @@ def _figure(document: DoclingDocument, item: PictureItem) -> UnitDraft | None:
     return UnitDraft("figure", page, _top_left(document, page, item.prov[0].bbox), item.caption_text(document))
 
 
+def _inline_parent(document: DoclingDocument, item: DocItem) -> str | None:
+    """The inline group a text item is part of (a sentence docling split at its link or code), else None."""
+    if item.parent is None or not isinstance(item, TextItem) or type(item) is not TextItem:
+        return None
+    parent = item.parent.resolve(document)
+    return item.parent.cref if getattr(parent, "label", None) == GroupLabel.INLINE else None
+
+
+def _joined_inline(document: DoclingDocument, items: list[DocItem]) -> list[DocItem]:
+    """The items with each inline group's texts as one text item: a paragraph with a link or inline code in it is
+    one paragraph ("There is a `read_epub()` function"), as docling's own Markdown writes it."""
+    out: list[DocItem] = []
+    group: str | None = None
+    for item in items:
+        parent = _inline_parent(document, item)
+        previous = out[-1] if out else None
+        if parent is not None and parent == group and isinstance(previous, TextItem) and isinstance(item, TextItem):
+            joined = f"{previous.text} {item.text}" if previous.text and item.text else previous.text + item.text
+            out[-1] = previous.model_copy(update={"text": joined, "orig": joined})
+            continue
+        group = parent
+        out.append(item)
+    return out
+
+
 def document_segments(document: DoclingDocument, *, paged: bool, located: bool = False) -> list[Segment]:
     """Segments in reading order. Headings sit one level below the title when the document has one.
 
     With ``located`` (a PDF: its boxes are in points) each segment also says where it lies (its provenance box on
     its page), and tables and figures come as units: a figure goes with the segment after it (its caption, in
     docling's order). Slides' boxes are in their own units, which no page image is drawn in: left out."""
-    items = [item for item, _ in document.iterate_items() if isinstance(item, DocItem)]
+    items = _joined_inline(document, [item for item, _ in document.iterate_items() if isinstance(item, DocItem)])
     heading_shift = 1 if any(isinstance(item, TitleItem) for item in items) else 0
     segments: list[Segment] = []
     figures: list[UnitDraft] = []

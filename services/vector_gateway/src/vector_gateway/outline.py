@@ -118,9 +118,12 @@ def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
     the chunker joined to the chunk after it (a part title straight before its first chapter's, at one level)
     or to the chunk before it. Each heading line is one section, from its line to the next heading line."""
     out: list[_Head] = []
+    # Read once from the top: a head can begin inside a code block (a chunk cut in a long example), whose "# ..."
+    # comment lines are no headings (install.de.pdf's preseed example read as 27 sections).
+    every = _heading_lines(laid.text, 0, len(laid.text))
     for index, head in enumerate(heads):
         end = heads[index + 1].start if index + 1 < len(heads) else len(laid.text)
-        lines = _heading_lines(laid.text, head.start, end)
+        lines = [line for line in every if head.start <= line[0] < end]
         own = next((k for k, (_, _, title) in enumerate(lines) if head.path and title == head.path[-1]), None)
         if own is None:
             out.append(head)
@@ -129,7 +132,10 @@ def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
             path, levels = head.path[:-1], head.levels[:-1] if head.levels is not None else None
             for offset, level, title in lines[:own]:
                 path, levels = _nested(path, levels, title, level)
-                out.append(_Head(path, levels, offset, []))
+                if out and out[-1].path == path and not out[-1].run:  # opened above with no line of its own in
+                    out[-1] = _Head(path, levels, min(out[-1].start, offset), [])  # its range: one section, not two
+                else:
+                    out.append(_Head(path, levels, offset, []))
             out.append(_Head(head.path, head.levels, lines[own][0], head.run))
         path, levels = list(head.path), list(head.levels) if head.levels is not None else None
         for offset, level, title in lines[own + 1 :]:

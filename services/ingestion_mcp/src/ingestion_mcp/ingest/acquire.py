@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
-from ingestion_contracts.docling import EXTENSIONS, SUPPORTED_FILE_TYPES
+from ingestion_contracts.docling import EXTENSIONS, GZIP_SUFFIX, SUPPORTED_FILE_TYPES
 
 from ..errors import ToolFailure
 from ..settings import McpSettings
@@ -30,6 +31,7 @@ from ..sources.paths import resolve_allowed
 TEXT_TYPES = ("md", "txt")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_UNPACKED_BYTES = 512 << 20  # what one .gz may unpack to when no file limit is given
 
 
 def sha256(data: bytes) -> str:
@@ -63,19 +65,48 @@ class Acquired:
 
 
 def supported_types_text() -> str:
-    return ", ".join(t.upper() for t in SUPPORTED_FILE_TYPES)
+    return ", ".join(t.upper() for t in SUPPORTED_FILE_TYPES) + " (and any of them gzipped: .pdf.gz, .md.gz)"
 
 
 def file_type_of(path: Path | PurePosixPath | str) -> str:
-    suffix = PurePosixPath(str(path)).suffix.lower()
+    """The type a file name says ("manual.pdf.gz" is a PDF, unpacked before it is read)."""
+    name = PurePosixPath(str(path)).name.lower()
+    name = name.removesuffix(GZIP_SUFFIX)
+    suffix = PurePosixPath(name).suffix
     file_type = EXTENSIONS.get(suffix)
     if file_type is None:
+        shown = (suffix or "(no extension)") + (GZIP_SUFFIX if str(path).lower().endswith(GZIP_SUFFIX) else "")
         raise ToolFailure(
-            f"Unsupported file type: {suffix or '(no extension)'}. Supported types: {supported_types_text()}.",
+            f"Unsupported file type: {shown}. Supported types: {supported_types_text()}.",
             "Convert the file to a supported format or use ingest_text with pre-extracted content.",
             code="UNSUPPORTED_FORMAT",
         )
     return file_type
+
+
+def gunzip(name: str, data: bytes, max_bytes: int) -> tuple[str, bytes]:
+    """A ".gz" file's inner name and bytes (at most ``max_bytes``); any other file as it is."""
+    if not name.lower().endswith(GZIP_SUFFIX):
+        return name, data
+    unpacker = zlib.decompressobj(wbits=31)  # gzip framing
+    try:
+        inner = unpacker.decompress(data, max_bytes + 1)
+        complete = unpacker.eof
+    except zlib.error:
+        complete, inner = False, b""
+    if len(inner) > max_bytes:
+        raise ToolFailure(
+            f"File too large: {name} unpacks to more than {max_bytes >> 20} MB.",
+            "Unpack it and split the document, or raise INGESTION_MCP_MAX_FILE_MB if the services allow it.",
+            code="FILE_TOO_LARGE",
+        )
+    if not complete:
+        raise ToolFailure(
+            f"{name} is not a complete gzip file.",
+            f"Check that it was written completely; if it is not compressed, rename it without {GZIP_SUFFIX}.",
+            code="UNSUPPORTED_FORMAT",
+        )
+    return name[: -len(GZIP_SUFFIX)], inner
 
 
 def markdown_title(markdown: str) -> str | None:
@@ -102,10 +133,19 @@ def decode_text(data: bytes, name: str) -> str:
 
 
 def from_bytes(
-    data: bytes, name: str, *, key: str, last_modified: str, default_source: str = "", as_text: bool = False
+    data: bytes,
+    name: str,
+    *,
+    key: str,
+    last_modified: str,
+    default_source: str = "",
+    as_text: bool = False,
+    max_bytes: int = MAX_UNPACKED_BYTES,
 ) -> Acquired:
     """Bytes with a file name: Markdown and text are read here, everything else goes to docling. `as_text`: a
-    text-like type docling does not know (a folder sync's .rst, .tex, README), read as plain text."""
+    text-like type docling does not know (a folder sync's .rst, .tex, README), read as plain text. A gzipped
+    file ("install.en.pdf.gz") is unpacked first (at most ``max_bytes``) and read as the file inside."""
+    name, data = gunzip(name, data, max_bytes)
     file_type = "txt" if as_text else file_type_of(name)
     doc = Acquired(key=key, name=name, file_type=file_type, last_modified=last_modified, data=data,
                    default_source=default_source)  # fmt: skip
@@ -140,7 +180,8 @@ async def from_file(
         file_type_of(path)
     data = await anyio.to_thread.run_sync(read_limited, path, settings.max_file_mb)
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
-    return from_bytes(data, path.name, key=key or str(path), last_modified=modified, as_text=as_text)
+    return from_bytes(data, path.name, key=key or str(path), last_modified=modified, as_text=as_text,
+                      max_bytes=settings.max_file_mb << 20)  # fmt: skip
 
 
 def from_text(text: str, *, name: str | None = None, file_type: str | None = None, key: str | None = None) -> Acquired:

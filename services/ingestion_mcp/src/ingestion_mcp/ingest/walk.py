@@ -5,10 +5,11 @@ can be read (ingest/folder_sync.py decides what to write).
   with "..") is refused with what is wrong; they match the folder-relative path or the file name, ignoring
   case ("*.MD" takes "a.md": a case slip must not drop a folder's files), and "dir/" means all under dir.
 - Ignore files (ingest/ignores.py) hide what git would hide; hidden entries (".git", ".obsidian") are skipped.
-- A file is read by the converter (EXTENSIONS: PDF, Office, HTML, Markdown, text, images), or as plain text
-  when its type is text-like (reStructuredText, AsciiDoc, Org, TeX, source code, configuration, "README",
-  "copyright": by its extension, else by its first 8 KiB being UTF-8 without NUL bytes); any other file is
-  `Skipped`, counted by extension in the answer, never dropped without a word.
+- A file is read by the converter (EXTENSIONS: PDF, Office and OpenDocument, EPUB, RTF, e-mail, HTML and MHTML,
+  Markdown, CSV, LaTeX, AsciiDoc, text, reStructuredText, Org, images; gzipped too: "manual.pdf.gz"), or as plain
+  text when its type is text-like (TeX styles, source code, configuration, "README", "copyright": by its
+  extension, else by its first 8 KiB being UTF-8 without NUL bytes); any other file is `Skipped`, counted by
+  extension in the answer, never dropped without a word.
 - A symbolic link is judged by its target: one that leads to a file of this folder is that file (one
   document, keyed by the real path); one into another folder synced into the same collection is that
   folder's document (left to its sync); one elsewhere under the allowed roots is this folder's document under
@@ -58,7 +59,7 @@ SKIPPED_EXTENSIONS = _extensions(
     "gz tgz bz2 xz lz lzma zst z zip tar 7z rar jar war whl egg deb rpm apk dmg iso img "
     "bin exe dll so a o obj lib dylib pyc pyo class wasm gif bmp ico webp svg svgz heic psd "
     "eps ps dvi mp3 wav flac ogg m4a aac mp4 m4v mkv webm avi mov wmv ttf otf woff woff2 "
-    "eot sqlite db doc xls ppt odt ods odp odg rtf epub mobi pdb gpg sig p12 pfx der crt "
+    "eot sqlite db doc xls ppt odg ott ots otp mobi pdb gpg sig p12 pfx der crt "
     "key pem cer kdbx lock"
 )
 
@@ -182,8 +183,12 @@ def matches_filters(rel: str, options: SyncOptions) -> bool:
 
 # -- what a file is -----------------------------------------------------------------------------------------
 def extension_of(name: str) -> str:
-    suffix = PurePosixPath(name).suffix.lower()
-    return suffix or NO_EXTENSION
+    """The extension that decides how a file is read: ".pdf"; a gzipped document of a type the converter reads keeps
+    both (".pdf.gz"); other .gz files are ".gz"."""
+    path = PurePosixPath(name.lower())
+    if path.suffix == ".gz" and PurePosixPath(path.stem).suffix in EXTENSIONS:
+        return PurePosixPath(path.stem).suffix + ".gz"
+    return path.suffix or NO_EXTENSION
 
 
 def looks_like_text(path: Path) -> bool:
@@ -205,7 +210,7 @@ def looks_like_text(path: Path) -> bool:
 def reading(name: str, path: Path, indexed: bool) -> str | None:
     """ "convert" (the converter knows the type), "text" (read as plain text), None (cannot be ingested)."""
     extension = extension_of(name)
-    if extension in EXTENSIONS:
+    if extension.removesuffix(".gz") in EXTENSIONS:
         return "convert"
     if extension in TEXT_EXTENSIONS or indexed:  # an indexed file was found to be text before: not read again
         return "text"

@@ -154,6 +154,8 @@ def find_section(doc: DocumentStructure, heading: list[str] | None, position: in
         return doc.sections[position]
     # The titles as printed first; only where none matches, the titles without their numbering ("Part II").
     found = _matching(doc, heading or [], _norm) or _matching(doc, heading or [], _bare)
+    if len(found) > 1:  # the whole path the outline gives ("Introduction" at the top) is that section, not a deeper
+        found = [s for s in found if len(s.heading_path) == len(heading or [])] or found  # "... > Introduction"
     if len(found) == 1:
         return found[0]
     if not found:
@@ -257,8 +259,10 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         if more:
             answer.message += f" Call again with offset={offset + shown} for the rest."
         if not doc.levels_known:
-            answer.message += (" Heading levels are not known (indexed before they were kept): depth is the nesting;"
-                               " re-ingest it with force=true to fill them in.")  # fmt: skip
+            # No re-ingest advice: a PDF without bookmarks has its levels guessed again, so the answer would not
+            # change (issue 51, point 5); only a document indexed before levels were kept would gain from it.
+            answer.message += (" Heading levels are not known (the document declares none, e.g. a PDF without"
+                               " bookmarks): depth is the nesting the layout suggests.")  # fmt: skip
         return result(answer)
 
     @tool(READ)
@@ -335,7 +339,8 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
             pictures.append(image_content(picture))
             answer.images.append(ShownImage(page=first_page, kind="page", marked=picture.marked if passage else None,
                                             passage_pages=picture.passage_pages or None))  # fmt: skip
-            note = page_note(first_page, last_page, passage is not None, picture.marked, picture.passage_pages)
+            note = page_note(first_page, last_page, passage is not None, picture.marked, picture.passage_pages,
+                             unlocated=unlocated(doc))  # fmt: skip
             answer.message = f"{answer.message}{note}"
         else:
             for unit in figures_of(doc, passage, first_page):
@@ -412,8 +417,11 @@ def read_pages(
     return answer
 
 
-def page_note(page: int, last_page: int | None, asked: bool, marked: int, passage_pages: list[int]) -> str:
-    """What the page picture shows, and where to look when the passage is not on it."""
+def page_note(
+    page: int, last_page: int | None, asked: bool, marked: int, passage_pages: list[int], *, unlocated: bool
+) -> str:
+    """What the page picture shows, and where to look when the passage is not on it. Ingesting again is advised
+    only where it locates the passage: a document indexed before boxes were kept (a test follows the advice)."""
     note = f" Page {page} is the first image" + (" (one page a call)." if last_page and last_page > page else ".")
     if asked and marked:
         note += f" The passage is marked on it ({marked} boxes)."
@@ -421,8 +429,10 @@ def page_note(page: int, last_page: int | None, asked: bool, marked: int, passag
         note += (
             f" The passage lies on page(s) {', '.join(map(str, passage_pages))}: ask for first_page={passage_pages[0]}."
         )
-    elif asked:
+    elif asked and unlocated:
         note += " The passage has no boxes (indexed before they were kept): ingest the document again with force=true."
+    elif asked:
+        note += " The passage has no printed text of its own to mark (a bookmark's title its page does not print)."
     return note
 
 

@@ -146,7 +146,8 @@ def register(server: MCPServer, state: AppState) -> None:
         max_removals: int | None = None,
         gitignore: bool = True,
     ) -> Annotated[CallToolResult, SyncOutput]:
-        """Sync a folder under the allowed roots into a collection: new/changed files ingested, gone ones pruned
+        """Sync a folder under the allowed roots into a collection: new/changed files (ingest_document's types, and
+        other text) ingested, gone ones pruned
         (none when over 25% and over 10 would go, unless max_removals allows it); .gitignore files honoured
         (gitignore: false reads all); dry_run only reports; watch: true follows changes, false stops. Answers counts
         or a job_id."""

@@ -163,8 +163,9 @@ def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
         metadata: MetadataArg = None,
         force: ForceArg = False,
     ) -> Annotated[CallToolResult, IngestOutput]:
-        """Ingest a file (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, image), identified by its absolute path.
-        For text you have use ingest_text; for the web, ingest_from_url."""
+        """Ingest a file (PDF, Office, OpenDocument, EPUB, RTF, EML/MSG, HTML/MHTML, Markdown, CSV, LaTeX, AsciiDoc,
+        text, image; also gzipped), identified by its absolute path. For text you have use ingest_text; for the
+        web, ingest_from_url."""
         name = Path(file_path).name
         params = {
             "file_path": file_path, "collection": state.collection(collection), "source": source, "tags": tags,

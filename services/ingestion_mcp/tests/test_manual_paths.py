@@ -1,0 +1,97 @@
+"""Every section of a real manual is read by the heading path its outline gives (issue 51, point 2).
+
+For every outline entry of the manuals here (the converter's Markdown, chunked by the chunker, mapped by the
+gateway as get_document_outline lists it: bench/manual_outline.py), get_document_section(heading=path) reads that
+entry, not an ambiguity error, and no two entries share a path. A CI-sized part of the bench's manual set
+(python -m bench.manuals measures all of it, docs/pdf.md "Manuals"): the French installation guide's HTML
+chapters (DocBook), EbookLib's Sphinx pages and the X Logical Font Description (Apache FOP PDF, 97 bookmarks).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from docling_service.converter import Converter, ConverterOptions
+
+from bench.manual_outline import path_figures, structure
+
+DOC = Path("/usr/share/doc")
+FRENCH_GUIDE = DOC / "installation-guide-amd64/fr"
+SPHINX = DOC / "python-ebooklib-doc/html"
+SPHINX_INDEXES = ("genindex.html", "search.html")
+XLFD = DOC / "xorg-docs/xlfd/xlfd.pdf.gz"
+GERMAN_GUIDE = DOC / "installation-guide-amd64/de/install.de.pdf.gz"
+
+
+@pytest.fixture(scope="module")
+def converter() -> Converter:
+    started = Converter(ConverterOptions())
+    started.start()
+    return started
+
+
+def _pages(folder: Path, pattern: str, package: str) -> list[Path]:
+    pages = sorted(folder.glob(pattern))
+    if not pages:
+        pytest.skip(f"needs Debian's {package} (apt-get install {package})")
+    return pages
+
+
+def _unreadable(converter: Converter, name: str, data: bytes) -> list[object]:
+    figures = path_figures(structure(converter.convert(data, name), name), keep=100)
+    wrong = figures.unreadable or figures.duplicate_paths
+    return [(name, figures.duplicate_paths, figures.unreadable)] if wrong else []
+
+
+def test_a_page_opening_with_headings_without_text_has_each_once(converter: Converter) -> None:
+    """ch03s03.html opens with "3.3", "3.3.1", "3.3.1.1" before any text: "3.3" was two entries (one empty)."""
+    page = _pages(FRENCH_GUIDE, "ch03s03.html", "installation-guide-amd64")[0]
+    converted = converter.convert(page.read_bytes(), page.name)
+    paths = [s.heading_path for s in structure(converted, page.name).sections]
+    assert paths[:2] == [["3.3. Informations utiles"], ["3.3. Informations utiles", "3.3.1. La documentation"]]
+    assert not _unreadable(converter, page.name, page.read_bytes())
+
+
+def test_every_outline_path_of_html_manuals_reads_its_section(converter: Converter) -> None:
+    pages = _pages(FRENCH_GUIDE, "ch0[1-6]*.html", "installation-guide-amd64")
+    pages += [page for page in _pages(SPHINX, "*.html", "python-ebooklib-doc") if page.name not in SPHINX_INDEXES]
+    problems = [problem for page in pages for problem in _unreadable(converter, page.name, page.read_bytes())]
+    assert not problems
+
+
+def test_every_outline_path_of_a_pdf_manual_reads_its_section(converter: Converter) -> None:
+    if not XLFD.exists():
+        pytest.skip("needs Debian's xorg-docs (apt-get install xorg-docs)")
+    data = gzip.decompress(XLFD.read_bytes())
+    figures = path_figures(structure(converter.convert(data, "xlfd.pdf"), "xlfd.pdf"), keep=100)
+    assert figures.sections >= 97 and figures.duplicate_paths == 0 and not figures.unreadable, figures
+
+
+def _pages_of(pdf: Path, first: int, last: int) -> bytes:
+    """Pages first..last (1-based) of a PDF, as a PDF of their own."""
+    whole, part = pdfium.PdfDocument(gzip.decompress(pdf.read_bytes())), pdfium.PdfDocument.new()
+    try:
+        part.import_pages(whole, list(range(first - 1, last)))
+        out = io.BytesIO()
+        part.save(out)
+        return out.getvalue()
+    finally:
+        part.close()
+        whole.close()
+
+
+def test_a_comment_line_of_an_example_is_no_outline_entry(converter: Converter) -> None:
+    """Pages 100-104 of the German guide print the preseed example, read as code: its "# debconf-get-selections
+    >> file" comment was an outline entry when a section began inside that code block."""
+    if not GERMAN_GUIDE.exists():
+        pytest.skip("needs Debian's installation-guide-amd64 (apt-get install installation-guide-amd64)")
+    converted = converter.convert(_pages_of(GERMAN_GUIDE, 100, 104), "install.de-B4.pdf")
+    titles = [s.heading_path[-1] for s in structure(converted, "install.de-B4.pdf").sections if s.heading_path]
+    assert "debconf-get-selections >> file" in converted.markdown  # the example's line, in its code block
+    assert not [title for title in titles if "debconf" in title]
+    assert [title.split()[0] for title in titles[1:]] == ["B.4.8", "B.4.9", "B.4.10", "B.4.11", "B.4.12", "B.4.13",
+                                                           "B.5", "B.5.1", "B.5.2"]  # fmt: skip
