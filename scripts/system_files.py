@@ -24,6 +24,10 @@ REFCARD = DOC / "debian-refcard/refcard-en-a4.pdf.gz"  # Debian's reference card
 CVS_PAPER = DOC / "cvs/cvs-paper.pdf"  # the CVS paper (the evidence tests)
 NETTLE = DOC / "nettle-dev/nettle.pdf.gz"  # Nettle's manual, whose page 61 repeats its signatures
 BASE_PASSWD_HTML = DOC / "base-passwd/users-and-groups.html"  # an HTML page (base-passwd is essential)
+SPHINX_HTML = DOC / "python-ebooklib-doc/html/tutorial.html"  # a Sphinx HTML manual's page
+TEXINFO_HTML = DOC / "r-doc-html/manual/R-intro.html"  # R-intro as Texinfo HTML
+DOCBOOK_HTML = DOC / "installation-guide-amd64/en/ch01s01.html"  # the installation guide's DocBook HTML
+R_INTRO_PDF = DOC / "r-doc-pdf/manual/R-intro.pdf"  # Texinfo PDF without Title metadata
 # libfaketime (LD_PRELOAD): a replica started with its clock skewed.
 FAKETIME_DIR = Path(f"/usr/lib/{platform.machine()}-linux-gnu/faketime")
 FAKETIME = FAKETIME_DIR / "libfaketime.so.1"
@@ -39,6 +43,10 @@ PACKAGE_OF: dict[Path, str] = {
     CVS_PAPER: "cvs",
     NETTLE: "nettle-dev",
     BASE_PASSWD_HTML: "base-passwd",
+    SPHINX_HTML: "python-ebooklib-doc",
+    TEXINFO_HTML: "r-doc-html",
+    DOCBOOK_HTML: "installation-guide-amd64",
+    R_INTRO_PDF: "r-doc-pdf",
     FAKETIME: "faketime",
 }
 

@@ -13,10 +13,10 @@ import pytest
 from docling_service.converter import Converter
 from ingestion_contracts.docling import ConvertResponse
 
+from scripts.system_files import DOCBOOK_HTML, SPHINX_HTML, TEXINFO_HTML
+
 REAL = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "real"
-SPHINX = Path("/usr/share/doc/python-ebooklib-doc/html/tutorial.html")
-TEXINFO = Path("/usr/share/doc/r-doc-html/manual/R-intro.html")
-DOCBOOK = Path("/usr/share/doc/installation-guide-amd64/en/ch01s01.html")
+SPHINX, TEXINFO, DOCBOOK = SPHINX_HTML, TEXINFO_HTML, DOCBOOK_HTML
 GLYPHS = re.compile("[\u00b6\u00a7\uf0c1]|#$")
 
 

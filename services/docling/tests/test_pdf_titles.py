@@ -6,7 +6,6 @@ above it; a chapter's label stays out of its heading; a hyphen the manual prints
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 from docling_service.converter import Converter
@@ -14,9 +13,11 @@ from ingestion_contracts.docling import ConvertResponse
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import Fit
 
-R_INTRO = Path("/usr/share/doc/r-doc-pdf/manual/R-intro.pdf")
+from scripts.system_files import R_INTRO_PDF, needs
+
+R_INTRO = R_INTRO_PDF
 PAGES = [1, 72, 98]  # the cover; "11.7.2 Maximum likelihood" under a table; "Appendix B Invoking R"
-pytestmark = pytest.mark.skipif(not R_INTRO.exists(), reason="needs Debian's r-doc-pdf (apt-get install r-doc-pdf)")
+pytestmark = needs(R_INTRO)
 
 
 def _outline(items: list, level: int) -> list:

@@ -17,10 +17,11 @@ from ingestion_contracts.gateway import ChunkIn, UpsertDocumentRequest
 from ingestion_mcp.ingest.acquire import sha256
 from ingestion_mcp.state import AppState
 
+from scripts.system_files import DTC_PAPER
 from tests.fixtures.real_documents import DOCUMENTS
 
 pytestmark = pytest.mark.timeout(600)
-DTC = Path("/usr/share/doc/device-tree-compiler/dtc-paper.pdf.gz")
+DTC = DTC_PAPER
 
 
 async def _outcome(client: Any, call_tool: Any, answer: dict[str, Any]) -> dict[str, Any]:
