@@ -39,7 +39,7 @@ from .where import And, In, Where
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
 CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
 PHRASE_DEPTH = 50  # BM25 candidates read for an exact phrase (the text of each: a few ms)
-PHRASE_FIELDS = [*CANDIDATE_FIELDS, "text"]
+PHRASE_FIELDS = [*CANDIDATE_FIELDS, "text", "title", "heading_path"]
 
 
 @dataclass
@@ -153,12 +153,15 @@ def _ranked(
     with only the fields an exact-phrase lookup read (to fetch before answering)."""
     kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
     fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
-    phrase = lexical.phrase(query.text) if fusion.phrase_floor > 0 and query.exact_phrase else None
-    # An exact phrase is looked for in a deeper BM25 ranking, with each chunk's text; where the mode ranks by
-    # BM25, its first `limit` are that mode's keyword list (one query, not two; keyword mode then fetches the
-    # fields of the hits it answers with, as hybrid does).
-    depth, reused = max(limit, PHRASE_DEPTH), phrase is not None and "keyword" in kinds
-    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS) if phrase else None
+    exact = fusion.phrase_floor > 0 and query.exact_phrase
+    phrase = lexical.phrase(query.text) if exact else None
+    words = lexical.exact_words(query.text) if exact and "keyword" in kinds else None
+    # An exact phrase (or a short query's words as written) is looked for in a deeper BM25 ranking, with each chunk's
+    # text; where the mode ranks by BM25, its first `limit` are that mode's keyword list (one query, not two; keyword
+    # mode then fetches the fields of the hits it answers with, as hybrid does).
+    looking = phrase is not None or words is not None
+    depth, reused = max(limit, PHRASE_DEPTH), looking and "keyword" in kinds
+    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS) if looking else None
     lists: dict[str, tuple[Candidates, bool]] = {}
     if len(kinds) == 2 and not reused:  # both rankings at once (an engine that releases the GIL runs them alike)
         keyword = _in_parallel(_candidates, store, names, query, "keyword", limit, fields)
@@ -179,8 +182,8 @@ def _ranked(
     else:
         fused = fusion.single(keyed[query.mode], "dense" if query.mode == "semantic" else "keyword")
     partial = reused  # the keyword list came with the lookup's fields only
-    if phrase is not None:
-        fused, joined = _exact(store, query, fusion, fused, entities, lookup[0], phrase)
+    if looking:
+        fused, joined = _exact(store, query, fusion, fused, entities, lookup[0], phrase, words)
         partial = partial or joined
     # A hit scored 0 in every part (a dense candidate below the calibration's floor, in no keyword list) is no
     # result: it says nothing and costs the caller tokens. Nothing deeper can score more than `deeper`.
@@ -201,9 +204,11 @@ def _exact(
     fused: list[tuple[Hashable, Fused]],
     entities: dict[Hashable, tuple[str, dict[str, Any]]],
     lookup: Candidates,
-    phrase: str,
+    phrase: str | None,
+    words: frozenset[str] | None = None,
 ) -> tuple[list[tuple[Hashable, Fused]], bool]:
-    """``fused`` with every passage that holds ``phrase`` raised (Fusion.exact) and ranked again. Such a passage
+    """``fused`` with every passage that holds ``phrase``, or each of ``words`` as written (a BM25 candidate: its
+    title, headings or text), raised (Fusion.exact) and ranked again. Such a passage
     missing from a list the mode ranks by gets its part from its own score: BM25 from the deeper lookup, the
     cosine from a dense search of those passages alone; one found by the lookup alone joins the ranking. Also:
     whether one joined with the lookup's fields only."""
@@ -212,7 +217,10 @@ def _exact(
     }
     texts = {key: e["text"] for key, (_, _, _, e) in found.items()}
     texts.update({key: e["text"] for key, (_, e) in entities.items() if "text" in e})
-    holding = {key for key, text in texts.items() if phrase in lexical.phrase_text(text)}
+    holding = {key for key, text in texts.items() if phrase is not None and phrase in lexical.phrase_text(text)}
+    if words is not None:
+        holding |= {key for key, (_, _, _, e) in found.items()
+                    if lexical.holds_words(words, e["title"], *(e.get("heading_path") or []), e["text"])}  # fmt: skip
     if not holding:
         return fused, False
     parts = dict(fused)
