@@ -31,6 +31,7 @@ RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
 # (vector_gateway/search.py; docs/search-scores.md, "Exact phrases").
 EXACT_PHRASE_SCORE = 0.5
 MAX_QUERY_CHARS = 4000
+MAX_PER_DOCUMENT = 10
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4
 MAX_CHUNK_BOXES = 2000  # a chunk of one-word lines (a table of numbers) has a few hundred
@@ -296,6 +297,13 @@ class SearchRequest(WireModel):
         description="Raise passages that hold a query of 4+ words word for word (phrase_score; a semantic search pays "
         "one BM25 query for it); false: meaning and terms only, as find_similar's whole-chunk probes ask.",
     )
+    group_by_document: bool = Field(
+        default=False,
+        description="top_k counts documents: each one's best passages (per_document of them), the others counted in "
+        "more_in_document.",
+    )
+    per_document: int = Field(default=1, ge=1, le=MAX_PER_DOCUMENT, description="With group_by_document: passages "
+                              "shown per document.")  # fmt: skip
 
     @field_validator("filters")
     @classmethod
@@ -352,6 +360,9 @@ class SearchHit(WireModel):
         default=None, description="Rank in the dense candidate list (1 = first); none: absent."
     )
     keyword_rank: int | None = Field(default=None, description="Rank in the BM25 candidate list; none: absent.")
+    more_in_document: int | None = Field(
+        default=None, description="group_by_document: other passages of this document that matched, not shown."
+    )
     tags: list[str]
     metadata: dict[str, Any]
     last_modified: str

@@ -383,8 +383,9 @@ class GatewayService:
             embedding_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         query = Query(
-            request.mode, vector, request.query, request.top_k, where, request.min_score, request.exact_phrase
-        )
+            request.mode, vector, request.query, request.top_k, where, request.min_score, request.exact_phrase,
+            request.group_by_document, request.per_document,
+        )  # fmt: skip
         # Every collection's candidates are fused once, on one scale (search.py).
         hits = search(self.store, names, query, fusion=self.fusion, candidates=self.candidates)
         search_ms = (time.perf_counter() - started) * 1000

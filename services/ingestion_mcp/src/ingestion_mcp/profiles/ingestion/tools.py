@@ -97,6 +97,7 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
         title=hit.title or Path(hit.key or hit.source).name, source=hit.source, collection=hit.collection,
         page=cited_page(hit), page_range=page_range(hit), section=" > ".join(hit.heading_path) or None,
         text=text, score=round(hit.score, 4), doc_id=hit.doc_id, chunk_index=hit.chunk_index,
+        more=hit.more_in_document or None,
     )  # fmt: skip
     if detailed:
         item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type
@@ -218,15 +219,15 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             Field(
                 default="hybrid",
                 pattern="^(hybrid|semantic|keyword)$",
-                description="'keyword': exact terms, codes, names; 'semantic': paraphrases; 'hybrid': both.",
+                description="keyword: exact terms, codes, names; semantic: paraphrases; hybrid: both.",
             ),
         ] = "hybrid",
         filters: Annotated[
             dict[str, str | int | float | bool] | None,
             Field(
                 default=None,
-                description="Equality filters, AND-ed, on file_type, page, source, title, doc_id, chunk_index, "
-                'last_modified or metadata.<key>: {"page": 3}.',
+                description="Equality filters, AND-ed: file_type, page, source, title, doc_id, chunk_index, "
+                'last_modified, metadata.<key> ({"page": 3}).',
             ),
         ] = None,
         tags: TagFilterArg = None,
@@ -236,19 +237,22 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
                 default=None,
                 ge=0,
                 le=1,
-                description="Drop passages scoring below this (thresholds above).",
+                description="Drop passages scoring below this.",
             ),
         ] = None,
+        per_document: Annotated[
+            int, Field(default=0, ge=0, description="N>0: top_k counts documents, N passages each")
+        ] = 0,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Find the passages most relevant to a query, best first, with document, page, section; every
-        collection unless one is given. score (0-1) means the same for every query. Measured on two benchmarks,
-        off-topic queries score below 0.35 in hybrid, 0.40 semantic (keyword: no safe cut); a passage holding the
-        query verbatim (4+ words) scores 0.5+ in any mode."""
+        """The passages most relevant to a query, best first; every collection unless one is given. score (0-1)
+        means the same for every query: off-topic stays below 0.35 hybrid, 0.40 semantic; one holding the query
+        verbatim, or each word of a 1-3 word query, scores 0.5+."""
         detailed = response_format == "detailed"
         request = SearchRequest(
             query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]  # str: the pattern checks it; the schema stays a string
             top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score, include_total=detailed,
+            group_by_document=per_document > 0, per_document=max(per_document, 1),
         )  # fmt: skip
         found = await state.library.search(request)
         items = [search_item(hit, detailed) for hit in found.hits]
