@@ -1,4 +1,4 @@
-"""A short query's words as written rank above their stems (issue 52, point 1).
+"""A one-word query's word as written ranks above its stems (issue 52, point 1).
 
 The passages are real: Debian's installation guide in Spanish (installation-guide-amd64, install.es.txt). BM25 matches
 stems, so "automáticamente" meets "automática" and "automático" as the same term; before, the passages that repeat
@@ -40,7 +40,7 @@ async def guide(gateway_app: Any, make_doc: Any, upsert: Any) -> str:
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
-@pytest.mark.parametrize("query", ["automáticamente", "AUTOMATICAMENTE", "detectar automáticamente"])
+@pytest.mark.parametrize("query", ["automáticamente", "AUTOMATICAMENTE", "automáticamente?"])
 async def test_the_word_as_written_ranks_above_its_stem(client, guide, search, mode: str, query: str) -> None:
     found = await search(client, query=query, collections=[guide], mode=mode, top_k=5)
     ranks = [(h["chunk_index"], h["score"], h["phrase_score"]) for h in found["hits"]]

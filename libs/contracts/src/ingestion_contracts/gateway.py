@@ -26,6 +26,10 @@ MAX_ORDER = 2**63 - 1  # write orders are signed 64-bit integers (servicekit.wri
 # measured in bench/TUNING.md "Calibrated scores").
 # keyword: best effort (BM25 matches any shared word; no threshold keeps 90% of answers and drops 90% off-topic).
 RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
+# An answer whose best hit scores under this (per mode) is held back whole as off-topic by the MCP search tool when
+# no min_score is given: the highest floor that keeps 99% of the relevant documents of a top 10 on SciFact train and
+# dbpedia-5k dev (python -m bench.tune_floor; docs/search-scores.md, "A floor for nonsense").
+RELEVANCE_FLOOR = {"hybrid": 0.28, "semantic": 0.45, "keyword": 0.22}
 # The least score, in every mode, of a passage that holds a query of 4+ words word for word (its words in order,
 # case, accents, punctuation and Markdown marks aside): score = EXACT_PHRASE_SCORE + (1 - it) x its own score
 # (vector_gateway/search.py; docs/search-scores.md, "Exact phrases").
@@ -352,9 +356,9 @@ class SearchHit(WireModel):
     keyword_score: float = Field(default=0.0, description="Keyword (BM25) part of score: weight x calibrated BM25.")
     phrase_score: float = Field(
         default=0.0,
-        description="Exact-phrase part of score: a passage that holds the query (4+ words) word for word scores "
-        f"{EXACT_PHRASE_SCORE} + {1 - EXACT_PHRASE_SCORE} x (dense_score + keyword_score), at least "
-        f"{EXACT_PHRASE_SCORE} in every mode; 0 for any other passage.",
+        description="Exact part of score: a passage that holds the query (4+ words) word for word, or a one-word "
+        f"query's word as written (hybrid, keyword), scores {EXACT_PHRASE_SCORE} + {1 - EXACT_PHRASE_SCORE} x "
+        f"(dense_score + keyword_score), at least {EXACT_PHRASE_SCORE}; 0 for any other passage.",
     )
     dense_rank: int | None = Field(
         default=None, description="Rank in the dense candidate list (1 = first); none: absent."

@@ -4,8 +4,8 @@ Scores are in [0, 1], higher is better, and mean the same for every query and ev
 (calibration.py; fitted once with the bundled model, bench/TUNING.md):
 - semantic: the calibrated cosine of query and passage;
 - keyword: the calibrated BM25 score (saturating: bm25 / (bm25 + 40));
-- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py): alpha 0.6 for a query of up to five
-  content words, 0.5 for a longer one.
+- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py): alpha 0.3 (tuned without the test queries:
+  bench.tune).
 min_score applies to that score; calibration.RELEVANT is the documented threshold for "relevant".
 Only chunks of a document's live (committed) version come back.
 

@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any, Unpack
 
 from ingestion_contracts.common import UserName
-from ingestion_contracts.gateway import LITE_SLOWS_AT_CHUNKS, CollectionInfo, SearchHit, SearchRequest
+from ingestion_contracts.gateway import (
+    LITE_SLOWS_AT_CHUNKS,
+    RELEVANCE_FLOOR,
+    CollectionInfo,
+    SearchHit,
+    SearchRequest,
+)
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
@@ -219,7 +225,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             Field(
                 default="hybrid",
                 pattern="^(hybrid|semantic|keyword)$",
-                description="keyword: exact terms, codes, names; semantic: paraphrases; hybrid: both.",
+                description="keyword: exact terms, codes; semantic: paraphrases; hybrid: both.",
             ),
         ] = "hybrid",
         filters: Annotated[
@@ -245,9 +251,9 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         ] = 0,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """The passages most relevant to a query, best first; every collection unless one is given. score (0-1)
-        means the same for every query: off-topic stays below 0.35 hybrid, 0.40 semantic; one holding the query
-        verbatim, or each word of a 1-3 word query, scores 0.5+."""
+        """Passages matching a query, best first; all collections unless one is given. score (0-1) means the same
+        for any query; answers under 0.28 hybrid, 0.45 semantic, 0.22 keyword are held back (min_score 0 shows
+        them). Verbatim matches (4+ words, or one word as typed): 0.5+."""
         detailed = response_format == "detailed"
         request = SearchRequest(
             query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]  # str: the pattern checks it; the schema stays a string
@@ -255,11 +261,12 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             group_by_document=per_document > 0, per_document=max(per_document, 1),
         )  # fmt: skip
         found = await state.library.search(request)
-        items = [search_item(hit, detailed) for hit in found.hits]
+        hits, held = gated(found.hits, mode, min_score)
+        items = [search_item(hit, detailed) for hit in hits]
         where = f"'{collection}'" if collection else "all collections"
         out = SearchOutput(
             success=True, query=query, mode=found.mode, results=items, total_results=len(items),
-            message=f"Found {len(items)} passages in {where}." if items else
+            message=f"Found {len(items)} passages in {where}." if items else held_message(held, mode, where) or
             f"No passages matched in {where}. Try other words, mode='semantic', or fewer filters.",
         )  # fmt: skip
         if detailed:
@@ -268,6 +275,23 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             if unlocated := sum(1 for hit in found.hits if not_located(hit)):
                 out.message = f"{out.message} {NOT_LOCATED.format(count=unlocated)}"
         return result(fit_budget(out, state.library.budget))
+
+
+def gated(hits: list[SearchHit], mode: str, min_score: float | None) -> tuple[list[SearchHit], int]:
+    """The hits to show, and how many were held back: without min_score, an answer whose best hit scores under the
+    mode's RELEVANCE_FLOOR is off-topic and held back whole (an on-topic answer is shown whole: its tail is ranked,
+    not judged)."""
+    if min_score is not None or not hits or max(hit.score for hit in hits) >= RELEVANCE_FLOOR[mode]:
+        return hits, 0
+    return [], len(hits)
+
+
+def held_message(held: int, mode: str, where: str) -> str:
+    if not held:
+        return ""
+    return (f"Nothing relevant in {where}: the {held} best passages score under the relevance floor "
+            f"({RELEVANCE_FLOOR[mode]} in {mode} mode), as off-topic queries do. Pass min_score: 0 to see them, "
+            "or try other words.")  # fmt: skip
 
 
 def index_note(infos: list[CollectionInfo]) -> str:
