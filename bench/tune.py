@@ -137,7 +137,7 @@ def grid(out: Path = GRID_FILE) -> dict[str, Any]:
     return report
 
 
-def bootstrap(a: dict[str, float], b: dict[str, float], seed: int = 52) -> dict[str, float]:
+def bootstrap(a: dict[str, float], b: dict[str, float], seed: int = 52) -> dict[str, Any]:
     """Mean of b - a over queries, and its 95% interval from BOOTSTRAP_ROUNDS resamples of the queries."""
     queries = sorted(a)
     diffs = [b[q] - a[q] for q in queries]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse  # type: ignore[import-untyped]  # pinned in constraints.txt (sentence-transformers needs it); no stubs
 
 
 class Bm25:
