@@ -19,6 +19,7 @@ mode) did not rank it among the candidates.
 from __future__ import annotations
 
 import contextvars
+import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -127,8 +128,30 @@ def _in_parallel(function: Callable[..., T], *args: Any) -> Future[T]:
     return _PARALLEL.submit(contextvars.copy_context().run, function, *args)
 
 
+class ChunkCounts:
+    """Each collection's chunk count, read at most every ``ttl_s`` seconds (a count costs ~8 ms on Milvus Lite at
+    14k chunks, and a keyword ranking needs it: calibration.keyword_scale); a write since moves it a little."""
+
+    def __init__(self, store: DocumentIndex, ttl_s: float = 10.0) -> None:
+        self.store, self.ttl_s = store, ttl_s
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def __call__(self, name: str) -> int:
+        now = time.monotonic()
+        seen = self._seen.get(name)
+        if seen is None or now - seen[0] > self.ttl_s:
+            seen = self._seen[name] = (now, self.store.count(name))
+        return seen[1]
+
+
 def _candidates(
-    store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int, fields: list[str] | None
+    store: DocumentIndex,
+    names: list[str],
+    query: Query,
+    kind: str,
+    limit: int,
+    fields: list[str] | None,
+    counts: Callable[[str], int] | None = None,
 ) -> tuple[Candidates, bool]:
     """One ranking (dense or BM25) over every collection, merged by raw score and cut at ``limit``, as one
     collection holding all the chunks would return it; complete: no collection had more to give."""
@@ -140,7 +163,7 @@ def _candidates(
             name, mode=kind, vector=query.vector, text=text, limit=limit, where=query.where, fields=fields
         )
         # BM25 in a small collection: its IDF is brought to what it is in a larger one (calibration.keyword_scale).
-        scale = keyword_scale(store.count(name)) if kind == "keyword" and hits else 1.0
+        scale = keyword_scale((counts or store.count)(name)) if kind == "keyword" and hits else 1.0
         merged += [(score * scale, name, entity) for score, entity in hits]
         complete = complete and len(hits) < limit
     merged.sort(key=lambda item: item[0], reverse=True)
@@ -154,7 +177,12 @@ def _cut(ranking: tuple[Candidates, bool], limit: int) -> tuple[Candidates, bool
 
 
 def _ranked(
-    store: DocumentIndex, names: list[str], query: Query, fusion: Fusion, limit: int
+    store: DocumentIndex,
+    names: list[str],
+    query: Query,
+    fusion: Fusion,
+    limit: int,
+    counts: Callable[[str], int] | None = None,
 ) -> tuple[list[ScoredHit], bool, bool]:
     """The fused ranking over every collection (versions not yet checked), whether it is complete (a wider one
     could add nothing: every list ran out, or nothing deeper can reach ``min_score``), and whether it holds hits
@@ -169,13 +197,13 @@ def _ranked(
     # mode then fetches the fields of the hits it answers with, as hybrid does).
     looking = phrase is not None or words is not None
     depth, reused = max(limit, PHRASE_DEPTH), looking and "keyword" in kinds
-    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS) if looking else None
+    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS, counts) if looking else None
     lists: dict[str, tuple[Candidates, bool]] = {}
     if len(kinds) == 2 and not reused:  # both rankings at once (an engine that releases the GIL runs them alike)
-        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit, fields)
+        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit, fields, counts)
         lists = {"semantic": _candidates(store, names, query, "semantic", limit, fields), "keyword": keyword.result()}
     else:
-        lists = {kind: _candidates(store, names, query, kind, limit, fields) for kind in kinds if not reused
+        lists = {kind: _candidates(store, names, query, kind, limit, fields, counts) for kind in kinds if not reused
                  or kind != "keyword"}  # fmt: skip
     lookup = look.result() if look is not None else ([], True)
     if reused:
@@ -310,7 +338,15 @@ def _with_fields(store: DocumentIndex, hits: list[ScoredHit]) -> list[ScoredHit]
             if (h.collection, h.entity["chunk_id"]) in rows]  # fmt: skip
 
 
-def search(store: DocumentIndex, names: list[str], query: Query, *, fusion: Fusion, candidates: int) -> list[SearchHit]:
+def search(
+    store: DocumentIndex,
+    names: list[str],
+    query: Query,
+    *,
+    fusion: Fusion,
+    candidates: int,
+    counts: Callable[[str], int] | None = None,
+) -> list[SearchHit]:
     """Top ``top_k`` live hits over ``names`` (re-queries wider when stale versions crowded the ranking).
 
     Hybrid fuses the rankings as Milvus returns them, ``candidates`` deep, then keeps the best hits whose
@@ -321,7 +357,7 @@ def search(store: DocumentIndex, names: list[str], query: Query, *, fusion: Fusi
         limit = max(limit, query.top_k * GROUP_DEPTH)
     fusion = fusion.for_query(query.text)
     while True:
-        ranked, complete, partial = _ranked(store, names, query, fusion, limit)
+        ranked, complete, partial = _ranked(store, names, query, fusion, limit, counts)
         more: dict[tuple[str, str], int] = {}
         wanted = query.top_k
         if query.group_by_document:
