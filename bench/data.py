@@ -34,6 +34,13 @@ BENCH_DIR = _bench_dir()
 DEFAULT_DIR = BENCH_DIR / "scifact"
 DATASETS = {"scifact": BENCH_DIR / "scifact", "dbpedia-5k": BENCH_DIR / "dbpedia-5k"}
 SOURCE_PREFIX = "scifact:"  # a SciFact document's source is "scifact:<corpus id>"
+# Queries and judgments of splits the shared copies lack (bench/sets/*/SOURCE.md): SciFact's train claims.
+SETS_DIR = Path(__file__).resolve().parent / "sets"
+TRAIN_SPLITS = {"scifact": SETS_DIR / "scifact-train"}
+# dbpedia-5k has one judged split (40 queries): bench.tune tunes on DEV_SHARE of them, drawn with DEV_SEED, and
+# reports the rest (held out) beside all 40.
+DEV_SEED = 52
+DEV_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,13 @@ def _order(query_id: str) -> tuple[int, str]:
     return (int(query_id), "") if query_id.isdigit() else (0, query_id)
 
 
-def load(directory: Path = DEFAULT_DIR) -> Dataset:
+def load(directory: Path = DEFAULT_DIR, split: str = "test") -> Dataset:
+    """The set in ``directory``; ``split`` "train" takes SciFact's train queries and judgments (TRAIN_SPLITS) over the
+    same corpus, "dev" / "heldout" the two parts of dbpedia-5k's judged queries (``dev_split``)."""
+    if split == "train":
+        return _train_split(directory)
+    if split in ("dev", "heldout"):
+        return dev_split(load(directory), split)
     if not (directory / "corpus.jsonl").is_file():
         raise FileNotFoundError(
             f"No benchmark in {directory}: expected corpus.jsonl, queries.jsonl and qrels/test.tsv (BEIR format). "
@@ -113,6 +126,40 @@ def load(directory: Path = DEFAULT_DIR) -> Dataset:
             if str(row["_id"]) in qrels:
                 queries[str(row["_id"])] = row["text"]
     return Dataset(docs, queries, qrels, name, graded=len(grades - {0}) > 1)
+
+
+def _read_judged(path: Path, qrels_file: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with qrels_file.open(encoding="utf-8") as handle:
+        next(handle)
+        for line in handle:
+            query_id, doc_id, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(query_id, {})[doc_id] = int(score)
+    with path.open(encoding="utf-8") as handle:
+        rows = (json.loads(line) for line in handle)
+        queries = {str(row["_id"]): row["text"] for row in rows if str(row["_id"]) in qrels}
+    return queries, qrels
+
+
+def _train_split(directory: Path) -> Dataset:
+    folder = TRAIN_SPLITS.get(directory.name)
+    if folder is None:
+        raise FileNotFoundError(f"No train split for {directory.name}: only {sorted(TRAIN_SPLITS)} have one.")
+    test = load(directory)
+    queries, qrels = _read_judged(folder / "queries.jsonl", folder / "qrels" / "train.tsv")
+    return Dataset(test.docs, queries, qrels, test.name, test.graded)
+
+
+def dev_split(data: Dataset, part: str) -> Dataset:
+    """``data`` with a fixed part of its judged queries: "dev" (DEV_SHARE of them, drawn with DEV_SEED) or
+    "heldout" (the others). For a set with no train split: tune on dev, report held out and all."""
+    ids = sorted(data.qrels, key=_order)
+    random.Random(DEV_SEED).shuffle(ids)
+    dev = set(ids[: round(len(ids) * DEV_SHARE)])
+    chosen = [q for q in sorted(data.qrels, key=_order) if (q in dev) == (part == "dev")]
+    return Dataset(data.docs, {q: data.queries[q] for q in chosen}, {q: data.qrels[q] for q in chosen}, data.name,
+                   data.graded)  # fmt: skip
 
 
 def per_dataset_main(prog: str, description: str | None, measure: Callable[[str], Any], argv: list[str] | None) -> None:

@@ -3,6 +3,7 @@ with a meaning (an off-topic query returns nothing at the documented threshold),
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -97,3 +98,38 @@ async def test_detailed_results_say_why_they_ranked(connect, call_tool, three_co
     top = out["results"][0]["why"]
     assert top["dense_rank"] == 1 and top["keyword"] > 0  # "Jupiter" matches its words too
     assert all(r["why"]["keyword"] == 0 for r in semantic["results"])
+
+
+@pytest.fixture(scope="module")
+async def license_text(app_state: Any, three_collections: None) -> str:
+    """The GPL-3 text every Debian system carries: a real document long enough that every query finds passages."""
+    from ingestion_mcp.server import build_server
+    from mcp import Client
+
+    text = Path("/usr/share/common-licenses/GPL-3").read_text(encoding="utf-8")
+    async with Client(build_server(app_state)) as client:
+        arguments = {"text": text, "name": "GNU General Public License v3", "collection": "trust_license"}
+        out = (await client.call_tool("ingest_text", arguments)).structured_content
+        assert out["success"], out
+    return "trust_license"
+
+
+async def test_nonsense_answers_nothing_by_default_and_says_how_to_see_it(connect, call_tool, license_text) -> None:
+    """Issue 52: an answer whose best passage is under the relevance floor is held back, and the agent is told how
+    many passages were and how to see them; a question the collection answers is shown as before."""
+    held = 0
+    async with connect() as client:
+        for query in [*OFF_TOPIC, "how to fold a fitted sheet neatly", "best recipe for banana bread with walnuts"]:
+            for mode in ("hybrid", "semantic"):
+                arguments = {"query": query, "collection": license_text, "mode": mode, "top_k": 3}
+                out = await call_tool(client, "search", **arguments)
+                shown = await call_tool(client, "search", **arguments, min_score=0)
+                assert out["results"] == [], (query, mode, out["results"])
+                if shown["results"]:  # some find no passage at all ("purple elephant ...")
+                    held += 1
+                    assert f"the {len(shown['results'])} best passages score under" in out["message"], out
+                    assert "min_score: 0" in out["message"]
+        assert held >= 4, held  # before: each of these answers was shown, nonsense and all
+        answered = await call_tool(client, "search", query="may I charge a price for each copy that I convey",
+                                   collection=license_text, top_k=3)  # fmt: skip
+    assert any("You may charge any price" in r["text"] for r in answered["results"]), answered

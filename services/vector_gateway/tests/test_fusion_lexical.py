@@ -70,7 +70,9 @@ def test_analysis_stems_drops_stop_words_and_leaves_raw_alone() -> None:
 
 
 def test_short_queries_lean_on_vectors_long_ones_on_words() -> None:
-    fusion = Fusion()
+    """A setting (VECTOR_GATEWAY_HYBRID_ALPHA_SHORT); by default every query is weighed alike (bench.tune)."""
+    assert Fusion().for_query("the Szechwan dish").alpha == Fusion().for_query("b c d e f g").alpha == 0.3
+    fusion = Fusion(alpha=0.5, short_alpha=0.6)
     short, long = (
         fusion.for_query("the Szechwan dish"),
         fusion.for_query("Vitamin D deficiency raises the risk of hip fractures"),

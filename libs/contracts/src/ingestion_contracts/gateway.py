@@ -26,11 +26,16 @@ MAX_ORDER = 2**63 - 1  # write orders are signed 64-bit integers (servicekit.wri
 # measured in bench/TUNING.md "Calibrated scores").
 # keyword: best effort (BM25 matches any shared word; no threshold keeps 90% of answers and drops 90% off-topic).
 RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
+# An answer whose best hit scores under this (per mode) is held back whole as off-topic by the MCP search tool when
+# no min_score is given: the highest floor that keeps 99% of the relevant documents of a top 10 on SciFact train and
+# dbpedia-5k dev (python -m bench.tune_floor; docs/search-scores.md, "A floor for nonsense").
+RELEVANCE_FLOOR = {"hybrid": 0.28, "semantic": 0.45, "keyword": 0.22}
 # The least score, in every mode, of a passage that holds a query of 4+ words word for word (its words in order,
 # case, accents, punctuation and Markdown marks aside): score = EXACT_PHRASE_SCORE + (1 - it) x its own score
 # (vector_gateway/search.py; docs/search-scores.md, "Exact phrases").
 EXACT_PHRASE_SCORE = 0.5
 MAX_QUERY_CHARS = 4000
+MAX_PER_DOCUMENT = 10
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 4
 MAX_CHUNK_BOXES = 2000  # a chunk of one-word lines (a table of numbers) has a few hundred
@@ -296,6 +301,13 @@ class SearchRequest(WireModel):
         description="Raise passages that hold a query of 4+ words word for word (phrase_score; a semantic search pays "
         "one BM25 query for it); false: meaning and terms only, as find_similar's whole-chunk probes ask.",
     )
+    group_by_document: bool = Field(
+        default=False,
+        description="top_k counts documents: each one's best passages (per_document of them), the others counted in "
+        "more_in_document.",
+    )
+    per_document: int = Field(default=1, ge=1, le=MAX_PER_DOCUMENT, description="With group_by_document: passages "
+                              "shown per document.")  # fmt: skip
 
     @field_validator("filters")
     @classmethod
@@ -344,14 +356,17 @@ class SearchHit(WireModel):
     keyword_score: float = Field(default=0.0, description="Keyword (BM25) part of score: weight x calibrated BM25.")
     phrase_score: float = Field(
         default=0.0,
-        description="Exact-phrase part of score: a passage that holds the query (4+ words) word for word scores "
-        f"{EXACT_PHRASE_SCORE} + {1 - EXACT_PHRASE_SCORE} x (dense_score + keyword_score), at least "
-        f"{EXACT_PHRASE_SCORE} in every mode; 0 for any other passage.",
+        description="Exact part of score: a passage that holds the query (4+ words) word for word, or a one-word "
+        f"query's word as written (hybrid, keyword), scores {EXACT_PHRASE_SCORE} + {1 - EXACT_PHRASE_SCORE} x "
+        f"(dense_score + keyword_score), at least {EXACT_PHRASE_SCORE}; 0 for any other passage.",
     )
     dense_rank: int | None = Field(
         default=None, description="Rank in the dense candidate list (1 = first); none: absent."
     )
     keyword_rank: int | None = Field(default=None, description="Rank in the BM25 candidate list; none: absent.")
+    more_in_document: int | None = Field(
+        default=None, description="group_by_document: other passages of this document that matched, not shown."
+    )
     tags: list[str]
     metadata: dict[str, Any]
     last_modified: str

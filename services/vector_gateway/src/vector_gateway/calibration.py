@@ -17,16 +17,36 @@ semantic 0.40 (97.5% / 98%), keyword 0.30 (best effort: 85% / 85%).
 
 from __future__ import annotations
 
+import math
+
 from ingestion_contracts.gateway import RELEVANT_SCORE
 
 DENSE_FLOOR = 0.10
 DENSE_CEILING = 0.80
 KEYWORD_HALF = 40.0
+# BM25's IDF of a word found in 1 of N chunks is ln(1 + (N - 0.5) / 1.5): 0.29 in a collection of one chunk, 8.1 at
+# 5,000. KEYWORD_HALF was fitted on collections of 5,000+ chunks (SciFact, dbpedia-5k); a smaller collection's BM25
+# scores are scaled up by keyword_scale so that its rarest word weighs what it weighs at REFERENCE_CHUNKS.
+REFERENCE_CHUNKS = 5_000
 RELEVANT = RELEVANT_SCORE["hybrid"]  # min_score for "relevant" with the bundled model (bench.offtopic measures it)
 
 
 def dense_score(cosine: float) -> float:
     return min(max((cosine - DENSE_FLOOR) / (DENSE_CEILING - DENSE_FLOOR), 0.0), 1.0)
+
+
+def _idf(found_in: int, chunks: int) -> float:
+    return math.log(1.0 + (chunks - found_in + 0.5) / (found_in + 0.5))
+
+
+def keyword_scale(chunks: int) -> float:
+    """What a collection of ``chunks`` chunks' BM25 scores are multiplied by: 1 from REFERENCE_CHUNKS up; below, the
+    IDF of a word in one chunk at REFERENCE_CHUNKS over its IDF here (30.2 for one chunk, 4.4 for ten). The ranking
+    within a collection is unchanged (one factor for all its scores); a word in every chunk of a small collection
+    stays weak (its IDF is near 0 before the factor)."""
+    if chunks >= REFERENCE_CHUNKS:
+        return 1.0
+    return _idf(1, REFERENCE_CHUNKS) / _idf(1, max(chunks, 1))
 
 
 def keyword_score(bm25: float) -> float:

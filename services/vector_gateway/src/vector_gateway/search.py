@@ -4,8 +4,8 @@ Scores are in [0, 1], higher is better, and mean the same for every query and ev
 (calibration.py; fitted once with the bundled model, bench/TUNING.md):
 - semantic: the calibrated cosine of query and passage;
 - keyword: the calibrated BM25 score (saturating: bm25 / (bm25 + 40));
-- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py): alpha 0.6 for a query of up to five
-  content words, 0.5 for a longer one.
+- hybrid: alpha x semantic + (1 - alpha) x keyword (fusion.py): alpha 0.3 (tuned without the test queries:
+  bench.tune).
 min_score applies to that score; calibration.RELEVANT is the documented threshold for "relevant".
 Only chunks of a document's live (committed) version come back.
 
@@ -19,6 +19,7 @@ mode) did not rank it among the candidates.
 from __future__ import annotations
 
 import contextvars
+import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
 from .boxes import stored_boxes, stored_sizes, stored_units
+from .calibration import keyword_scale
 from .citations import cited_page, stored_page_starts
 from .fusion import Fused, Fusion
 from .heading_levels import stored_heading_levels
@@ -39,7 +41,10 @@ from .where import And, In, Where
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
 CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
 PHRASE_DEPTH = 50  # BM25 candidates read for an exact phrase (the text of each: a few ms)
-PHRASE_FIELDS = [*CANDIDATE_FIELDS, "text"]
+# A search grouped by document ranks this many candidates per document asked for (top_k 10: 100 per list, what the
+# benchmarks fold into documents, so the tool's grouped figure is theirs: docs/search-scores.md).
+GROUP_DEPTH = 10
+PHRASE_FIELDS = [*CANDIDATE_FIELDS, "text", "title", "heading_path"]
 
 
 @dataclass
@@ -61,6 +66,8 @@ class Query:
     where: Where | None
     min_score: float | None = None
     exact_phrase: bool = True  # look for the query word for word (SearchRequest.exact_phrase)
+    group_by_document: bool = False  # top_k counts documents (SearchRequest.group_by_document)
+    per_document: int = 1
 
 
 def relevant(fused: Fused) -> bool:
@@ -121,8 +128,30 @@ def _in_parallel(function: Callable[..., T], *args: Any) -> Future[T]:
     return _PARALLEL.submit(contextvars.copy_context().run, function, *args)
 
 
+class ChunkCounts:
+    """Each collection's chunk count, read at most every ``ttl_s`` seconds (a count costs ~8 ms on Milvus Lite at
+    14k chunks, and a keyword ranking needs it: calibration.keyword_scale); a write since moves it a little."""
+
+    def __init__(self, store: DocumentIndex, ttl_s: float = 10.0) -> None:
+        self.store, self.ttl_s = store, ttl_s
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def __call__(self, name: str) -> int:
+        now = time.monotonic()
+        seen = self._seen.get(name)
+        if seen is None or now - seen[0] > self.ttl_s:
+            seen = self._seen[name] = (now, self.store.count(name))
+        return seen[1]
+
+
 def _candidates(
-    store: DocumentIndex, names: list[str], query: Query, kind: str, limit: int, fields: list[str] | None
+    store: DocumentIndex,
+    names: list[str],
+    query: Query,
+    kind: str,
+    limit: int,
+    fields: list[str] | None,
+    counts: Callable[[str], int] | None = None,
 ) -> tuple[Candidates, bool]:
     """One ranking (dense or BM25) over every collection, merged by raw score and cut at ``limit``, as one
     collection holding all the chunks would return it; complete: no collection had more to give."""
@@ -133,7 +162,9 @@ def _candidates(
         hits = store.search(
             name, mode=kind, vector=query.vector, text=text, limit=limit, where=query.where, fields=fields
         )
-        merged += [(score, name, entity) for score, entity in hits]
+        # BM25 in a small collection: its IDF is brought to what it is in a larger one (calibration.keyword_scale).
+        scale = keyword_scale((counts or store.count)(name)) if kind == "keyword" and hits else 1.0
+        merged += [(score * scale, name, entity) for score, entity in hits]
         complete = complete and len(hits) < limit
     merged.sort(key=lambda item: item[0], reverse=True)
     return merged[:limit], complete
@@ -146,25 +177,33 @@ def _cut(ranking: tuple[Candidates, bool], limit: int) -> tuple[Candidates, bool
 
 
 def _ranked(
-    store: DocumentIndex, names: list[str], query: Query, fusion: Fusion, limit: int
+    store: DocumentIndex,
+    names: list[str],
+    query: Query,
+    fusion: Fusion,
+    limit: int,
+    counts: Callable[[str], int] | None = None,
 ) -> tuple[list[ScoredHit], bool, bool]:
     """The fused ranking over every collection (versions not yet checked), whether it is complete (a wider one
     could add nothing: every list ran out, or nothing deeper can reach ``min_score``), and whether it holds hits
     with only the fields an exact-phrase lookup read (to fetch before answering)."""
     kinds = {"hybrid": ("semantic", "keyword"), "semantic": ("semantic",), "keyword": ("keyword",)}[query.mode]
     fields = CANDIDATE_FIELDS if query.mode == "hybrid" else None
-    phrase = lexical.phrase(query.text) if fusion.phrase_floor > 0 and query.exact_phrase else None
-    # An exact phrase is looked for in a deeper BM25 ranking, with each chunk's text; where the mode ranks by
-    # BM25, its first `limit` are that mode's keyword list (one query, not two; keyword mode then fetches the
-    # fields of the hits it answers with, as hybrid does).
-    depth, reused = max(limit, PHRASE_DEPTH), phrase is not None and "keyword" in kinds
-    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS) if phrase else None
+    exact = fusion.phrase_floor > 0 and query.exact_phrase
+    phrase = lexical.phrase(query.text) if exact else None
+    words = lexical.exact_words(query.text) if exact and "keyword" in kinds else None
+    # An exact phrase (or a short query's words as written) is looked for in a deeper BM25 ranking, with each chunk's
+    # text; where the mode ranks by BM25, its first `limit` are that mode's keyword list (one query, not two; keyword
+    # mode then fetches the fields of the hits it answers with, as hybrid does).
+    looking = phrase is not None or words is not None
+    depth, reused = max(limit, PHRASE_DEPTH), looking and "keyword" in kinds
+    look = _in_parallel(_candidates, store, names, query, "keyword", depth, PHRASE_FIELDS, counts) if looking else None
     lists: dict[str, tuple[Candidates, bool]] = {}
     if len(kinds) == 2 and not reused:  # both rankings at once (an engine that releases the GIL runs them alike)
-        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit, fields)
+        keyword = _in_parallel(_candidates, store, names, query, "keyword", limit, fields, counts)
         lists = {"semantic": _candidates(store, names, query, "semantic", limit, fields), "keyword": keyword.result()}
     else:
-        lists = {kind: _candidates(store, names, query, kind, limit, fields) for kind in kinds if not reused
+        lists = {kind: _candidates(store, names, query, kind, limit, fields, counts) for kind in kinds if not reused
                  or kind != "keyword"}  # fmt: skip
     lookup = look.result() if look is not None else ([], True)
     if reused:
@@ -179,8 +218,8 @@ def _ranked(
     else:
         fused = fusion.single(keyed[query.mode], "dense" if query.mode == "semantic" else "keyword")
     partial = reused  # the keyword list came with the lookup's fields only
-    if phrase is not None:
-        fused, joined = _exact(store, query, fusion, fused, entities, lookup[0], phrase)
+    if looking:
+        fused, joined = _exact(store, query, fusion, fused, entities, lookup[0], phrase, words)
         partial = partial or joined
     # A hit scored 0 in every part (a dense candidate below the calibration's floor, in no keyword list) is no
     # result: it says nothing and costs the caller tokens. Nothing deeper can score more than `deeper`.
@@ -201,9 +240,11 @@ def _exact(
     fused: list[tuple[Hashable, Fused]],
     entities: dict[Hashable, tuple[str, dict[str, Any]]],
     lookup: Candidates,
-    phrase: str,
+    phrase: str | None,
+    words: frozenset[str] | None = None,
 ) -> tuple[list[tuple[Hashable, Fused]], bool]:
-    """``fused`` with every passage that holds ``phrase`` raised (Fusion.exact) and ranked again. Such a passage
+    """``fused`` with every passage that holds ``phrase``, or each of ``words`` as written (a BM25 candidate: its
+    title, headings or text), raised (Fusion.exact) and ranked again. Such a passage
     missing from a list the mode ranks by gets its part from its own score: BM25 from the deeper lookup, the
     cosine from a dense search of those passages alone; one found by the lookup alone joins the ranking. Also:
     whether one joined with the lookup's fields only."""
@@ -212,7 +253,10 @@ def _exact(
     }
     texts = {key: e["text"] for key, (_, _, _, e) in found.items()}
     texts.update({key: e["text"] for key, (_, e) in entities.items() if "text" in e})
-    holding = {key for key, text in texts.items() if phrase in lexical.phrase_text(text)}
+    holding = {key for key, text in texts.items() if phrase is not None and phrase in lexical.phrase_text(text)}
+    if words is not None:
+        holding |= {key for key, (_, _, _, e) in found.items()
+                    if lexical.holds_words(words, e["title"], *(e.get("heading_path") or []), e["text"])}  # fmt: skip
     if not holding:
         return fused, False
     parts = dict(fused)
@@ -294,19 +338,56 @@ def _with_fields(store: DocumentIndex, hits: list[ScoredHit]) -> list[ScoredHit]
             if (h.collection, h.entity["chunk_id"]) in rows]  # fmt: skip
 
 
-def search(store: DocumentIndex, names: list[str], query: Query, *, fusion: Fusion, candidates: int) -> list[SearchHit]:
+def search(
+    store: DocumentIndex,
+    names: list[str],
+    query: Query,
+    *,
+    fusion: Fusion,
+    candidates: int,
+    counts: Callable[[str], int] | None = None,
+) -> list[SearchHit]:
     """Top ``top_k`` live hits over ``names`` (re-queries wider when stale versions crowded the ranking).
 
     Hybrid fuses the rankings as Milvus returns them, ``candidates`` deep, then keeps the best hits whose
-    version is committed and fetches their full fields in one query per collection."""
+    version is committed and fetches their full fields in one query per collection. Grouped by document, top_k
+    counts documents, ranked by their best passage, from GROUP_DEPTH candidates per document asked for."""
     limit = max(query.top_k, candidates) if query.mode == "hybrid" else query.top_k
+    if query.group_by_document:
+        limit = max(limit, query.top_k * GROUP_DEPTH)
     fusion = fusion.for_query(query.text)
     while True:
-        ranked, complete, partial = _ranked(store, names, query, fusion, limit)
-        kept = _live_top(store, ranked, query.top_k, fetch=query.mode == "hybrid" or partial)
-        if len(kept) >= query.top_k or complete or limit >= MAX_TOPK:
-            return [hit_from_entity(h.collection, h.entity, h.fused, query.text) for h in kept]
+        ranked, complete, partial = _ranked(store, names, query, fusion, limit, counts)
+        more: dict[tuple[str, str], int] = {}
+        wanted = query.top_k
+        if query.group_by_document:
+            ranked, more = _grouped(ranked, query.top_k, query.per_document)
+            wanted = len(ranked)
+        kept = _live_top(store, ranked, wanted, fetch=query.mode == "hybrid" or partial)
+        found = len({_document(h) for h in kept}) if query.group_by_document else len(kept)
+        if found >= query.top_k or complete or limit >= MAX_TOPK:
+            hits = [hit_from_entity(h.collection, h.entity, h.fused, query.text) for h in kept]
+            if query.group_by_document:
+                hits = [h.model_copy(update={"more_in_document": more[(h.collection, h.doc_id)]}) for h in hits]
+            return hits
         limit = min(limit * GROWTH, MAX_TOPK)
+
+
+def _document(hit: ScoredHit) -> tuple[str, str]:
+    return hit.collection, hit.entity["doc_id"]
+
+
+def _grouped(
+    ranked: list[ScoredHit], documents: int, per_document: int
+) -> tuple[list[ScoredHit], dict[tuple[str, str], int]]:
+    """The first ``documents`` documents of a passage ranking (by their best passage), each with its best
+    ``per_document`` passages in a row, and how many more of each one's passages the ranking holds."""
+    groups: dict[tuple[str, str], list[ScoredHit]] = {}
+    for hit in ranked:
+        groups.setdefault(_document(hit), []).append(hit)
+    chosen = list(groups)[:documents]
+    shown = [hit for key in chosen for hit in groups[key][:per_document]]
+    return shown, {key: max(0, len(groups[key]) - per_document) for key in chosen}
 
 
 def chunk_total(store: DocumentIndex, collections: list[str]) -> int:

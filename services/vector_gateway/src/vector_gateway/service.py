@@ -52,7 +52,7 @@ from .page_images import Box, ImageFormat
 from .pages import PageViews, ShownPage
 from .passages import passage_text
 from .records import REGISTRY
-from .search import Query, chunk_total, search
+from .search import ChunkCounts, Query, chunk_total, search
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 from .versions import DELETE_GROUP, CommitDeadline, LeasePolicy
 from .where import And, Eq, Or, Where
@@ -87,6 +87,7 @@ class GatewayService:
         self.embedders = embedders
         self.fusion = fusion or Fusion()
         self.candidates = candidates
+        self.chunk_counts = ChunkCounts(store)
         self.observe = observe or _ignore
         # Write leases make writes safe across replicas (versions.py); the lock only saves a replica from
         # racing itself on one document.
@@ -384,10 +385,12 @@ class GatewayService:
             embedding_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         query = Query(
-            request.mode, vector, request.query, request.top_k, where, request.min_score, request.exact_phrase
-        )
+            request.mode, vector, request.query, request.top_k, where, request.min_score, request.exact_phrase,
+            request.group_by_document, request.per_document,
+        )  # fmt: skip
         # Every collection's candidates are fused once, on one scale (search.py).
-        hits = search(self.store, names, query, fusion=self.fusion, candidates=self.candidates)
+        hits = search(self.store, names, query, fusion=self.fusion, candidates=self.candidates,
+                      counts=self.chunk_counts)  # fmt: skip
         search_ms = (time.perf_counter() - started) * 1000
         self.observe("search", search_ms / 1000)
         return SearchResponse(

@@ -93,10 +93,10 @@ class GatewaySettings(ServiceSettings):
     # Hybrid search (fusion.py; measured in bench/TUNING.md): how the dense and BM25 rankings combine.
     fusion: FusionMethod = "calibrated"
     hybrid_alpha: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1) for queries longer than short."
+        default=0.3, ge=0.0, le=1.0, description="Weight of the dense ranking (0..1) for queries longer than short."
     )
     hybrid_alpha_short: float | None = Field(
-        default=0.6, ge=0.0, le=1.0, description="Dense weight for short queries (= hybrid_alpha: one weight for all)."
+        default=None, ge=0.0, le=1.0, description="Dense weight for short queries (none: hybrid_alpha for all)."
     )
     short_query_words: int = Field(
         default=5, ge=0, le=1000, description="A query with at most this many content words is short."

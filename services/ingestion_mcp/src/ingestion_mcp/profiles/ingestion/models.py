@@ -149,6 +149,7 @@ class PassageItem(BaseModel):
 
 
 class SearchResultItem(PassageItem):
+    more: SkipJsonSchema[int | None] = None  # per_document: the document's other matching passages
     # detailed only (named in SearchOutput's description)
     tags: SkipJsonSchema[list[str] | None] = None
     metadata: SkipJsonSchema[dict[str, Any] | None] = None

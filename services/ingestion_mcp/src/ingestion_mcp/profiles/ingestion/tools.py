@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any, Unpack
 
 from ingestion_contracts.common import UserName
-from ingestion_contracts.gateway import LITE_SLOWS_AT_CHUNKS, CollectionInfo, SearchHit, SearchRequest
+from ingestion_contracts.gateway import (
+    LITE_SLOWS_AT_CHUNKS,
+    RELEVANCE_FLOOR,
+    CollectionInfo,
+    SearchHit,
+    SearchRequest,
+)
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
@@ -97,6 +103,7 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
         title=hit.title or Path(hit.key or hit.source).name, source=hit.source, collection=hit.collection,
         page=cited_page(hit), page_range=page_range(hit), section=" > ".join(hit.heading_path) or None,
         text=text, score=round(hit.score, 4), doc_id=hit.doc_id, chunk_index=hit.chunk_index,
+        more=hit.more_in_document or None,
     )  # fmt: skip
     if detailed:
         item.tags, item.metadata, item.file_type = hit.tags, hit.metadata, hit.file_type
@@ -219,15 +226,15 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             Field(
                 default="hybrid",
                 pattern="^(hybrid|semantic|keyword)$",
-                description="'keyword': exact terms, codes, names; 'semantic': paraphrases; 'hybrid': both.",
+                description="keyword: exact terms, codes; semantic: paraphrases; hybrid: both.",
             ),
         ] = "hybrid",
         filters: Annotated[
             dict[str, str | int | float | bool] | None,
             Field(
                 default=None,
-                description="Equality filters, AND-ed, on file_type, page, source, title, doc_id, chunk_index, "
-                'last_modified or metadata.<key>: {"page": 3}.',
+                description="Equality filters, AND-ed: file_type, page, source, title, doc_id, chunk_index, "
+                'last_modified, metadata.<key> ({"page": 3}).',
             ),
         ] = None,
         tags: TagFilterArg = None,
@@ -237,26 +244,30 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
                 default=None,
                 ge=0,
                 le=1,
-                description="Drop passages scoring below this (thresholds above).",
+                description="Drop passages scoring below this.",
             ),
         ] = None,
+        per_document: Annotated[
+            int, Field(default=0, ge=0, description="N>0: top_k counts documents, N passages each")
+        ] = 0,
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Find the passages most relevant to a query, best first, with document, page, section; every
-        collection unless one is given. score (0-1) means the same for every query. Measured on two benchmarks,
-        off-topic queries score below 0.35 in hybrid, 0.40 semantic (keyword: no safe cut); a passage holding the
-        query verbatim (4+ words) scores 0.5+ in any mode."""
+        """Passages matching a query, best first; all collections unless one is given. score (0-1) means the same
+        for any query; answers under 0.28 hybrid, 0.45 semantic, 0.22 keyword are held back (min_score 0 shows
+        them). Verbatim matches (4+ words, or one word as typed): 0.5+."""
         detailed = response_format == "detailed"
         request = SearchRequest(
             query=query, collections=[collection] if collection else None, mode=mode,  # type: ignore[arg-type]  # str: the pattern checks it; the schema stays a string
             top_k=top_k, filters=filters or {}, tags=tags or [], min_score=min_score, include_total=detailed,
+            group_by_document=per_document > 0, per_document=max(per_document, 1),
         )  # fmt: skip
         found = await state.library.search(request)
-        items = [search_item(hit, detailed) for hit in found.hits]
+        hits, held = gated(found.hits, mode, min_score)
+        items = [search_item(hit, detailed) for hit in hits]
         where = f"'{collection}'" if collection else "all collections"
         out = SearchOutput(
             success=True, query=query, mode=found.mode, results=items, total_results=len(items),
-            message=f"Found {len(items)} passages in {where}." if items else
+            message=f"Found {len(items)} passages in {where}." if items else held_message(held, mode, where) or
             f"No passages matched in {where}. Try other words, mode='semantic', or fewer filters.",
         )  # fmt: skip
         if detailed:
@@ -265,6 +276,23 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             if unlocated := sum(1 for hit in found.hits if not_located(hit)):
                 out.message = f"{out.message} {NOT_LOCATED.format(count=unlocated)}"
         return result(fit_budget(out, state.library.budget))
+
+
+def gated(hits: list[SearchHit], mode: str, min_score: float | None) -> tuple[list[SearchHit], int]:
+    """The hits to show, and how many were held back: without min_score, an answer whose best hit scores under the
+    mode's RELEVANCE_FLOOR is off-topic and held back whole (an on-topic answer is shown whole: its tail is ranked,
+    not judged)."""
+    if min_score is not None or not hits or max(hit.score for hit in hits) >= RELEVANCE_FLOOR[mode]:
+        return hits, 0
+    return [], len(hits)
+
+
+def held_message(held: int, mode: str, where: str) -> str:
+    if not held:
+        return ""
+    return (f"Nothing relevant in {where}: the {held} best passages score under the relevance floor "
+            f"({RELEVANCE_FLOOR[mode]} in {mode} mode), as off-topic queries do. Pass min_score: 0 to see them, "
+            "or try other words.")  # fmt: skip
 
 
 def index_note(infos: list[CollectionInfo]) -> str:
