@@ -4,6 +4,7 @@ backend, through an MCP client where a user goes through one."""
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -397,3 +398,33 @@ async def test_a_watch_applies_a_changed_ignore_file_and_the_removal_bound(
 
 async def _count(value: Awaitable[list[str]], expected: int) -> bool:
     return len(await value) == expected
+
+
+async def test_a_watch_lives_on_through_a_name_its_library_cannot_decode(
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path, prose: Callable[[str, int], list[str]]
+) -> None:
+    """Issue 48: watchfiles raised "Unable to decode path" for such a name, the watch took it for the folder gone
+    ("the folder is no longer there", 3 times a second) and nothing new was indexed while the file existed."""
+    folder = docs_dir / "hostile_watched"
+    texts = iter(prose("Apache-2.0", 3))
+    write(folder, {"first.md": next(texts)})
+    state = quick(app_state)
+    follower = watcher(state, tmp_path / "watch.lock")
+    state.watcher = follower
+    async with connect(state) as client, anyio.create_task_group() as tasks:
+        first = await call_tool(client, "sync_folder", folder=str(folder), collection="hostile_watch", watch=True)
+        assert first["counts"]["added"] == 1, first
+        tasks.start_soon(follower.run)
+        await eventually(lambda: follower.syncs >= 1)
+        Path(os.fsdecode(os.fsencode(folder) + b"/caf\xe9.md")).write_text(next(texts))  # Latin-1 bytes in the name
+        await eventually(lambda: _has(keys_of(state, "hostile_watch"), "caf\\xe9.md"), timeout=30)
+        write(folder, {"later.md": next(texts)})  # the watch still sees what comes after
+        await eventually(lambda: _has(keys_of(state, "hostile_watch"), "later.md"), timeout=30)
+        shown = await call_tool(client, "get_collections", collection="hostile_watch")
+        (record,) = shown["synced_folders"]
+        assert record["watched"] is True and record.get("error") is None, record
+        tasks.cancel_scope.cancel()
+
+
+async def _has(keys: Any, name: str) -> bool:
+    return name in await keys

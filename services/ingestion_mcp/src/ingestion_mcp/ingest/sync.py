@@ -32,13 +32,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ingestion_contracts.gateway import MAX_KEY_CHARS
+
 from ..backend import Backend
-from ..errors import CollectionNotFound, ToolFailure, UpstreamError
+from ..errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
 from ..settings import McpSettings
+from ..sources.file_names import escaped
 from ..sources.paths import allowed_real_roots, ensure_inside
+from .acquire import from_file
 from .pipeline import BatchItem, Ingestor, IngestOutcome
 from .sync_lock import folder_sync_lock, lock_path
-from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_paths
+from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_labels
 
 log = logging.getLogger("ingestion_mcp.sync")
 __all__ = ["FolderSync", "SyncOptions", "SyncReport", "check_patterns", "folder_root", "matches_filters"]
@@ -185,6 +189,11 @@ async def remove_folder_documents(backend: Backend, collection: str, known: dict
     return removed
 
 
+def folder_prefix(root: Path) -> str:
+    """What every key of the folder's documents starts with: its real path, escaped (ingest/file_names.py), and '/'."""
+    return escaped(root.as_posix().rstrip("/")) + "/"
+
+
 def folder_root(folder: str, settings: McpSettings) -> Path:
     """The real path of a folder under the allowed roots; anything else is refused (before a job is queued)."""
     root = ensure_inside(folder, settings.allowed_roots)
@@ -208,7 +217,7 @@ class FolderSync:
         """Sync once. `report` (given) is filled as the sync goes: what was done before a failure is in it."""
         check_patterns(options.include, options.exclude)
         root = folder_root(options.folder, self.settings)
-        prefix = root.as_posix().rstrip("/") + "/" if options.key_prefix is None else options.key_prefix
+        prefix = folder_prefix(root) if options.key_prefix is None else options.key_prefix
         report = report if report is not None else SyncReport()
         report.dry_run, report.max_removals = options.dry_run, options.max_removals
         # One sync of this folder into this collection at a time, whichever process runs it (sync_lock.py):
@@ -281,6 +290,9 @@ class FolderSync:
         if key in seen:
             return None  # a second name (a link) of a file already looked at
         seen.add(key)
+        if len(key) > MAX_KEY_CHARS:
+            _fail(report, on_file, Failure(item.rel, too_long(key)))
+            return None
         verdict = self._compare(item, known.get(key), options)
         if isinstance(verdict, Failure):
             _fail(report, on_file, verdict)
@@ -313,6 +325,9 @@ class FolderSync:
     ) -> None:  # fmt: skip
         if options.dry_run:
             for p in pending:
+                if (problem := await self._preflight(p)) is not None:
+                    _fail(report, on_file, problem)
+                    continue
                 verdict = "replaced" if p.key in known else "added"
                 (report.replaced if verdict == "replaced" else report.added).append(p.entry.rel)
                 on_file(verdict, p.entry.rel, "")
@@ -322,7 +337,7 @@ class FolderSync:
             groups.setdefault(tuple(tags_for(p.entry.rel)), []).append(p)
         for tags, group in groups.items():
             items = [
-                BatchItem(file_path=str(p.entry.path), source=p.entry.rel, key=p.key, as_text=p.entry.text,
+                BatchItem(file_path=str(p.entry.path), source=p.entry.rel, key=p.key, as_text=p.entry.text, walked=True,
                           metadata={SIZE_KEY: p.entry.size, MTIME_KEY: p.entry.mtime_ns})
                 for p in group
             ]  # fmt: skip
@@ -332,11 +347,23 @@ class FolderSync:
             for p, outcome in zip(group, outcomes, strict=True):
                 _record(report, p, p.key in known, outcome, on_file)
 
+    async def _preflight(self, p: Pending) -> Failure | None:
+        """What the real run's reading would say of this file (not there, too large, empty, text that is not UTF-8
+        or has no letters): a dry run fails the files the real run fails, but for what only a conversion tells (a
+        damaged PDF)."""
+        try:
+            doc = await from_file(str(p.entry.path), self.settings, key=p.key, as_text=p.entry.text, walked=True)
+            if doc.markdown is not None:
+                self.ingestor.check_text(doc.markdown, minimum=False)
+        except Exception as exc:  # noqa: BLE001 - as the pipeline reports it, per file
+            return _failure(p.entry.rel, failure_from(exc))
+        return None
+
     async def _prune(
         self, known: dict[str, Known], seen: set[str], unlisted: list[str], prefix: str, options: SyncOptions,
         report: SyncReport, on_file: OnFile,
     ) -> None:  # fmt: skip
-        scope = scope_paths(options.paths)
+        scope = scope_labels(options.paths)
         kept = [prefix + rel.rstrip("/") + "/" for rel in unlisted if rel != "."]
         if "." in unlisted:
             return  # the folder itself could not be listed: nothing it holds is known to be gone
@@ -386,6 +413,13 @@ def vanished(report: SyncReport) -> ToolFailure:
         "before are whole and kept; nothing was removed.",
         "Put the folder back (or pass its new path) and sync again: the next sync goes on from what was written.",
         code="FOLDER_GONE",
+    )
+
+
+def too_long(key: str) -> str:
+    return (
+        f"its path is {len(key):,} characters long, and a document's key holds at most {MAX_KEY_CHARS:,}: shorten "
+        "its folders' names, or sync the folder that holds it"
     )
 
 

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from ingestion_contracts.docling import EXTENSIONS
 
 from ..errors import ToolFailure
+from ..sources.file_names import escaped
 from ..sources.paths import inside_any
 from .ignores import Ignores, is_ignore_file
 
@@ -86,7 +87,9 @@ class SyncOptions:
 
 @dataclass(frozen=True)
 class Entry:
-    rel: str  # folder-relative, forward slashes (a link to a file of the folder: that file's)
+    # Folder-relative, forward slashes (a link to a file of the folder: that file's), escaped (ingest/file_names.py)
+    # like every name the walk yields: it goes into keys, answers and records.
+    rel: str
     path: Path  # the file to read (a link's target)
     size: int
     mtime_ns: int
@@ -240,7 +243,7 @@ class Walk:
                 with os.scandir(folder) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as exc:
-                yield Refusal(folder_rel or ".", f"cannot list folder: {exc.strerror or exc}", True)
+                yield Refusal(escaped(folder_rel) or ".", f"cannot list folder: {exc.strerror or exc}", True)
                 continue
             for entry in entries:
                 if entry.name.startswith("."):
@@ -282,13 +285,13 @@ class Walk:
                 if found is not None and not self.ignores.ignored(rel, False) and matches_filters(rel, self.options):
                     # a broken link named like a file that is skipped anyway (NEWS.gz) is skipped, not a failure
                     skipped = extension_of(path.name) in SKIPPED_EXTENSIONS
-                    yield Skipped(rel, extension_of(path.name)) if skipped else found
+                    yield Skipped(escaped(rel), extension_of(path.name)) if skipped else found
                 return
             target, key_rel = found
         try:
             st = entry.stat() if entry is not None else path.stat()  # (a link's target: links were judged above)
         except OSError as exc:
-            yield Refusal(rel, f"cannot stat: {exc.strerror or exc}")
+            yield Refusal(escaped(rel), f"cannot stat: {exc.strerror or exc}")
             return
         if stat.S_ISDIR(st.st_mode):
             if self.options.recursive and not link and not self.ignores.ignored(rel, True):
@@ -297,25 +300,25 @@ class Walk:
         if self.ignores.ignored(rel, False) or not matches_filters(rel, self.options):
             return
         if not stat.S_ISREG(st.st_mode):
-            yield Refusal(rel, "not a regular file (fifo, socket or device)")
+            yield Refusal(escaped(rel), "not a regular file (fifo, socket or device)")
             return
-        how = reading(target.name, target, self.indexed(key_rel))
+        how = reading(target.name, target, self.indexed(escaped(key_rel)))
         if how is None:
-            yield Skipped(rel, extension_of(target.name))
+            yield Skipped(escaped(rel), extension_of(target.name))
             return
         if not os.access(path, os.R_OK):
-            yield Refusal(rel, "file is not readable (permission denied)")
+            yield Refusal(escaped(rel), "file is not readable (permission denied)")
             return
-        yield Entry(key_rel, target, st.st_size, st.st_mtime_ns, text=how == "text")
+        yield Entry(escaped(key_rel), target, st.st_size, st.st_mtime_ns, text=how == "text")
 
     def _link(self, path: Path, rel: str) -> tuple[Path, str] | Refusal | None:
         """A link's target file and the relative key it is indexed under; None: not this folder's to index."""
         try:
             real = path.resolve(strict=True)
         except (OSError, RuntimeError):
-            return Refusal(rel, "broken or looping symbolic link")
+            return Refusal(escaped(rel), "broken or looping symbolic link")
         if not inside_any(real, self.roots):
-            return Refusal(rel, "symbolic link that leads outside the allowed folders")
+            return Refusal(escaped(rel), "symbolic link that leads outside the allowed folders")
         if real.is_dir():
             return None  # linked folders are not followed: no loops, no double counting
         if real.is_relative_to(self.root):
@@ -347,3 +350,9 @@ def scope_paths(paths: tuple[str, ...]) -> list[str] | None:
             continue
         wanted.add("/".join(parts))
     return sorted(r for r in wanted if not any(r.startswith(o + "/") for o in wanted))
+
+
+def scope_labels(paths: tuple[str, ...]) -> list[str] | None:
+    """`scope_paths` as the names keys and records hold them (escaped)."""
+    scope = scope_paths(paths)
+    return None if scope is None else [escaped(rel) for rel in scope]

@@ -27,12 +27,14 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Protocol
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 
 from ..access.audit import record as audit
 from ..access.policy import Caller, acting_as
 from ..errors import ToolFailure
 from ..jobs import Job, JobStore
 from ..settings import McpSettings
+from ..sources.file_names import escaped
 from ..sources.paths import allowed_real_roots, inside_any
 from .acquire import now_iso
 from .folders import FolderRecord, FolderStore
@@ -343,43 +345,67 @@ class Watcher:
         """Watch first, then catch up, then one sync per batch: a change made at any moment is never missed.
 
         Batches that arrive while a sync runs wait in the stream and make one sync together."""
-        from watchfiles import awatch
 
         root, options = Path(record.folder), options_of(record)
         if (problem := folder_problem(root, self.settings)) is not None:
             raise FolderProblem(problem)
         identity = folder_identity(root)
-        send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
+        # A batch of changed paths, or None: "look at the whole folder" (the watch library lost a batch).
+        send, receive = anyio.create_memory_object_stream[set[str] | None](math.inf)
         stop = anyio.Event()
 
-        async def watch() -> None:
-            async with send:
-                async for changes in awatch(
-                    root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
-                    step=self.settings.watch_step_ms, recursive=record.recursive,
-                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True, stop_event=stop,
-                ):  # fmt: skip
-                    send.send_nowait(relative(root, changes))
-
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(watch)
+            tasks.start_soon(self.changes, record, root, options, send, stop)
             tasks.start_soon(self.guard, root, identity, stop)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
             await self.working(record)  # watched again: the error goes now, not after the catch-up sync
             await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
             await self.sync(record, "resume")  # what changed while nobody watched
             async with receive:
-                async for paths in receive:
+                async for batch in receive:
+                    paths = batch
                     while True:  # everything already waiting goes into this one sync
                         try:
-                            paths |= receive.receive_nowait()
+                            more = receive.receive_nowait()
                         except anyio.WouldBlock:
                             break
-                    await self.note_changes(record, len(paths))
+                        paths = None if paths is None or more is None else paths | more
+                    await self.note_changes(record, len(paths) if paths is not None else 1)
                     # Only what changed is looked at (a batch costs what it holds, not what the folder holds);
-                    # a very large batch is a whole-folder sync.
-                    await self.sync(record, "watch", sorted(paths) if len(paths) <= MAX_PATHS else None)
-            raise FolderProblem("the folder is no longer there")  # awatch ends when its folder goes away
+                    # a very large batch, or one the library lost, is a whole-folder sync.
+                    await self.sync(record, "watch", sorted(paths) if paths and len(paths) <= MAX_PATHS else None)
+            # awatch ended without the guard seeing why: watched again if the folder is fine, else shown broken.
+            problem = folder_problem(root, self.settings)
+            raise FolderProblem(problem) if problem is not None else FolderReplaced()
+
+    async def changes(
+        self, record: FolderRecord, root: Path, options: SyncOptions,
+        send: MemoryObjectSendStream[set[str] | None], stop: anyio.Event,
+    ) -> None:  # fmt: skip
+        """The folder's batches of changes, into `send`. A file name the watch library cannot decode (bytes that
+        are not UTF-8) fails the library's whole batch and every later one: then it is started again and the whole
+        folder is synced (the lost batch is not known), never taken for the folder going away (issue 48)."""
+        from watchfiles import awatch
+        from watchfiles._rust_notify import WatchfilesRustInternalError  # public in its stub's __all__
+
+        async with send:
+            while not stop.is_set():
+                try:
+                    async for found in awatch(
+                        root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
+                        step=self.settings.watch_step_ms, recursive=record.recursive,
+                        force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
+                        stop_event=stop,
+                    ):  # fmt: skip
+                        send.send_nowait(relative(root, found))
+                    return
+                except (WatchfilesRustInternalError, ExceptionGroup) as exc:  # (awatch's task group may wrap it)
+                    if not isinstance(_first(exc), WatchfilesRustInternalError):
+                        raise
+                    log.info("watching %s: the watch library lost a batch (%s); the whole folder is synced",
+                             escaped(record.folder), escaped(str(_first(exc)))[:200])  # fmt: skip
+                    send.send_nowait(None)
+                    await anyio.sleep(0.1)  # a name that fails on every event does not make a busy loop
 
     async def note_changes(self, record: FolderRecord, count: int) -> None:
         stored = await self.folders.get(record.collection, record.folder)

@@ -23,11 +23,12 @@ from ...ingest.sync import (
     SyncOptions,
     SyncReport,
     check_patterns,
+    folder_prefix,
     folder_root,
     known_documents,
     remove_folder_documents,
 )
-from ...ingest.walk import scope_paths
+from ...ingest.walk import scope_labels
 from ...jobs import ProgressFn, uninterrupted
 from ...sources.paths import ensure_inside
 from ...state import AppState
@@ -112,7 +113,7 @@ async def _remember(
         )  # fmt: skip
         changes: dict[str, Any] = {"last_sync": last}
         if failure is None and not cancelled:
-            scope = scope_paths(options.paths)
+            scope = scope_labels(options.paths)
             changes.update(watch_error=None, watch_error_at=None)
             changes.update(failing_after(stored, {f.rel: f.reason for f in report.failed}, scope))
             if scope is None:
@@ -224,7 +225,7 @@ async def _gone(
     if real.exists():
         return None  # a file, not a folder: the usual refusal
     stored = await state.folders.get(target, str(real))
-    known = await known_documents(state.backend, target, real.as_posix().rstrip("/") + "/")
+    known = await known_documents(state.backend, target, folder_prefix(real))
     if stored is None and not known:
         return None  # never synced: a typo, refused as "Not a folder"
     n, stopped = len(known), ""
