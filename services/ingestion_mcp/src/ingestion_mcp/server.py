@@ -19,6 +19,7 @@ from . import __version__
 from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
+from .sources.client_roots import RootsMiddleware
 from .state import AppState
 from .tools.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
 from .tools.strict_schema import strict
@@ -177,6 +178,8 @@ def build_server(state: AppState) -> MCPServer:
     profiles = state.settings.profiles
     server_name, version, instructions = identity(list(profiles))
     server = ProfileServer(name=server_name, version=version, instructions=instructions)
+    if state.client_roots is not None and state.client_roots.enabled:
+        server.middleware.append(RootsMiddleware(state.client_roots))
     owner: dict[str, str] = {}
     for chosen in profiles:
         if chosen not in NAMES:

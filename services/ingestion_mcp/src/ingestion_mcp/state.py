@@ -22,6 +22,7 @@ from .jobs.kinds import JobKinds
 from .library import Library
 from .settings import McpSettings
 from .sources import SourcePolicy
+from .sources.client_roots import ClientRoots
 
 log = logging.getLogger("ingestion_mcp.state")
 
@@ -38,6 +39,8 @@ class AppState:
     kinds: JobKinds[AppState] = field(default_factory=JobKinds)
     # Follows the watched folders while this process leads (main.serve starts it; None elsewhere).
     watcher: Watcher | None = None
+    # The client's declared roots as the allowed folders, when the operator named none (sources/client_roots.py).
+    client_roots: ClientRoots | None = None
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
@@ -48,6 +51,7 @@ class AppState:
             policy=SourcePolicy.from_settings(settings),
         )  # fmt: skip
         state.jobs = job_store(settings, state)  # its runner is this state
+        state.client_roots = ClientRoots(settings)
         return state
 
     async def run_kind(self, kind: str, params: dict[str, Any], progress: ProgressFn) -> Any:

@@ -62,8 +62,10 @@ def allowed_real_roots(roots: Sequence[str | os.PathLike[str]]) -> list[Path]:
     if not roots:
         raise SourceError(
             INVALID_PATH,
-            "No allowed folders are configured, so no local file can be read.",
-            "Ask the operator to set the allowed roots, or use ingest_from_url / ingest_text.",
+            "No folder may be read: INGESTION_MCP_ALLOWED_ROOTS is not set and the MCP client declared no roots.",
+            "Set INGESTION_MCP_ALLOWED_ROOTS to the folders documents live in (comma-separated) in the server's "
+            "configuration, or open the folder in your client as a workspace root (stdio clients that declare roots); "
+            "ingest_from_url and ingest_text need no folder.",
         )
     return [Path(root).expanduser().resolve() for root in roots]
 
