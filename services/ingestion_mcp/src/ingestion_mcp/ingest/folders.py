@@ -65,6 +65,8 @@ class FolderRecord(BaseModel):
     # The files that fail (folder-relative path -> why), at most FAILING_KEPT of them; failing_total counts all.
     failing: dict[str, str] = Field(default_factory=dict)
     failing_total: int = 0
+    # What the ignore files hid at the last whole-folder sync: ignore file -> files and folders (a folder once).
+    ignored_by: dict[str, int] = Field(default_factory=dict)
     # The sync queued by the sync_folder call that set the watch: the watcher's catch-up waits for it instead of
     # walking the folder beside it (both would ingest every new file).
     sync_job: str | None = None
@@ -91,6 +93,7 @@ class SyncedFolder(BaseModel):
     error_at: str | None = None
     failing: list[str] | None = None  # "file: reason", a page of them (get_collections' offset)
     failing_total: int | None = None
+    ignored_by: dict[str, int] | None = None  # ignore file -> files and folders it hid (the last whole sync)
 
 
 class FolderStore(Protocol):
@@ -246,7 +249,7 @@ def shown(r: FolderRecord, offset: int = 0, page: int = FAILING_PAGE) -> SyncedF
         folder=r.folder, watched=r.watch, last_synced=last.at if last else None,
         last_result=last.counts if last else None, full_result=full.counts if full else None,
         changed_since=r.changed_since if r.watch else None, error=error, error_at=at,
-        failing=failing or None, failing_total=r.failing_total or None,
+        failing=failing or None, failing_total=r.failing_total or None, ignored_by=r.ignored_by or None,
     )  # fmt: skip
 
 

@@ -89,6 +89,10 @@ class SyncReport:
     failed: list[Failure] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # removals the bound withheld (documents kept)
     skipped: dict[str, int] = field(default_factory=dict)  # files that cannot be ingested, by extension
+    ignored: dict[str, int] = field(default_factory=dict)  # ignore file -> files and folders it hid
+    excluded: int = 0  # files the include/exclude globs left out
+    hidden: int = 0  # entries named ".*", never looked into
+    unmatched: list[str] = field(default_factory=list)  # globs that matched no file (a whole-folder sync's)
     folder_documents: int = 0  # the folder's documents in the collection before the sync (the bound's base)
     max_removals: int | None = None
     dry_run: bool = False
@@ -107,7 +111,24 @@ class SyncReport:
             counts["held"] = len(self.held)
         if self.skipped:
             counts["skipped"] = sum(self.skipped.values())
+        if self.ignored:
+            counts["ignored"] = sum(self.ignored.values())
+        if self.excluded:
+            counts["excluded"] = self.excluded
         return counts
+
+    def passed_over(self) -> str:
+        """What the walk left out, and why ("" when nothing): ignore files by name, the globs, hidden entries."""
+        parts = []
+        if self.ignored:
+            ranked = sorted(self.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
+            by = ", ".join(f"{source} {n}" for source, n in ranked)
+            parts.append(f"{sum(self.ignored.values())} ignored by ignore files ({by[:300]}; a folder counts once)")
+        if self.excluded:
+            parts.append(f"{self.excluded} left out by include/exclude")
+        if self.hidden:
+            parts.append(f"{self.hidden} hidden entries (names starting with '.') not looked into")
+        return f"Passed over: {'; '.join(parts)}." if parts else ""
 
     def bound_note(self) -> str:
         """What the removal bound kept and how to go past it ("" when it kept nothing)."""
@@ -271,6 +292,10 @@ class FolderSync:
             await self._send(pending, options, known, report, tags_for, on_file, _batch(progress, done, total, pending))
             done += len(pending)
         await progress(done, total, f"file {done:,}/{total:,}: done")
+        tally = walk.tally
+        report.ignored, report.excluded, report.hidden = dict(tally.ignored), tally.excluded, tally.hidden
+        if not options.paths:  # a watch batch looks at a few paths: a glob matching none of those means nothing
+            report.unmatched = tally.unmatched(options)
         if folder_identity(root) != identity:  # gone, or moved and made again: what was not seen is not "gone"
             raise vanished(report)
         if options.prune and not report.cancelled:

@@ -154,7 +154,7 @@ def change_filter(root: Path, options: SyncOptions) -> Callable[[Any, str], bool
         extension = extension_of(parts[-1])
         if extension in SKIPPED_EXTENSIONS:
             return False
-        return not PurePosixPath(rel).suffix or matches_filters(rel, options)
+        return not PurePosixPath(rel).suffix or matches_filters(rel, options.include, options.exclude)
 
     return wanted
 

@@ -17,7 +17,7 @@ from ...access.audit import record, require
 from ...access.policy import current_caller
 from ...errors import ToolFailure, failure_from
 from ...ingest.acquire import now_iso
-from ...ingest.folders import LastSync, SyncedFolder, failing_after, latest_sync
+from ...ingest.folders import FAILING_PAGE, LastSync, SyncedFolder, failing_after, latest_sync
 from ...ingest.sync import (
     FolderSync,
     SyncOptions,
@@ -85,6 +85,7 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         "counts": report.counts(), "removed": report.removed[:MAX_LISTED],
         "failed": [str(f) for f in report.failed[:MAX_LISTED]], "skipped": report.skipped,
         "truncated": len(report.removed) > MAX_LISTED or len(report.failed) > MAX_LISTED, "note": report.bound_note(),
+        "ignored": report.ignored, "passed_over": report.passed_over(),
     }  # fmt: skip
 
 
@@ -118,6 +119,7 @@ async def _remember(
             changes.update(failing_after(stored, {f.rel: f.reason for f in report.failed}, scope))
             if scope is None:
                 changes["last_full"] = last
+                changes["ignored_by"] = dict(sorted(report.ignored.items(), key=lambda kv: -kv[1])[:FAILING_PAGE])
             if stored is not None and stored.watch:
                 changes["changed_since"] = 0
         await state.folders.change(options.collection, real, **changes)
@@ -202,6 +204,8 @@ def sync_message(target: str, done: dict[str, Any], dry_run: bool, watched: bool
     if skipped := done.get("skipped"):
         kinds = ", ".join(f"{n} {ext}" for ext, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))[:8])
         text += f" Skipped {sum(skipped.values())} files of types that cannot be ingested ({kinds})."
+    if done.get("passed_over"):
+        text += " " + done["passed_over"]
     if done.get("note"):
         text += " " + done["note"]
     if done.get("truncated"):
@@ -293,4 +297,6 @@ def freshness(folders: list[SyncedFolder] | None) -> str:
     fails = f", {failing} files failing (synced_folders[].failing)" if failing else ""
     broken = sum(1 for f in folders if f.error)
     errors = f", {broken} with an error (synced_folders[].error)" if broken else ""
-    return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}{fails}{errors}"
+    hid = sum(sum((f.ignored_by or {}).values()) for f in folders)
+    ignored = f", {hid} files and folders hidden by ignore files (synced_folders[].ignored_by)" if hid else ""
+    return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}{fails}{errors}{ignored}"
