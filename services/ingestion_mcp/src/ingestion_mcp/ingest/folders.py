@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from ..errors import ToolFailure
 from ..settings import McpSettings
@@ -93,7 +93,9 @@ class SyncedFolder(BaseModel):
     error_at: str | None = None
     failing: list[str] | None = None  # "file: reason", a page of them (get_collections' offset)
     failing_total: int | None = None
-    ignored_by: dict[str, int] | None = None  # ignore file -> files and folders it hid (the last whole sync)
+    # What the ignore files hid at its last whole sync (ignore file -> files and folders): said in get_collections'
+    # message, not a field of its own (the tools/list budget).
+    _ignored_by: dict[str, int] = PrivateAttr(default_factory=dict)
 
 
 class FolderStore(Protocol):
@@ -245,12 +247,14 @@ def shown(r: FolderRecord, offset: int = 0, page: int = FAILING_PAGE) -> SyncedF
     if error is None and last is not None and (last.error or last.cancelled):
         error, at = last.error or "the last sync was cancelled before its end", last.at
     failing = [f"{rel}: {why}" for rel, why in sorted(r.failing.items())[offset : offset + page]]
-    return SyncedFolder(
+    folder = SyncedFolder(
         folder=r.folder, watched=r.watch, last_synced=last.at if last else None,
         last_result=last.counts if last else None, full_result=full.counts if full else None,
         changed_since=r.changed_since if r.watch else None, error=error, error_at=at,
-        failing=failing or None, failing_total=r.failing_total or None, ignored_by=r.ignored_by or None,
+        failing=failing or None, failing_total=r.failing_total or None,
     )  # fmt: skip
+    folder._ignored_by = dict(r.ignored_by)
+    return folder
 
 
 async def synced_folders(store: FolderStore, offset: int = 0) -> dict[str, list[SyncedFolder]]:

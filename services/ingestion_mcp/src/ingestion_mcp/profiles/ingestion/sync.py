@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -297,6 +299,9 @@ def freshness(folders: list[SyncedFolder] | None) -> str:
     fails = f", {failing} files failing (synced_folders[].failing)" if failing else ""
     broken = sum(1 for f in folders if f.error)
     errors = f", {broken} with an error (synced_folders[].error)" if broken else ""
-    hid = sum(sum((f.ignored_by or {}).values()) for f in folders)
-    ignored = f", {hid} files and folders hidden by ignore files (synced_folders[].ignored_by)" if hid else ""
+    by: Counter[str] = Counter()
+    for f in folders:
+        by.update({f"{Path(f.folder).name}/{source}": n for source, n in f._ignored_by.items()})
+    named = ", ".join(f"{source} {n}" for source, n in by.most_common(5))
+    ignored = f", {sum(by.values())} files and folders hidden by ignore files ({named})" if by else ""
     return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}{fails}{errors}{ignored}"
