@@ -545,3 +545,36 @@ async def test_ingestion_index_keeps_notes_past_the_bound_unless_told(app_state:
     dropped = await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None,
                                  max_removals=args.max_removals)  # fmt: skip
     assert dropped.removed == 11 and dropped.held == 0, dropped
+
+
+async def test_removals_are_bounded_over_ten_minutes_and_in_small_folders(connect, docs_dir: Path, prose) -> None:
+    """Issue 48: deleting 60% of a folder in waves removed 40% without confirmation (the bound counted one sync);
+    a folder of 10 or fewer documents was emptied by an include that matched nothing ("10 removed"), and nothing
+    said the include matched no file."""
+    folder, small = docs_dir / "waves", docs_dir / "small"
+    texts = prose("GPL-3", 40)
+    write(folder, {f"w{i:02}.md": texts[i] for i in range(30)})
+    write(small, {f"s{i}.md": texts[30 + i] for i in range(6)})
+    async with connect() as client:
+        assert (await call(client, "sync_folder", folder=str(folder), collection="waves"))["counts"]["added"] == 30
+        for i in range(7):  # a first wave: 7 of 30, under the bound
+            (folder / f"w{i:02}.md").unlink()
+        first = await call(client, "sync_folder", folder=str(folder), collection="waves")
+        assert first["counts"]["removed"] == 7, first
+        for i in range(7, 14):  # a second wave, seconds later: 14 of 30 in ten minutes
+            (folder / f"w{i:02}.md").unlink()
+        second = await call(client, "sync_folder", folder=str(folder), collection="waves")
+        assert second["counts"]["removed"] == 0 and second["counts"]["held"] == 7, second
+        assert "counting the 7 removed in the last 10 minutes" in second["message"], second["message"]
+        assert await documents_of(client, "waves") == 23
+
+        assert (await call(client, "sync_folder", folder=str(small), collection="small"))["counts"]["added"] == 6
+        nothing = await call(client, "sync_folder", folder=str(small), collection="small", include=["*.mdx"])
+        assert nothing["counts"]["removed"] == 0 and nothing["counts"]["held"] == 6, nothing
+        assert "include '*.mdx' matched no file" in nothing["message"], nothing["message"]
+        for i in range(4):  # 4 of 6: more than half of a small folder
+            (small / f"s{i}.md").unlink()
+        half = await call(client, "sync_folder", folder=str(small), collection="small")
+        assert half["counts"]["removed"] == 0 and "more than half of the folder's 6" in half["message"], half
+        confirmed = await call(client, "sync_folder", folder=str(small), collection="small", max_removals=4)
+        assert confirmed["counts"]["removed"] == 4 and await documents_of(client, "small") == 2, confirmed

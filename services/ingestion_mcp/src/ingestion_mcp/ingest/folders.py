@@ -27,6 +27,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from ..errors import ToolFailure
 from ..settings import McpSettings
+from .acquire import now_iso
+from .removal_bound import within
 
 log = logging.getLogger("ingestion_mcp.sync")
 
@@ -67,6 +69,8 @@ class FolderRecord(BaseModel):
     failing_total: int = 0
     # What the ignore files hid at the last whole-folder sync: ignore file -> files and folders (a folder once).
     ignored_by: dict[str, int] = Field(default_factory=dict)
+    # The removals of the last 10 minutes, (ISO time, count): the removal bound counts them (ingest/removal_bound.py).
+    removals: list[tuple[str, int]] = Field(default_factory=list)
     # The sync queued by the sync_folder call that set the watch: the watcher's catch-up waits for it instead of
     # walking the folder beside it (both would ingest every new file).
     sync_job: str | None = None
@@ -231,6 +235,22 @@ def _broker_errors() -> Iterator[None]:
         yield
     except RedisError as exc:
         raise broker_down(exc) from exc
+
+
+class RecordWindow:
+    """A folder's recent removals, kept in its record (read and written under the folder's sync lock)."""
+
+    def __init__(self, store: FolderStore, collection: str, folder: str) -> None:
+        self.store, self.collection, self.folder = store, collection, folder
+
+    async def recent(self) -> int:
+        record = await self.store.get(self.collection, self.folder)
+        return sum(n for _, n in within(record.removals)) if record else 0
+
+    async def add(self, count: int) -> None:
+        record = await self.store.get(self.collection, self.folder)
+        kept = within(record.removals) if record else []
+        await self.store.change(self.collection, self.folder, removals=[*kept, (now_iso(), count)])
 
 
 def latest_sync(folders: list[SyncedFolder]) -> str | None:

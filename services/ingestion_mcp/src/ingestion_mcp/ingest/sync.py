@@ -12,9 +12,10 @@ blocks) decides, the same hash the ingest pipeline stores. Each document is writ
 replaces one atomically), so a sync stopped anywhere (cancelled, its worker killed, its folder gone) leaves
 whole documents that the next sync finds in step: it goes on, it does not write them twice.
 
-Removal is bounded (`bounded`): a sync that would remove more than 25% and more than 10 of the folder's
-documents removes none of them (rsync's and rclone's --max-delete), says so, and still adds and replaces;
-`max_removals` sets the bound. A folder that disappears or is replaced during the sync prunes nothing.
+Removal is bounded (ingest/removal_bound.py): a sync that would take the folder's removals of the last 10 minutes
+past 25% and 10 of its documents, or past half of them, removes none (rsync's and rclone's --max-delete), says so,
+and still adds and replaces; `max_removals` sets the bound; an include or exclude glob that matched no file removes
+nothing. A folder that disappears or is replaced during the sync prunes nothing.
 
 Memory: the walk is a generator over os.scandir and files are sent in batches of
 `settings.index_batch_size`; what is held for the whole run is one small tuple per indexed document
@@ -41,6 +42,7 @@ from ..sources.file_names import escaped
 from ..sources.paths import allowed_real_roots, ensure_inside
 from .acquire import from_file
 from .pipeline import BatchItem, Ingestor, IngestOutcome
+from .removal_bound import NoWindow, Window, judge
 from .sync_lock import folder_sync_lock, lock_path
 from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_labels
 
@@ -49,7 +51,6 @@ __all__ = ["FolderSync", "SyncOptions", "SyncReport", "check_patterns", "folder_
 SIZE_KEY = "sync_size"
 MTIME_KEY = "sync_mtime_ns"
 HASH_BLOCK = 1 << 20
-BOUND_SHARE, BOUND_COUNT = 0.25, 10  # over both: a sync removes none (max_removals sets another bound)
 PROGRESS_EVERY_S = 0.5  # while comparing files, at most this often
 # Failures that mean "this file has nothing to index", not "something went wrong".
 NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})
@@ -88,6 +89,7 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     failed: list[Failure] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # removals the bound withheld (documents kept)
+    bound_why: str = ""  # what the bound counted when it held them
     skipped: dict[str, int] = field(default_factory=dict)  # files that cannot be ingested, by extension
     ignored: dict[str, int] = field(default_factory=dict)  # ignore file -> files and folders it hid
     excluded: int = 0  # files the include/exclude globs left out
@@ -131,18 +133,19 @@ class SyncReport:
         return f"Passed over: {'; '.join(parts)}." if parts else ""
 
     def bound_note(self) -> str:
-        """What the removal bound kept and how to go past it ("" when it kept nothing)."""
+        """What the removal bound kept and how to go past it, and the globs that matched nothing ("": neither)."""
+        unmatched = ""
+        if self.unmatched:
+            unmatched = (f"{', '.join(self.unmatched)} matched no file in the folder: check the pattern (globs match "
+                         "the path inside the folder or the file name). ")  # fmt: skip
         if not self.held:
-            return ""
-        n, base = len(self.held), self.folder_documents
-        why = (
-            f"more than max_removals={self.max_removals} allows" if self.max_removals is not None
-            else f"over {BOUND_SHARE:.0%} and over {BOUND_COUNT} of the folder's {base} documents"
-        )  # fmt: skip
+            return unmatched.strip()
+        n = len(self.held)
         verb = "would keep" if self.dry_run else "kept"
         return (
-            f"Removal bound: {verb} all {n} documents whose files are gone or no longer match ({why}). If that is "
-            f"intended, sync again with max_removals={n}; if not, check the folder, include, exclude and recursive."
+            f"{unmatched}Removal bound: {verb} all {n} documents whose files are gone or no longer match "
+            f"({self.bound_why}). If that is intended, sync again with max_removals={n}; if not, check the folder, "
+            "include, exclude and recursive."
         )
 
 
@@ -154,13 +157,6 @@ def folder_identity(root: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
-
-
-def bounded(count: int, base: int, max_removals: int | None) -> bool:
-    """Whether removing `count` of a folder's `base` documents is past the bound (then none is removed)."""
-    if max_removals is not None:
-        return count > max_removals
-    return count > BOUND_COUNT and count > BOUND_SHARE * base
 
 
 def digest(path: Path) -> str:
@@ -230,12 +226,15 @@ class FolderSync:
         self.backend = backend
         self.settings = settings
         self.ingestor = ingestor or Ingestor(backend, settings)
+        self.window: Window = NoWindow()
 
     async def run(
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
         cancelled: Callable[[], bool] = lambda: False, on_file: OnFile = _no_lines, report: SyncReport | None = None,
+        window: Window | None = None,
     ) -> SyncReport:  # fmt: skip
-        """Sync once. `report` (given) is filled as the sync goes: what was done before a failure is in it."""
+        """Sync once. `report` (given) is filled as the sync goes: what was done before a failure is in it.
+        `window`: the folder's recent removals, which the bound counts (None: this sync's alone)."""
         check_patterns(options.include, options.exclude)
         root = folder_root(options.folder, self.settings)
         prefix = folder_prefix(root) if options.key_prefix is None else options.key_prefix
@@ -244,6 +243,7 @@ class FolderSync:
         # One sync of this folder into this collection at a time, whichever process runs it (sync_lock.py):
         # the second reads the state the first left, so it finds nothing left to do.
         async with folder_sync_lock(lock_path(self.settings.data_dir, options.collection, prefix)):
+            self.window = window or NoWindow()
             await self._run(options, root, prefix, tags_for, progress, cancelled, on_file, report)
         return report
 
@@ -402,8 +402,13 @@ class FolderSync:
 
         gone = [(key, was) for key, was in known.items() if in_view(key)]
         prefix_len = len(options.key_prefix or "")  # a label is the key without a folder-relative prefix
-        if bounded(len(gone), len(known), options.max_removals):
+        # What a folder loses is what goes less what came in the same sync: a move or a rename removes as many
+        # documents as it adds, and is no loss; a slip (a glob, the wrong folder) adds nothing.
+        lost = max(0, len(gone) - len(report.added)) if options.max_removals is None else len(gone)
+        verdict = judge(lost, len(known), await self.window.recent(), options.max_removals)
+        if gone and (verdict.held or (report.unmatched and options.max_removals is None)):
             report.held = [key[prefix_len:] for key, _ in gone]
+            report.bound_why = verdict.why or "a glob matched no file, so what it left out may be a slip"
             return
         for key, was in gone:
             label = key[prefix_len:]
@@ -415,6 +420,8 @@ class FolderSync:
                     continue
             report.removed.append(label)
             on_file("removed", label, "")
+        if report.removed and not options.dry_run and (lost := max(0, len(report.removed) - len(report.added))):
+            await self.window.add(lost)
 
 
 def _batch(progress: Progress, done: int, total: int, batch: list[Pending]) -> Callable[[float, str], Awaitable[None]]:

@@ -19,7 +19,7 @@ from ...access.audit import record, require
 from ...access.policy import current_caller
 from ...errors import ToolFailure, failure_from
 from ...ingest.acquire import now_iso
-from ...ingest.folders import FAILING_PAGE, LastSync, SyncedFolder, failing_after, latest_sync
+from ...ingest.folders import FAILING_PAGE, LastSync, RecordWindow, SyncedFolder, failing_after, latest_sync
 from ...ingest.sync import (
     FolderSync,
     SyncOptions,
@@ -74,8 +74,9 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
 
     began, report = time.perf_counter(), SyncReport()
     try:
+        window = RecordWindow(state.folders, options.collection, real)
         await FolderSync(state.backend, state.settings, state.ingestor).run(
-            options, progress=report_progress, report=report
+            options, progress=report_progress, report=report, window=window
         )
     except BaseException as exc:
         if not options.dry_run:
