@@ -578,3 +578,59 @@ async def test_removals_are_bounded_over_ten_minutes_and_in_small_folders(connec
         assert half["counts"]["removed"] == 0 and "more than half of the folder's 6" in half["message"], half
         confirmed = await call(client, "sync_folder", folder=str(small), collection="small", max_removals=4)
         assert confirmed["counts"]["removed"] == 4 and await documents_of(client, "small") == 2, confirmed
+
+
+def unlistable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`folder` cannot be listed: its mode says so, and as root (who lists anything) os.scandir is made to refuse it
+    too, the one fault root cannot produce for real."""
+    folder.chmod(0)
+    if os.geteuid() == 0:
+        real = os.scandir
+
+        def refusing(path: Any = ".") -> Any:
+            if Path(path) == folder:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+
+        monkeypatch.setattr(os, "scandir", refusing)
+
+
+async def test_a_document_whose_file_now_fails_is_marked_stale_everywhere(
+    connect, docs_dir: Path, prose, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 48: an emptied, binary or unreadable file was listed as failed, but its old version stayed searchable
+    and nothing said so; an unreadable sub-folder's documents were kept but uncounted."""
+    folder = docs_dir / "staling"
+    texts = prose("LGPL-2.1", 6)
+    write(folder, {"empty.md": texts[0], "latin.txt": texts[1], "fine.md": texts[2], "sub/a.md": texts[3],
+                   "sub/b.md": texts[4]})  # fmt: skip
+    sync = {"folder": str(folder), "collection": "staling"}
+    async with connect() as client:
+        assert (await call(client, "sync_folder", **sync))["counts"]["added"] == 5
+        (folder / "empty.md").write_text("")
+        (folder / "latin.txt").write_bytes("Biblioth\xe8que: caf\xe9 cr\xe8me".encode("latin-1"))
+        unlistable(folder / "sub", monkeypatch)
+        try:
+            stale = await call(client, "sync_folder", **sync)
+        finally:
+            (folder / "sub").chmod(0o755)
+            monkeypatch.undo()
+        assert stale["counts"]["failed"] == 3 and stale["counts"]["stale"] == 4, stale
+        assert "2 of them lie in folders that cannot be listed (kept, unreadable: sub/)" in stale["message"], stale
+        found = await call(client, "search", query=texts[0][:100], collection="staling")
+        (hit,) = [h for h in found["results"] if h["source"] == "empty.md"][:1]
+        assert hit["stale"].startswith("File is empty: empty.md. (stale since "), hit
+        assert "come from stale documents" in found["message"], found["message"]
+        listed = await call(client, "list_documents", collection="staling")
+        marks = {d["source"]: d.get("stale") for d in listed["documents"]}
+        assert marks["fine.md"] is None and all(marks[s] for s in ("empty.md", "latin.txt", "sub/a.md", "sub/b.md"))
+        shown = await call(client, "get_collections", collection="staling")
+        (record,) = shown["synced_folders"]
+        assert any(f.startswith("empty.md: File is empty") and "[stale since" in f for f in record["failing"]), record
+        assert "4 stale documents" in shown["message"], shown["message"]
+        (folder / "empty.md").write_text(texts[5])  # it reads again: no longer stale
+        (folder / "latin.txt").write_text(texts[1])
+        healed = await call(client, "sync_folder", **sync)
+        assert "stale" not in healed["counts"], healed
+        listed = await call(client, "list_documents", collection="staling")
+        assert not any(d.get("stale") for d in listed["documents"]), listed

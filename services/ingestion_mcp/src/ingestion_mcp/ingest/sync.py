@@ -95,6 +95,10 @@ class SyncReport:
     excluded: int = 0  # files the include/exclude globs left out
     hidden: int = 0  # entries named ".*", never looked into
     unmatched: list[str] = field(default_factory=list)  # globs that matched no file (a whole-folder sync's)
+    # Documents kept while their file fails (their last good version is still searched): label -> why. A folder that
+    # cannot be listed is one entry, its label ending in "/", for all its documents (`unreadable` counts them).
+    stale: dict[str, tuple[str, int]] = field(default_factory=dict)  # label -> (why, documents)
+    unreadable: int = 0
     folder_documents: int = 0  # the folder's documents in the collection before the sync (the bound's base)
     max_removals: int | None = None
     dry_run: bool = False
@@ -117,7 +121,22 @@ class SyncReport:
             counts["ignored"] = sum(self.ignored.values())
         if self.excluded:
             counts["excluded"] = self.excluded
+        if self.stale:
+            counts["stale"] = sum(n for _, n in self.stale.values())
         return counts
+
+    def stale_note(self) -> str:
+        """What is kept while its file fails ("" when nothing)."""
+        if not self.stale:
+            return ""
+        folders = ", ".join(rel or "." for rel in self.stale if rel.endswith("/") or not rel)[:200]
+        unreadable = (f"; {self.unreadable} of them lie in folders that cannot be listed (kept, unreadable: "
+                      f"{folders})") if self.unreadable else ""  # fmt: skip
+        return (
+            f"{self.counts()['stale']} documents are stale: their files now fail and their last good version is "
+            f"still searched, marked stale in search hits, list_documents and get_collections until the file reads "
+            f"again or the document is removed{unreadable}."
+        )
 
     def passed_over(self) -> str:
         """What the walk left out, and why ("" when nothing): ignore files by name, the globs, hidden entries."""
@@ -296,10 +315,24 @@ class FolderSync:
         report.ignored, report.excluded, report.hidden = dict(tally.ignored), tally.excluded, tally.hidden
         if not options.paths:  # a watch batch looks at a few paths: a glob matching none of those means nothing
             report.unmatched = tally.unmatched(options)
+        self._stale(report, known, prefix, unlisted)
         if folder_identity(root) != identity:  # gone, or moved and made again: what was not seen is not "gone"
             raise vanished(report)
         if options.prune and not report.cancelled:
             await self._prune(known, seen, unlisted, prefix, options, report, on_file)
+
+    @staticmethod
+    def _stale(report: SyncReport, known: dict[str, Known], prefix: str, unlisted: list[str]) -> None:
+        """The documents kept while their file fails: a file that fails (not a service), a folder not listed."""
+        reasons = {f.rel: f.reason for f in report.failed if f.kind != "service"}
+        for rel in unlisted:
+            under = prefix if rel == "." else prefix + rel.rstrip("/") + "/"
+            count = sum(1 for key in known if key.startswith(under))
+            report.unreadable += count
+            if count:
+                why = reasons.pop(rel, "cannot list folder")
+                report.stale["" if rel == "." else rel.rstrip("/") + "/"] = (f"{why} ({count} documents kept)", count)
+        report.stale.update({rel: (why, 1) for rel, why in reasons.items() if prefix + rel in known})
 
     def _look(
         self, item: Entry | Refusal, key: str, known: dict[str, Known], options: SyncOptions, report: SyncReport,

@@ -19,7 +19,15 @@ from ...access.audit import record, require
 from ...access.policy import current_caller
 from ...errors import ToolFailure, failure_from
 from ...ingest.acquire import now_iso
-from ...ingest.folders import FAILING_PAGE, LastSync, RecordWindow, SyncedFolder, failing_after, latest_sync
+from ...ingest.folders import (
+    FAILING_PAGE,
+    LastSync,
+    RecordWindow,
+    SyncedFolder,
+    failing_after,
+    latest_sync,
+    stale_after,
+)
 from ...ingest.sync import (
     FolderSync,
     SyncOptions,
@@ -88,7 +96,7 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         "counts": report.counts(), "removed": report.removed[:MAX_LISTED],
         "failed": [str(f) for f in report.failed[:MAX_LISTED]], "skipped": report.skipped,
         "truncated": len(report.removed) > MAX_LISTED or len(report.failed) > MAX_LISTED, "note": report.bound_note(),
-        "ignored": report.ignored, "passed_over": report.passed_over(),
+        "ignored": report.ignored, "passed_over": report.passed_over(), "stale_note": report.stale_note(),
     }  # fmt: skip
 
 
@@ -120,6 +128,7 @@ async def _remember(
             scope = scope_labels(options.paths)
             changes.update(watch_error=None, watch_error_at=None)
             changes.update(failing_after(stored, {f.rel: f.reason for f in report.failed}, scope))
+            changes.update(stale_after(stored, report.stale, scope))
             if scope is None:
                 changes["last_full"] = last
                 changes["ignored_by"] = dict(sorted(report.ignored.items(), key=lambda kv: -kv[1])[:FAILING_PAGE])
@@ -207,6 +216,8 @@ def sync_message(target: str, done: dict[str, Any], dry_run: bool, watched: bool
     if skipped := done.get("skipped"):
         kinds = ", ".join(f"{n} {ext}" for ext, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))[:8])
         text += f" Skipped {sum(skipped.values())} files of types that cannot be ingested ({kinds})."
+    if done.get("stale_note"):
+        text += " " + done["stale_note"]
     if done.get("passed_over"):
         text += " " + done["passed_over"]
     if done.get("note"):
@@ -304,5 +315,7 @@ def freshness(folders: list[SyncedFolder] | None) -> str:
     for f in folders:
         by.update({f"{Path(f.folder).name}/{source}": n for source, n in f._ignored_by.items()})
     named = ", ".join(f"{source} {n}" for source, n in by.most_common(5))
+    stale = sum(f._stale for f in folders)
+    fails += f", {stale} stale documents kept while their files fail ('[stale since ...]' in failing)" if stale else ""
     ignored = f", {sum(by.values())} files and folders hidden by ignore files ({named})" if by else ""
     return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}{fails}{errors}{ignored}"
