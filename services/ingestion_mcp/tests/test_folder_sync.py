@@ -634,3 +634,26 @@ async def test_a_document_whose_file_now_fails_is_marked_stale_everywhere(
         assert "stale" not in healed["counts"], healed
         listed = await call(client, "list_documents", collection="staling")
         assert not any(d.get("stale") for d in listed["documents"]), listed
+
+
+async def test_a_sub_folder_synced_on_its_own_owns_its_documents(connect, docs_dir: Path, prose) -> None:
+    """Issue 48: the parent (exclude: ["child/"]) and the child, both synced into one collection, removed and re-added
+    the child's documents on every sync."""
+    parent = docs_dir / "parent"
+    texts = prose("MPL-2.0", 6)
+    write(parent, {"p1.md": texts[0], "p2.md": texts[1], "child/c1.md": texts[2], "child/c2.md": texts[3],
+                   "child/c3.md": texts[4]})  # fmt: skip
+    async with connect() as client:
+        first = await call(client, "sync_folder", folder=str(parent), collection="owned", exclude=["child/"])
+        assert first["counts"]["added"] == 2, first
+        child = await call(client, "sync_folder", folder=str(parent / "child"), collection="owned")
+        assert child["counts"]["added"] == 3, child
+        for _ in range(2):
+            again = await call(client, "sync_folder", folder=str(parent), collection="owned", exclude=["child/"])
+            assert again["counts"]["removed"] == 0 and "held" not in again["counts"], again
+            assert "own their documents and were left to their syncs: child" in again["message"], again["message"]
+            assert (await call(client, "sync_folder", folder=str(parent / "child"), collection="owned"))["counts"][
+                "unchanged"] == 3  # fmt: skip
+        whole = await call(client, "sync_folder", folder=str(parent), collection="owned")  # without the exclude
+        assert whole["counts"]["added"] == 0 and whole["counts"]["unchanged"] == 2, whole
+        assert await documents_of(client, "owned") == 5

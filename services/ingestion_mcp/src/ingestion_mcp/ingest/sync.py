@@ -99,6 +99,7 @@ class SyncReport:
     # cannot be listed is one entry, its label ending in "/", for all its documents (`unreadable` counts them).
     stale: dict[str, tuple[str, int]] = field(default_factory=dict)  # label -> (why, documents)
     unreadable: int = 0
+    owned: list[str] = field(default_factory=list)  # sub-folders synced on their own into the collection
     folder_documents: int = 0  # the folder's documents in the collection before the sync (the bound's base)
     max_removals: int | None = None
     dry_run: bool = False
@@ -150,6 +151,11 @@ class SyncReport:
         if self.hidden:
             parts.append(f"{self.hidden} hidden entries (names starting with '.') not looked into")
         return f"Passed over: {'; '.join(parts)}." if parts else ""
+
+    def owned_note(self) -> str:
+        shown = ", ".join(self.owned[:10])
+        return (f"Sub-folders synced on their own into this collection own their documents and were left to their "
+                f"syncs: {shown}." if self.owned else "")  # fmt: skip
 
     def bound_note(self) -> str:
         """What the removal bound kept and how to go past it, and the globs that matched nothing ("": neither)."""
@@ -313,6 +319,7 @@ class FolderSync:
         await progress(done, total, f"file {done:,}/{total:,}: done")
         tally = walk.tally
         report.ignored, report.excluded, report.hidden = dict(tally.ignored), tally.excluded, tally.hidden
+        report.owned = tally.owned
         if not options.paths:  # a watch batch looks at a few paths: a glob matching none of those means nothing
             report.unmatched = tally.unmatched(options)
         self._stale(report, known, prefix, unlisted)
@@ -423,6 +430,9 @@ class FolderSync:
     ) -> None:  # fmt: skip
         scope = scope_labels(options.paths)
         kept = [prefix + rel.rstrip("/") + "/" for rel in unlisted if rel != "."]
+        # The documents of a sub-folder synced on its own into the collection are that folder's: never pruned here.
+        owned = [folder_prefix(Path(f)) for f in options.elsewhere] if options.key_prefix is None else []
+        kept += [p for p in owned if p != prefix and p.startswith(prefix)]
         if "." in unlisted:
             return  # the folder itself could not be listed: nothing it holds is known to be gone
 

@@ -149,6 +149,7 @@ class Tally:
     ignored: Counter[str] = field(default_factory=Counter)  # ignore file -> files and folders it hid (a folder once)
     hidden: int = 0  # entries whose name starts with "." (.git, .obsidian), never looked into
     excluded: int = 0  # files the include/exclude globs left out
+    owned: list[str] = field(default_factory=list)  # sub-folders synced on their own into the collection: theirs
     include_hits: Counter[str] = field(default_factory=Counter)  # include glob -> files it matched
     exclude_hits: Counter[str] = field(default_factory=Counter)
 
@@ -174,6 +175,8 @@ class Walk:
     def __post_init__(self) -> None:
         self.ignores = Ignores(self.root, self.options.ignore_files)
         self.elsewhere = [Path(f) for f in self.options.elsewhere if Path(f) != self.root]
+        # Folders inside this one that are synced on their own into the same collection own their documents.
+        self.nested = {f for f in self.elsewhere if f.is_relative_to(self.root)}
 
     def all(self, start: Path | None = None) -> Iterator[Entry | Refusal | Skipped]:
         """Every candidate under the folder (or its sub-folder `start`), streamed, A to Z per folder."""
@@ -209,7 +212,7 @@ class Walk:
                 continue
             path = self.root.joinpath(*parts)
             is_dir = path.is_dir() and not path.is_symlink()
-            if self.ignores.path_ignored(rel, is_dir):
+            if self.ignores.path_ignored(rel, is_dir) or any(path.is_relative_to(f) for f in self.nested):
                 continue
             if is_dir:
                 if self.options.recursive:
@@ -238,7 +241,9 @@ class Walk:
             yield Refusal(escaped(rel), f"cannot stat: {exc.strerror or exc}")
             return
         if stat.S_ISDIR(st.st_mode):
-            if self.options.recursive and not link and not self._passed_over(rel, True):
+            if path in self.nested:
+                self.tally.owned.append(escaped(rel))
+            elif self.options.recursive and not link and not self._passed_over(rel, True):
                 stack.append((path, rel))
             return
         if self._passed_over(rel, False):

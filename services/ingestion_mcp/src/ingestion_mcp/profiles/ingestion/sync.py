@@ -97,6 +97,7 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         "failed": [str(f) for f in report.failed[:MAX_LISTED]], "skipped": report.skipped,
         "truncated": len(report.removed) > MAX_LISTED or len(report.failed) > MAX_LISTED, "note": report.bound_note(),
         "ignored": report.ignored, "passed_over": report.passed_over(), "stale_note": report.stale_note(),
+        "owned_note": report.owned_note(),
     }  # fmt: skip
 
 
@@ -216,6 +217,8 @@ def sync_message(target: str, done: dict[str, Any], dry_run: bool, watched: bool
     if skipped := done.get("skipped"):
         kinds = ", ".join(f"{n} {ext}" for ext, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))[:8])
         text += f" Skipped {sum(skipped.values())} files of types that cannot be ingested ({kinds})."
+    if done.get("owned_note"):
+        text += " " + done["owned_note"]
     if done.get("stale_note"):
         text += " " + done["stale_note"]
     if done.get("passed_over"):
