@@ -657,3 +657,24 @@ async def test_a_sub_folder_synced_on_its_own_owns_its_documents(connect, docs_d
         whole = await call(client, "sync_folder", folder=str(parent), collection="owned")  # without the exclude
         assert whole["counts"]["added"] == 0 and whole["counts"]["unchanged"] == 2, whole
         assert await documents_of(client, "owned") == 5
+
+
+async def test_slips_in_names_and_globs_are_refused_with_what_to_use(connect, docs_dir: Path, prose) -> None:
+    """Issue 48: "Docs" next to an existing "docs" made a second collection (286 files re-ingested); regex and brace
+    patterns were taken as literal globs that matched nothing."""
+    folder = docs_dir / "slipped"
+    write(folder, {"a.md": prose("Apache-2.0", 1)[0]})
+    async with connect() as client:
+        assert (await call(client, "sync_folder", folder=str(folder), collection="slip-docs"))["counts"]["added"] == 1
+        for twin in ("Slip-Docs", "slip_docs", "SLIPDOCS"):
+            refused = await call(client, "sync_folder", folder=str(folder), collection=twin)
+            assert refused["success"] is False and "there is 'slip-docs'" in refused["error"], refused
+            assert f"create_collection(name='{twin}')" in refused["suggestion"], refused
+        made = await call(client, "create_collection", name="Slip-Docs")  # a new one on purpose
+        assert made["success"] is True, made
+        assert (await call(client, "sync_folder", folder=str(folder), collection="Slip-Docs"))["counts"]["added"] == 1
+        for pattern, words in (("^.*md$", "regular expression; globs use '*' for any characters and '?' for one: "
+                                "'*md'"), ("*.{md,txt}", "brace expansion, which globs here do not expand; pass one "
+                                "glob each: '*.md', '*.txt'")):  # fmt: skip
+            refused = await call(client, "sync_folder", folder=str(folder), collection="slip-docs", include=[pattern])
+            assert refused["success"] is False and words in refused["error"], refused

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,6 +19,7 @@ from .ingest.folders import FolderStore, folder_store
 from .ingest.pipeline import Ingestor, Progress
 from .ingest.watch import Watcher
 from .jobs import RECENT_KEPT, Job, JobManager, JobStore, ProgressFn
+from .jobs.journal import JobJournal
 from .jobs.kinds import JobKinds
 from .library import Library
 from .settings import McpSettings
@@ -25,6 +27,12 @@ from .sources import SourcePolicy
 from .sources.client_roots import ClientRoots
 
 log = logging.getLogger("ingestion_mcp.state")
+
+
+def folded(name: str) -> str:
+    """A collection name without case, accents or separators ('Café-Notes' and 'cafe_notes' fold alike)."""
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch))
+    return "".join(ch for ch in bare.casefold() if ch not in "-_. ")
 
 
 @dataclass
@@ -68,6 +76,7 @@ class AppState:
         target = collection or params.get("collection")
         if isinstance(target, str):
             require(f"submit_{kind}", target, description)  # a refusal is audited like the store's
+            await self.refuse_near_twin(target)
         job = await self.jobs.submit(kind, params, description)
         record(f"submit_{kind}", str(target), description, f"queued:{job.id}")
         return job
@@ -131,6 +140,24 @@ class AppState:
             raise job.failure
         return job, job.finished
 
+    async def refuse_near_twin(self, name: str) -> None:
+        """A new collection whose name differs from an existing one's only by case, accents or separators is a slip
+        until created on purpose (issue 48: "Docs" beside "docs" re-ingested 286 files into a second collection)."""
+        try:
+            names = await self.library.collections()
+        except ToolFailure:  # the listing is away: the write itself will say what is wrong
+            return
+        twin = next((n for n in names if n != name and folded(n) == folded(name)), None)
+        if name in names or twin is None:
+            return
+        raise ToolFailure(
+            f"There is no collection '{name}', but there is '{twin}', whose name differs only by case, accents or "
+            "separators. Nothing was written.",
+            f"Pass collection='{twin}' to use it; if you mean a new collection, create it first with "
+            f"create_collection(name='{name}'), then call again.",
+            code="COLLECTION_NAME_TWIN",
+        )
+
     def collection(self, name: str | None) -> str:
         return name or self.settings.default_collection
 
@@ -183,4 +210,5 @@ def job_store(settings: McpSettings, state: AppState) -> JobStore:
     return JobManager(
         runner=state.run_kind, take_order=take_order, retention_s=settings.job_retention_s,
         max_concurrent=settings.max_concurrent_jobs,
+        journal=JobJournal(settings.data_dir / "jobs", settings.job_retention_s),
     )  # fmt: skip

@@ -17,6 +17,9 @@ from ..errors import ToolFailure
 
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 512
+BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+# Anchors, an escaped class or dot, alternatives: never in a glob ("README.*" is a glob: not these).
+REGEX = re.compile(r"^\^|\$$|\\[.dDwWsSb]|\([^)]*\|[^)]*\)")
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -27,6 +30,8 @@ def pattern_problem(pattern: str) -> str | None:
         return f"it is longer than {MAX_PATTERN_CHARS} characters"
     if any(ord(ch) < 32 for ch in pattern):
         return "it contains control characters"
+    if (slip := _slip(pattern)) is not None:
+        return slip
     if pattern.startswith("/"):
         return "it starts with '/', but globs match paths inside the folder (e.g. 'docs/*.md')"
     if "\\" in pattern:
@@ -34,6 +39,19 @@ def pattern_problem(pattern: str) -> str | None:
     if ".." in PurePosixPath(pattern).parts:
         return "it contains '..', which no path inside the folder has"
     return _bracket_problem(pattern)
+
+
+def _slip(pattern: str) -> str | None:
+    """A brace expansion or a regular expression given where a glob goes (issue 48: both matched nothing)."""
+    if (braces := BRACES.search(pattern)) is not None:
+        head, tail = pattern[: braces.start()], pattern[braces.end() :]
+        globs = ", ".join(repr(head + part + tail) for part in braces.group(1).split(","))
+        return f"it is a brace expansion, which globs here do not expand; pass one glob each: {globs}"
+    if REGEX.search(pattern):
+        glob = re.sub(r"\\(.)", r"\1", re.sub(r"\.[*+]", "*", pattern.removeprefix("^").removesuffix("$")))
+        instead = f"'{glob}'" if not set("()|+{}") & set(glob) else "one glob per alternative, e.g. '*.md'"
+        return f"it looks like a regular expression; globs use '*' for any characters and '?' for one: {instead}"
+    return None
 
 
 def _bracket_problem(pattern: str) -> str | None:
@@ -70,7 +88,7 @@ def check_patterns(include: tuple[str, ...] | list[str], exclude: tuple[str, ...
                 raise ToolFailure(
                     f"The {name} pattern '{shown}' is malformed: {problem}. Nothing was synced.",
                     "Globs match the path inside the folder or the file name: '*.md', 'notes/*', '[ab]*.txt'; "
-                    "'[[]' matches a literal '['.",
+                    "'[[]' matches a literal '['; no regular expressions, no braces.",
                     code="INVALID_PATTERN",
                 )
 

@@ -38,7 +38,7 @@ from ingestion_contracts.gateway import MAX_KEY_CHARS
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure, UpstreamError, failure_from
 from ..settings import McpSettings
-from ..sources.file_names import escaped
+from ..sources.file_names import escaped, file_of
 from ..sources.paths import allowed_real_roots, ensure_inside
 from .acquire import from_file
 from .pipeline import BatchItem, Ingestor, IngestOutcome
@@ -99,6 +99,7 @@ class SyncReport:
     # cannot be listed is one entry, its label ending in "/", for all its documents (`unreadable` counts them).
     stale: dict[str, tuple[str, int]] = field(default_factory=dict)  # label -> (why, documents)
     unreadable: int = 0
+    moved: int = 0  # documents removed at once because their file moved (their new path's document is in)
     owned: list[str] = field(default_factory=list)  # sub-folders synced on their own into the collection
     folder_documents: int = 0  # the folder's documents in the collection before the sync (the bound's base)
     max_removals: int | None = None
@@ -252,6 +253,9 @@ class FolderSync:
         self.settings = settings
         self.ingestor = ingestor or Ingestor(backend, settings)
         self.window: Window = NoWindow()
+        self.moves: dict[str, list[tuple[str, str]]] | None = None  # content hash -> documents whose file is gone
+        self.seen_moved: set[str] = set()
+        self.owned: list[str] = []
 
     async def run(
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
@@ -269,6 +273,8 @@ class FolderSync:
         # the second reads the state the first left, so it finds nothing left to do.
         async with folder_sync_lock(lock_path(self.settings.data_dir, options.collection, prefix)):
             self.window = window or NoWindow()
+            self.moves, self.seen_moved = None, set()
+            self.owned = [folder_prefix(Path(f)) for f in options.elsewhere]
             await self._run(options, root, prefix, tags_for, progress, cancelled, on_file, report)
         return report
 
@@ -411,6 +417,42 @@ class FolderSync:
             )
             for p, outcome in zip(group, outcomes, strict=True):
                 _record(report, p, p.key in known, outcome, on_file)
+            await self._moved(group, outcomes, known, options, report, on_file)
+
+    async def _moved(
+        self, group: list[Pending], outcomes: list[IngestOutcome | ToolFailure], known: dict[str, Known],
+        options: SyncOptions, report: SyncReport, on_file: OnFile,
+    ) -> None:  # fmt: skip
+        """A file moved or renamed (its folder too) is one change: the document of the path that is gone goes as
+        soon as the document of the new path with the same content is stored, not at the end of the sync (issue 48:
+        a renamed folder's old and new documents were both searchable for 18 s, 341 documents where 286 were)."""
+        new = [p for p, o in zip(group, outcomes, strict=True) if isinstance(o, IngestOutcome) and p.key not in known]
+
+        if not new or options.key_prefix is not None:
+            return
+        if self.moves is None:  # once a sync, when it first adds: the folder's documents whose file is not there
+            self.moves = {}
+            for key, was in known.items():
+                if not any(key.startswith(p) for p in self.owned) and _missing(key):
+                    self.moves.setdefault(was.content_hash, []).append((key, was.doc_id))
+        for p in new:
+            try:
+                gone = self.moves.get(digest(p.entry.path))
+            except OSError:
+                continue
+            if not gone:
+                continue
+            # Same content under several gone paths: the one of the same name first (a folder renamed).
+            name = p.key.rsplit("/", 1)[-1]
+            key, doc_id = gone.pop(next((i for i, (k, _) in enumerate(gone) if k.endswith("/" + name)), -1))
+            try:
+                await self.backend.delete_document(options.collection, doc_id)
+            except (ToolFailure, OSError):
+                continue  # left to the prune
+            self.seen_moved.add(key)
+            report.removed.append(key)
+            report.moved += 1
+            on_file("removed", key, "moved")
 
     async def _preflight(self, p: Pending) -> Failure | None:
         """What the real run's reading would say of this file (not there, too large, empty, text that is not UTF-8
@@ -447,7 +489,8 @@ class FolderSync:
         prefix_len = len(options.key_prefix or "")  # a label is the key without a folder-relative prefix
         # What a folder loses is what goes less what came in the same sync: a move or a rename removes as many
         # documents as it adds, and is no loss; a slip (a glob, the wrong folder) adds nothing.
-        lost = max(0, len(gone) - len(report.added)) if options.max_removals is None else len(gone)
+        gone = [(key, was) for key, was in gone if key not in self.seen_moved]
+        lost = max(0, len(gone) - (len(report.added) - report.moved)) if options.max_removals is None else len(gone)
         verdict = judge(lost, len(known), await self.window.recent(), options.max_removals)
         if gone and (verdict.held or (report.unmatched and options.max_removals is None)):
             report.held = [key[prefix_len:] for key, _ in gone]
@@ -455,6 +498,8 @@ class FolderSync:
             return
         for key, was in gone:
             label = key[prefix_len:]
+            if key in self.seen_moved:
+                continue  # gone with its move
             if not options.dry_run:
                 try:
                     await self.backend.delete_document(options.collection, was.doc_id)
@@ -489,6 +534,17 @@ def vanished(report: SyncReport) -> ToolFailure:
         "Put the folder back (or pass its new path) and sync again: the next sync goes on from what was written.",
         code="FOLDER_GONE",
     )
+
+
+def _missing(key: str) -> bool:
+    """Whether the file a key names is not there (not: cannot be looked at, as in a folder that cannot be read)."""
+    try:
+        os.lstat(file_of(key))
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 def too_long(key: str) -> str:
