@@ -471,3 +471,64 @@ async def test_a_folder_renamed_under_a_watch_is_one_change(
         both = {name: round(times[-1] - times[0], 2) for name, times in seen.items()}
         assert max(both.values(), default=0.0) <= 2.0, sorted(both.items(), key=lambda kv: -kv[1])[:8]
         tasks.cancel_scope.cancel()
+
+
+POLICY = """groups_claim = "groups"
+[[rules]]
+group = "editors"
+right = "{right}"
+collections = ["rights-*"]
+"""
+
+
+async def test_a_watch_acts_with_its_owner_s_rights_as_they_are_now(
+    app_state: AppState, connect, call_tool, docs_dir: Path, tmp_path: Path, prose: Callable[[str, int], list[str]]
+) -> None:
+    """Issue 48, point 9: a watch kept syncing as its owner after the owner's right was withdrawn. Now the policy as it
+    is now (the file edited: reloaded) and the owner's latest token (other groups) decide: the watch pauses with
+    the reason on its record and resumes by itself when the right is back."""
+    from ingestion_mcp.access.policy import LivePolicy, acting_as
+
+    policy_file = tmp_path / "policy.toml"
+    policy_file.write_text(POLICY.format(right="write"))
+    live = LivePolicy(policy_file)
+    folder = docs_dir / "rights_watched"
+    texts = iter(prose("Artistic", 6))
+    write(folder, {"first.md": next(texts)})
+    state = quick(app_state)
+    state.live_policy = live
+    follower = Watcher(state.settings, state.folders, state.jobs, FileLeadership(tmp_path / "watch.lock"), policy=live)
+    state.watcher = follower
+    owner = live.current().caller({"sub": "ann", "groups": ["editors"]})
+
+    async def error() -> str:
+        record = await state.folders.get("rights-w", str(folder.resolve()))
+        return (record.watch_error or "") if record else ""
+
+    async def paused() -> bool:
+        return "no longer has the 'write' right on collection 'rights-w'" in await error()
+
+    async def working() -> bool:
+        return await error() == ""
+
+    with acting_as(owner):
+        async with connect(state) as client:
+            first = await call_tool(client, "sync_folder", folder=str(folder), collection="rights-w", watch=True)
+    assert first["watched"] is True, first
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(follower.run)
+        await eventually(lambda: follower.syncs >= 1)
+        policy_file.write_text(POLICY.format(right="read"))  # an administrator withdraws the right
+        await eventually(paused, timeout=30)
+        write(folder, {"while_paused.md": next(texts)})
+        await anyio.sleep(2)
+        assert "while_paused.md" not in await keys_of(state, "rights-w")  # nothing synced as the owner
+        policy_file.write_text(POLICY.format(right="write") + "\n")  # given back
+        await eventually(working, timeout=30)
+        await eventually(lambda: _has(keys_of(state, "rights-w"), "while_paused.md"), timeout=30)  # caught up
+
+        await state.note_caller(live.current().caller({"sub": "ann", "groups": ["readers"]}))  # a new token
+        await eventually(paused, timeout=30)
+        await state.note_caller(owner)
+        await eventually(working, timeout=30)
+        tasks.cancel_scope.cancel()

@@ -110,6 +110,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
         oauth=oauth,
         service_token=settings.token_value() if settings.auth_mode == "oauth" else None,
     )
+    guard.on_caller = state.note_caller
     guard.console = build_console(
         state, oauth=oauth, origin_allowed=guard.origin_allowed, max_body=settings.max_body_bytes
     )

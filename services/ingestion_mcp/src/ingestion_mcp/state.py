@@ -12,7 +12,7 @@ import anyio
 
 from .access.audit import record, require
 from .access.guard import GuardedBackend
-from .access.policy import current_caller
+from .access.policy import Caller, LivePolicy, current_caller
 from .backend import Backend
 from .errors import ToolFailure
 from .ingest.folders import FolderStore, folder_store
@@ -49,6 +49,9 @@ class AppState:
     watcher: Watcher | None = None
     # The client's declared roots as the allowed folders, when the operator named none (sources/client_roots.py).
     client_roots: ClientRoots | None = None
+    # The access policy as it is now (OAuth mode): watches ask it what their owners may do (ingest/watch_rights.py).
+    live_policy: LivePolicy | None = None
+    _claims_seen: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
@@ -60,6 +63,8 @@ class AppState:
         )  # fmt: skip
         state.jobs = job_store(settings, state)  # its runner is this state
         state.client_roots = ClientRoots(settings)
+        if settings.auth_mode == "oauth" and settings.access_policy is not None:
+            state.live_policy = LivePolicy(settings.access_policy)
         return state
 
     async def run_kind(self, kind: str, params: dict[str, Any], progress: ProgressFn) -> Any:
@@ -140,6 +145,24 @@ class AppState:
             raise job.failure
         return job, job.finished
 
+    async def note_caller(self, caller: Caller) -> None:
+        """A request's verified caller: when what its token says (scopes, groups) changed since this process last saw
+        it, the watches it owns keep the new claims, so that they act with the owner's rights as they are now."""
+        if caller.subject is None or caller.claims is None or self._claims_seen.get(caller.subject) == caller.claims:
+            return
+        self._claims_seen[caller.subject] = caller.claims
+        try:
+            owned = [r for r in await self.folders.all() if r.owner == caller.subject and r.owner_claims is not None]
+            for r in owned:
+                if r.owner_claims != caller.claims:
+                    await self.folders.change(r.collection, r.folder, owner_claims=caller.claims)
+        except (ToolFailure, OSError) as exc:  # the next request tries again
+            self._claims_seen.pop(caller.subject, None)
+            log.warning("a watch owner's new rights were not recorded: %s", getattr(exc, "message", exc))
+            return
+        if owned and self.watcher is not None:
+            self.watcher.poke()
+
     async def refuse_near_twin(self, name: str) -> None:
         """A new collection whose name differs from an existing one's only by case, accents or separators is a slip
         until created on purpose (issue 48: "Docs" beside "docs" re-ingested 286 files into a second collection)."""
@@ -187,7 +210,7 @@ class AppState:
             log.warning("synced folders of deleted collection %s not forgotten: %s", name, exc)
 
     def start_watching(self) -> Watcher:
-        self.watcher = Watcher(self.settings, self.folders, self.jobs)
+        self.watcher = Watcher(self.settings, self.folders, self.jobs, policy=self.live_policy)
         return self.watcher
 
     @cached_property

@@ -58,6 +58,9 @@ class FolderRecord(BaseModel):
     ignore_files: bool = True
     watch: bool = False
     owner: str | None = None  # the subject that asked for the watch: its syncs are its jobs
+    # What the access policy read from the owner's token (scopes, groups), refreshed by its later requests: the watch
+    # asks the policy as it is now what the owner may do (ingest/watch_rights.py). None: no policy, every right.
+    owner_claims: dict[str, list[str]] | None = None
     last_sync: LastSync | None = None
     last_full: LastSync | None = None  # the last sync of the whole folder (a watch batch looks at its paths only)
     # Files changed since the last sync, counted by the watcher; None: not known (the folder is not watched).

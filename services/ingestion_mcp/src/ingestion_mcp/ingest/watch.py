@@ -30,7 +30,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from ..access.audit import record as audit
-from ..access.policy import Caller, acting_as
+from ..access.policy import Caller, LivePolicy, acting_as
 from ..errors import ToolFailure
 from ..jobs import Job, JobStore
 from ..settings import McpSettings
@@ -41,6 +41,7 @@ from .folders import FolderRecord, FolderStore
 from .ignores import Ignores, is_ignore_file
 from .sync import SyncOptions, folder_identity, matches_filters
 from .walk import SKIPPED_EXTENSIONS, extension_of
+from .watch_rights import RightsProblem, rights_problem
 
 log = logging.getLogger("ingestion_mcp.watch")
 LEADER_KEY = "ingestion-mcp:watch-leader"
@@ -120,7 +121,7 @@ class RedisLeadership:
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
-    if isinstance(exc, FolderProblem):
+    if isinstance(exc, FolderProblem | RightsProblem):
         return str(exc)
     return exc.message if isinstance(exc, ToolFailure) else f"{type(exc).__name__}: {exc}"
 
@@ -222,9 +223,11 @@ class Watcher:
     """The leader's watchers, one task per watched folder, kept in step with the stored records."""
 
     def __init__(
-        self, settings: McpSettings, folders: FolderStore, jobs: JobStore, lead: Leadership | None = None
-    ) -> None:
+        self, settings: McpSettings, folders: FolderStore, jobs: JobStore, lead: Leadership | None = None,
+        policy: LivePolicy | None = None,
+    ) -> None:  # fmt: skip
         self.settings = settings
+        self.policy = policy  # the access policy as it is now: a watch acts with its owner's current rights
         self.folders = folders
         self.jobs = jobs
         self.lead = lead or leadership(settings)
@@ -304,6 +307,8 @@ class Watcher:
                     await self.broken(record, reason)
                     if isinstance(cause, FolderProblem):
                         await self.until_back(Path(record.folder))
+                    elif isinstance(cause, RightsProblem):
+                        await self.until_allowed(record)
                     else:
                         await anyio.sleep(RETRY_S)
 
@@ -324,11 +329,31 @@ class Watcher:
             if stored is not None and stored.watch_error is not None:
                 await self.folders.change(record.collection, record.folder, watch_error=None, watch_error_at=None)
 
+    async def until_allowed(self, record: FolderRecord) -> None:
+        """Until the watch's owner may write to its collection again (its record re-read: its claims may change)."""
+        while True:
+            stored = await self.folders.get(record.collection, record.folder)
+            if stored is None or rights_problem(self.policy, stored) is None:
+                return
+            await anyio.sleep(CHECK_S)
+
+    def check_rights(self, record: FolderRecord) -> None:
+        if (problem := rights_problem(self.policy, record)) is not None:
+            raise RightsProblem(problem)
+
+    async def current(self, record: FolderRecord) -> FolderRecord:
+        """The record as stored now (the owner's claims refreshed), or as it was when it cannot be read."""
+        with contextlib.suppress(ToolFailure, OSError):
+            return await self.folders.get(record.collection, record.folder) or record
+        return record
+
     async def until_back(self, root: Path) -> None:
         while folder_problem(root, self.settings) is not None:
             await anyio.sleep(CHECK_S)
 
-    async def guard(self, root: Path, identity: tuple[int, int] | None, stop: anyio.Event) -> None:
+    async def guard(
+        self, root: Path, identity: tuple[int, int] | None, stop: anyio.Event, record: FolderRecord | None = None
+    ) -> None:
         """Ends the watch when its folder goes or is replaced (awatch does not: see CHECK_S). However the watch
         ends, `stop` tells watchfiles' thread at once (a cancel alone waits out its 5 s wait for events)."""
         try:
@@ -336,6 +361,8 @@ class Watcher:
                 await anyio.sleep(CHECK_S)
                 if (problem := folder_problem(root, self.settings)) is not None:
                     raise FolderProblem(problem)
+                if self.policy is not None and record is not None:
+                    self.check_rights(await self.current(record))
                 if folder_identity(root) != identity:
                     raise FolderReplaced()
         finally:
@@ -349,6 +376,7 @@ class Watcher:
         root, options = Path(record.folder), options_of(record)
         if (problem := folder_problem(root, self.settings)) is not None:
             raise FolderProblem(problem)
+        self.check_rights(await self.current(record))
         identity = folder_identity(root)
         # A batch of changed paths, or None: "look at the whole folder" (the watch library lost a batch).
         send, receive = anyio.create_memory_object_stream[set[str] | None](math.inf)
@@ -356,7 +384,7 @@ class Watcher:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.changes, record, root, options, send, stop)
-            tasks.start_soon(self.guard, root, identity, stop)
+            tasks.start_soon(self.guard, root, identity, stop, record)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
             await self.working(record)  # watched again: the error goes now, not after the catch-up sync
             await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
@@ -424,7 +452,8 @@ class Watcher:
         return job
 
     async def sync(self, record: FolderRecord, trigger: str, paths: list[str] | None = None) -> None:
-        """Queue one sync of the folder as the watch's owner (rights checked when the watch was set) and wait."""
+        """Queue one sync of the folder as the watch's owner, with the rights it has now, and wait."""
+        self.check_rights(await self.current(record))
         owner = Caller(subject=record.owner, grants=Caller.everything().grants)
         with acting_as(owner):
             params = job_params(record, trigger, paths)

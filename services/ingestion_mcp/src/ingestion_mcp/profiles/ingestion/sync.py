@@ -290,7 +290,8 @@ async def remember_watch(
         await state.folders.change(
             collection, root, watch=watch, include=options["include"] or [], exclude=options["exclude"] or [],
             recursive=options["recursive"], prune=options["prune"], ignore_files=options["ignore_files"],
-            owner=current_caller().subject, changed_since=0 if watch else None, sync_job=sync_job,
+            owner=current_caller().subject, owner_claims=current_caller().claims, changed_since=0 if watch else None,
+            sync_job=sync_job,
         )  # fmt: skip
     except OSError as exc:
         raise ToolFailure(
