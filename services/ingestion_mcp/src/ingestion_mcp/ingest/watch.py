@@ -166,6 +166,8 @@ def folder_problem(root: Path, settings: McpSettings) -> str | None:
         real = root.resolve(strict=True)
     except (OSError, RuntimeError):
         return "the folder is not there (deleted, moved or unmounted); its documents are kept until it is back"
+    if not settings.allowed_roots:  # none yet: the client's roots not declared (yet), or none set
+        return "no folder may be read now (no allowed roots: see sync_folder's error); its documents are kept"
     if not inside_any(real, allowed_real_roots(settings.allowed_roots)):
         return "the folder now leads outside the allowed folders; its documents are kept"
     if real != root or not real.is_dir():
