@@ -43,18 +43,27 @@ WATCH_TIMEOUT_S = 120.0
 
 
 def candidates(limit: int) -> list[Path]:
-    """Real documents in a fixed order: every PDF under 2 MB, then Markdown, text, HTML, READMEs and copyrights."""
+    """Real documents in a fixed order: Markdown, text, HTML, reStructuredText, READMEs and copyrights under 256 KB,
+    with one PDF under 300 KB in every 200 files (a PDF converts at ~50-75 ms a page: a folder of big manuals would
+    measure the converter, not the sync)."""
     found: list[Path] = []
     for path in sorted(SOURCE.rglob("*")):
         if not path.is_file() or path.is_symlink():
             continue
-        name = path.name.lower()
-        if (path.suffix.lower() in KINDS or name.startswith("readme") or name == "copyright") and (
-            path.suffix.lower() != ".pdf" or path.stat().st_size < 2 << 20
+        name, suffix, size = path.name.lower(), path.suffix.lower(), path.stat().st_size
+        if (suffix == ".pdf" and size < 300 << 10) or (
+            (suffix in KINDS or name.startswith("readme") or name == "copyright") and size < 256 << 10
         ):
             found.append(path)
-    pdfs = [p for p in found if p.suffix.lower() == ".pdf"]
-    return (pdfs + [p for p in found if p.suffix.lower() != ".pdf"])[:limit]
+    pdfs = [p for p in found if p.suffix.lower() == ".pdf"][: max(1, limit // 200)]
+    others = [p for p in found if p.suffix.lower() != ".pdf"][: limit - len(pdfs)]
+    step = max(1, len(others) // max(1, len(pdfs)))
+    mixed = []
+    for n, path in enumerate(others):
+        if n % step == 0 and pdfs:
+            mixed.append(pdfs.pop())
+        mixed.append(path)
+    return (mixed + pdfs)[:limit]
 
 
 def hostile(folder: Path) -> int:

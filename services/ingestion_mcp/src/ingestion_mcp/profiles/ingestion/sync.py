@@ -168,7 +168,7 @@ def register(server: MCPServer, state: AppState) -> None:
         gitignore: bool = True,
     ) -> Annotated[CallToolResult, SyncOutput]:
         """Sync a folder under the allowed roots into a collection: new/changed files ingested, gone ones pruned
-        (none when over 25% and over 10 would go, unless max_removals allows it); .gitignore files honoured
+        (none when 25% and 10, or half, would go in 10 min, unless max_removals allows); .gitignore files honoured
         (gitignore: false reads all); dry_run only reports; watch: true follows changes, false stops. Answers counts
         or a job_id."""
         target = state.collection(collection)
