@@ -1,6 +1,6 @@
 """The allowed folders when the operator named none (issue 48, point 7): the roots an MCP client declares, followed
 on roots/list_changed, and none at all when it declares none (through an in-process client; the server started
-from / over stdio is tests/e2e/test_client_roots.py)."""
+from / over stdio is tests/e2e/test_folder_sync_journey.py)."""
 
 from __future__ import annotations
 

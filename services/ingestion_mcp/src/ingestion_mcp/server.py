@@ -16,10 +16,10 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from . import __version__
+from .access.client_roots import RootsMiddleware
 from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
-from .sources.client_roots import RootsMiddleware
 from .state import AppState
 from .tools.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
 from .tools.strict_schema import strict

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from .access.audit import record, require
+from .access.client_roots import ClientRoots
 from .access.guard import GuardedBackend
 from .access.policy import Caller, LivePolicy, current_caller
 from .backend import Backend
@@ -24,7 +25,6 @@ from .jobs.kinds import JobKinds
 from .library import Library
 from .settings import McpSettings
 from .sources import SourcePolicy
-from .sources.client_roots import ClientRoots
 
 log = logging.getLogger("ingestion_mcp.state")
 
@@ -47,7 +47,7 @@ class AppState:
     kinds: JobKinds[AppState] = field(default_factory=JobKinds)
     # Follows the watched folders while this process leads (main.serve starts it; None elsewhere).
     watcher: Watcher | None = None
-    # The client's declared roots as the allowed folders, when the operator named none (sources/client_roots.py).
+    # The client's declared roots as the allowed folders, when the operator named none (access/client_roots.py).
     client_roots: ClientRoots | None = None
     # The access policy as it is now (OAuth mode): watches ask it what their owners may do (ingest/watch_rights.py).
     live_policy: LivePolicy | None = None
