@@ -17,9 +17,9 @@ past 25% and 10 of its documents, or past half of them, removes none (rsync's an
 and still adds and replaces; `max_removals` sets the bound; an include or exclude glob that matched no file removes
 nothing. A folder that disappears or is replaced during the sync prunes nothing.
 
-Memory: the walk is a generator over os.scandir and files are sent in batches of
-`settings.index_batch_size`; what is held for the whole run is one small tuple per indexed document
-(key, doc_id, hash, size, mtime), never file bodies.
+Memory: files are sent in batches of `settings.index_batch_size`; what is held for the whole run is one small
+tuple per indexed document (key, doc_id, hash, size, mtime) and one small record per file walked (its path, size and
+mtime: the walk is kept, not done twice), never file bodies.
 """
 
 from __future__ import annotations
@@ -178,12 +178,15 @@ class FolderSync:
         seen: set[str] = set()
         unlisted: list[str] = []  # folders that could not be listed: their documents are kept
         pending: list[Pending] = []
-        # Counted first (names and stats only, streamed): progress reads "file 37/1,204" from the start.
-        expected = sum(1 for item in walk.in_scope() if not isinstance(item, Skipped))
+        # Walked once, first (names and stats only): progress reads "file 37/1,204" from the start. The walk is kept
+        # (one small record per file) rather than walked again: at 10,000 files the second walk was 0.45 s of a 1.8 s
+        # unchanged re-sync (issue 48).
+        items = list(walk.in_scope())
+        expected = sum(1 for item in items if not isinstance(item, Skipped))
         done = walked = 0
         told = time.monotonic()
         await progress(0, expected, f"file 0/{expected:,}: comparing")
-        for item in walk.in_scope():
+        for item in items:
             if cancelled():
                 report.cancelled = True
                 break
