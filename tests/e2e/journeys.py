@@ -41,6 +41,24 @@ def server_params(docs: Path, data: Path, **env: str) -> StdioServerParameters:
     return StdioServerParameters(command=command[0], args=command[1:], env=environment, cwd=str(docs))
 
 
+def from_the_root(params: StdioServerParameters, home: Path) -> StdioServerParameters:
+    """The same server as a desktop client starts it: from /, with no data folder or allowed roots set, only HOME (the
+    client declares its roots: issue 48)."""
+    unset = ("INGESTION_MCP_ALLOWED_ROOTS", "INGESTION_MCP_DATA_DIR", "INGESTION_MCP_DOCUMENTS_DIR", "XDG_DATA_HOME")
+    env = {k: v for k, v in (params.env or {}).items() if k not in unset} | {"HOME": str(home)}
+    return params.model_copy(update={"env": env, "cwd": "/"})
+
+
+def declaring(*folders: Path) -> Any:
+    """A client's list_roots_callback that declares these folders as its roots."""
+    from mcp import types
+
+    async def roots(*_: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=f.as_uri(), name=f.name) for f in folders])
+
+    return roots
+
+
 async def counts(client: Client, collection: str) -> tuple[int, int]:
     """(documents, chunks) of a collection; (0, 0) when it does not exist."""
     listing = await call(client, "get_collections")

@@ -1,8 +1,9 @@
 """Keeping folders in step, as an agent does it: a real MCP client launches the server over stdio.
 
-Two folders in two collections (mixed Markdown, PDF, DOCX, text), one synced by hand and one watched; the
-server is stopped and started again (the watch is a stored record: what changed while it was down is caught
-up); a sync is cancelled mid-way and leaves nothing half-done.
+Two folders in two collections (mixed Markdown, PDF, DOCX, text), one synced by hand and one watched, by a server
+started from / that reads only the roots its client declares (issue 48); the server is stopped and started again
+(the watch is a stored record: what changed while it was down is caught up); a sync is cancelled mid-way and leaves
+nothing half-done.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from journeys import server_params
+from journeys import declaring, from_the_root, server_params
 from mcp import Client
 from service_stack import call
 
@@ -67,9 +68,12 @@ async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) 
     make_docx(birds / "stork.docx", "White storks nest on the chimney of the old brewery every April.")
     (trees / "oak.md").write_text("# Oak\n\nThe pedunculate oak supports more insect species than any other tree.\n")
     (trees / "yew.md").write_text("# Yew\n\nAncient yews in churchyards can be more than a thousand years old.\n")
-    server = server_params(docs, tmp_path / "data", INGESTION_MCP_SYNC_WAIT_S="20")
+    # Started from / with only HOME set, as a desktop client starts it: the client's roots are the allowed folders and
+    # the data lives in the user's data folder (issue 48: /data, a traceback; or the whole file system allowed).
+    server = from_the_root(server_params(docs, tmp_path / "data", INGESTION_MCP_SYNC_WAIT_S="20"), tmp_path / "home")
+    roots = declaring(docs)
 
-    async with Client(server, read_timeout_seconds=300) as client:
+    async with Client(server, read_timeout_seconds=300, mode="legacy", list_roots_callback=roots) as client:
         first = await synced(client, birds, "birds")
         assert first["counts"] == {"added": 4, "replaced": 0, "unchanged": 0, "removed": 0, "failed": 0}, first
         watched = await synced(client, trees, "trees", watch=True)
@@ -102,8 +106,11 @@ async def test_two_folders_kept_in_step_by_hand_and_by_watching(tmp_path: Path) 
 
     # Stopped: a change while nobody watches; started again: the stored watch catches it up.
     (trees / "birch.md").write_text("# Birch\n\nSilver birch is the first tree to colonise cleared heathland.\n")
-    async with Client(server, read_timeout_seconds=300) as client:
+    async with Client(server, read_timeout_seconds=300, mode="legacy", list_roots_callback=roots) as client:
         await until_found(client, "trees", "silver birch colonising heathland", "colonise")
+        outside = await call(client, "ingest_document", file_path="/usr/share/common-licenses/GPL-3")
+        assert outside["success"] is False and "not inside the allowed folders" in outside["error"], outside
+        assert (tmp_path / "home" / ".local/share/ingestion-mcp").is_dir()
         listed = await call(client, "list_documents", collection="trees", limit=50)
         assert sorted(Path(d["source"]).name for d in listed["documents"]) == ["birch.md", "oak.md"]
         summary = await call(client, "get_collections")

@@ -61,6 +61,19 @@ def call_tool() -> Callable[..., Any]:
     return call
 
 
+@pytest.fixture(scope="session")
+def prose() -> Callable[[str, int], list[str]]:
+    """``prose(name, n)``: real text, the first n paragraphs of 200+ characters of a license Debian ships on every
+    system (/usr/share/common-licenses, base-files), one line each."""
+
+    def paragraphs(name: str, count: int) -> list[str]:
+        text = (Path("/usr/share/common-licenses") / name).read_text()
+        found = [" ".join(p.split()) for p in text.split("\n\n")]
+        return [p for p in found if len(p) >= 200][:count]
+
+    return paragraphs
+
+
 @pytest.fixture
 def count_writes(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[str]]:
     """``count_writes(backend)``: the keys of every document the backend writes from then on, in order (the real

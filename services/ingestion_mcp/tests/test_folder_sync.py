@@ -541,3 +541,136 @@ async def test_ingestion_index_keeps_notes_past_the_bound_unless_told(app_state:
     dropped = await indexer.sync(vault, only_changed=True, on_progress=lambda n, lines: None,
                                  max_removals=args.max_removals)  # fmt: skip
     assert dropped.removed == 11 and dropped.held == 0, dropped
+
+
+async def test_removals_are_bounded_over_ten_minutes_and_in_small_folders(connect, docs_dir: Path, prose) -> None:
+    """Issue 48: deleting 60% of a folder in waves removed 40% without confirmation (the bound counted one sync);
+    a folder of 10 or fewer documents was emptied by an include that matched nothing ("10 removed"), and nothing
+    said the include matched no file."""
+    folder, small = docs_dir / "waves", docs_dir / "small"
+    texts = prose("GPL-3", 40)
+    write(folder, {f"w{i:02}.md": texts[i] for i in range(30)})
+    write(small, {f"s{i}.md": texts[30 + i] for i in range(6)})
+    async with connect() as client:
+        assert (await call(client, "sync_folder", folder=str(folder), collection="waves"))["counts"]["added"] == 30
+        for i in range(7):  # a first wave: 7 of 30, under the bound
+            (folder / f"w{i:02}.md").unlink()
+        first = await call(client, "sync_folder", folder=str(folder), collection="waves")
+        assert first["counts"]["removed"] == 7, first
+        for i in range(7, 14):  # a second wave, seconds later: 14 of 30 in ten minutes
+            (folder / f"w{i:02}.md").unlink()
+        second = await call(client, "sync_folder", folder=str(folder), collection="waves")
+        assert second["counts"]["removed"] == 0 and second["counts"]["held"] == 7, second
+        assert "counting the 7 removed in the last 10 minutes" in second["message"], second["message"]
+        assert await documents_of(client, "waves") == 23
+
+        assert (await call(client, "sync_folder", folder=str(small), collection="small"))["counts"]["added"] == 6
+        nothing = await call(client, "sync_folder", folder=str(small), collection="small", include=["*.mdx"])
+        assert nothing["counts"]["removed"] == 0 and nothing["counts"]["held"] == 6, nothing
+        assert "include '*.mdx' matched no file" in nothing["message"], nothing["message"]
+        for i in range(4):  # 4 of 6: more than half of a small folder
+            (small / f"s{i}.md").unlink()
+        half = await call(client, "sync_folder", folder=str(small), collection="small")
+        assert half["counts"]["removed"] == 0 and "more than half of the folder's 6" in half["message"], half
+        confirmed = await call(client, "sync_folder", folder=str(small), collection="small", max_removals=4)
+        assert confirmed["counts"]["removed"] == 4 and await documents_of(client, "small") == 2, confirmed
+
+
+def unlistable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`folder` cannot be listed: its mode says so, and as root (who lists anything) os.scandir is made to refuse it
+    too, the one fault root cannot produce for real."""
+    folder.chmod(0)
+    if os.geteuid() == 0:
+        real = os.scandir
+
+        def refusing(path: Any = ".") -> Any:
+            if Path(path) == folder:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+
+        monkeypatch.setattr(os, "scandir", refusing)
+
+
+async def test_a_document_whose_file_now_fails_is_marked_stale_everywhere(
+    connect, docs_dir: Path, prose, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 48: an emptied, binary or unreadable file was listed as failed, but its old version stayed searchable
+    and nothing said so; an unreadable sub-folder's documents were kept but uncounted."""
+    folder = docs_dir / "staling"
+    texts = prose("LGPL-2.1", 6)
+    write(folder, {"empty.md": texts[0], "latin.txt": texts[1], "fine.md": texts[2], "sub/a.md": texts[3],
+                   "sub/b.md": texts[4]})  # fmt: skip
+    sync = {"folder": str(folder), "collection": "staling"}
+    async with connect() as client:
+        assert (await call(client, "sync_folder", **sync))["counts"]["added"] == 5
+        (folder / "empty.md").write_text("")
+        (folder / "latin.txt").write_bytes("Biblioth\xe8que: caf\xe9 cr\xe8me".encode("latin-1"))
+        unlistable(folder / "sub", monkeypatch)
+        try:
+            stale = await call(client, "sync_folder", **sync)
+        finally:
+            (folder / "sub").chmod(0o755)
+            monkeypatch.undo()
+        assert stale["counts"]["failed"] == 3 and stale["counts"]["stale"] == 4, stale
+        assert "2 of them lie in folders that cannot be listed (kept, unreadable: sub/)" in stale["message"], stale
+        found = await call(client, "search", query=texts[0][:100], collection="staling")
+        (hit,) = [h for h in found["results"] if h["source"] == "empty.md"][:1]
+        assert hit["stale"].startswith("File is empty: empty.md. (stale since "), hit
+        assert "come from stale documents" in found["message"], found["message"]
+        listed = await call(client, "list_documents", collection="staling")
+        marks = {d["source"]: d.get("stale") for d in listed["documents"]}
+        assert marks["fine.md"] is None and all(marks[s] for s in ("empty.md", "latin.txt", "sub/a.md", "sub/b.md"))
+        shown = await call(client, "get_collections", collection="staling")
+        (record,) = shown["synced_folders"]
+        assert any(f.startswith("empty.md: File is empty") and "[stale since" in f for f in record["failing"]), record
+        assert "4 stale documents" in shown["message"], shown["message"]
+        (folder / "empty.md").write_text(texts[5])  # it reads again: no longer stale
+        (folder / "latin.txt").write_text(texts[1])
+        healed = await call(client, "sync_folder", **sync)
+        assert "stale" not in healed["counts"], healed
+        listed = await call(client, "list_documents", collection="staling")
+        assert not any(d.get("stale") for d in listed["documents"]), listed
+
+
+async def test_a_sub_folder_synced_on_its_own_owns_its_documents(connect, docs_dir: Path, prose) -> None:
+    """Issue 48: the parent (exclude: ["child/"]) and the child, both synced into one collection, removed and re-added
+    the child's documents on every sync."""
+    parent = docs_dir / "parent"
+    texts = prose("MPL-2.0", 6)
+    write(parent, {"p1.md": texts[0], "p2.md": texts[1], "child/c1.md": texts[2], "child/c2.md": texts[3],
+                   "child/c3.md": texts[4]})  # fmt: skip
+    async with connect() as client:
+        first = await call(client, "sync_folder", folder=str(parent), collection="owned", exclude=["child/"])
+        assert first["counts"]["added"] == 2, first
+        child = await call(client, "sync_folder", folder=str(parent / "child"), collection="owned")
+        assert child["counts"]["added"] == 3, child
+        for _ in range(2):
+            again = await call(client, "sync_folder", folder=str(parent), collection="owned", exclude=["child/"])
+            assert again["counts"]["removed"] == 0 and "held" not in again["counts"], again
+            assert "own their documents and were left to their syncs: child" in again["message"], again["message"]
+            assert (await call(client, "sync_folder", folder=str(parent / "child"), collection="owned"))["counts"][
+                "unchanged"] == 3  # fmt: skip
+        whole = await call(client, "sync_folder", folder=str(parent), collection="owned")  # without the exclude
+        assert whole["counts"]["added"] == 0 and whole["counts"]["unchanged"] == 2, whole
+        assert await documents_of(client, "owned") == 5
+
+
+async def test_slips_in_names_and_globs_are_refused_with_what_to_use(connect, docs_dir: Path, prose) -> None:
+    """Issue 48: "Docs" next to an existing "docs" made a second collection (286 files re-ingested); regex and brace
+    patterns were taken as literal globs that matched nothing."""
+    folder = docs_dir / "slipped"
+    write(folder, {"a.md": prose("Apache-2.0", 1)[0]})
+    async with connect() as client:
+        assert (await call(client, "sync_folder", folder=str(folder), collection="slip-docs"))["counts"]["added"] == 1
+        for twin in ("Slip-Docs", "slip_docs", "SLIPDOCS"):
+            refused = await call(client, "sync_folder", folder=str(folder), collection=twin)
+            assert refused["success"] is False and "there is 'slip-docs'" in refused["error"], refused
+            assert f"create_collection(name='{twin}')" in refused["suggestion"], refused
+        made = await call(client, "create_collection", name="Slip-Docs")  # a new one on purpose
+        assert made["success"] is True, made
+        assert (await call(client, "sync_folder", folder=str(folder), collection="Slip-Docs"))["counts"]["added"] == 1
+        for pattern, words in (("^.*md$", "regular expression; globs use '*' for any characters and '?' for one: "
+                                "'*md'"), ("*.{md,txt}", "brace expansion, which globs here do not expand; pass one "
+                                "glob each: '*.md', '*.txt'")):  # fmt: skip
+            refused = await call(client, "sync_folder", folder=str(folder), collection="slip-docs", include=[pattern])
+            assert refused["success"] is False and words in refused["error"], refused

@@ -124,3 +124,27 @@ def test_the_embedded_gateway_derives_model_files_in_the_data_folder(
     assert onnx_file(tmp_path / "my-model", cache).is_relative_to(tmp_path / "data")
     monkeypatch.setenv("VECTOR_GATEWAY_EMBEDDING_CACHE_DIR", str(tmp_path / "baked"))
     assert gateway_settings(settings).embedding_cache_dir == tmp_path / "baked"
+
+
+def test_unset_folders_are_the_user_s_data_folder_and_no_allowed_root_wherever_it_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 48: from / the data folder was /data (a 34-line PermissionError) and the allowed root was / itself."""
+    for name in ("INGESTION_MCP_DATA_DIR", "INGESTION_MCP_ALLOWED_ROOTS", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir("/")
+    settings = McpSettings()
+    assert settings.data_dir == tmp_path / ".local/share/ingestion-mcp" and settings.allowed_roots == []
+    monkeypatch.setenv("INGESTION_MCP_ALLOWED_ROOTS", "/")
+    with pytest.raises(ValidationError, match="file system's root"):
+        McpSettings()
+
+
+def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    from ingestion_mcp.main import data_folder_problem
+
+    (tmp_path / "file").write_text("in the way")
+    problem = data_folder_problem(McpSettings(data_dir=tmp_path / "file" / "data"))
+    assert problem is not None and "\n" not in problem and "INGESTION_MCP_DATA_DIR" in problem
+    assert data_folder_problem(McpSettings(data_dir=tmp_path / "fine")) is None

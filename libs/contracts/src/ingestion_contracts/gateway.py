@@ -148,7 +148,8 @@ class ChunkIn(WireModel):
         return self
 
 
-DocumentKey = Annotated[str, Field(min_length=1, max_length=2048)]
+MAX_KEY_CHARS = 2048
+DocumentKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 
 
 class UpsertDocumentRequest(WireModel):

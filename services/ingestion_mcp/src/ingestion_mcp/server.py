@@ -17,6 +17,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from . import __version__
+from .access.client_roots import RootsMiddleware
 from .errors import ToolFailure, failure_from
 from .profiles import NAMES
 from .profiles.record import Profile, load
@@ -186,6 +187,8 @@ def build_server(state: AppState) -> MCPServer:
     profiles = state.settings.profiles
     server_name, version, instructions = identity(list(profiles))
     server = ProfileServer(name=server_name, version=version, instructions=instructions)
+    if state.client_roots is not None and state.client_roots.enabled:
+        server.middleware.append(RootsMiddleware(state.client_roots))
     owner: dict[str, str] = {}
     for chosen in profiles:
         if chosen not in NAMES:

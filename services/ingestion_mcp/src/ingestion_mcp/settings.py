@@ -30,6 +30,15 @@ def _split(value: object) -> object:
     return value
 
 
+def default_data_dir() -> Path:
+    """The data folder when INGESTION_MCP_DATA_DIR is unset: the platform's user data folder for the app
+    (~/.local/share/ingestion-mcp on Linux, honouring XDG_DATA_HOME; ~/Library/Application Support/ingestion-mcp on
+    macOS; %LOCALAPPDATA%\\ingestion-mcp on Windows). The one place that decides it."""
+    from platformdirs import user_data_path
+
+    return user_data_path("ingestion-mcp", appauthor=False)
+
+
 class McpSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="INGESTION_MCP_", extra="ignore", populate_by_name=True)
 
@@ -65,10 +74,13 @@ class McpSettings(BaseSettings):
     # parameters on the queue. Larger content goes in a file (ingest_document).
     max_payload_mb: int = Field(default=16, ge=1, le=512)
 
-    # Where files may be read from (ingest_document, ingest_file). Everything else is refused.
-    allowed_roots: Annotated[list[Path], NoDecode] = Field(default_factory=lambda: [Path.cwd()])
-    # Embedded mode keeps Milvus Lite and downloaded files here.
-    data_dir: Path = Path("./data")
+    # Where files may be read from (ingest_document, sync_folder, ...). Everything else is refused. Unset: the roots the
+    # MCP client declares (its `roots` capability, stdio only: access/roots.py); with neither, no folder at all.
+    # Never the working directory: a client that starts the server from / would open the whole file system.
+    allowed_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list)
+    # Embedded mode keeps its index, the folder records and downloaded files here. Unset: the platform's user data
+    # folder (default_data_dir), never the working directory.
+    data_dir: Path = Field(default_factory=lambda: default_data_dir())
     max_file_mb: int = Field(default=100, ge=1, le=2048)
     min_text_chars: int = Field(default=50, ge=1)
     # The Markdown one converted file may yield (a text handed over directly is capped by max_payload_mb).
@@ -203,7 +215,13 @@ class McpSettings(BaseSettings):
     @field_validator("allowed_roots")
     @classmethod
     def _absolute_roots(cls, roots: list[Path]) -> list[Path]:
-        return [root.expanduser().resolve() for root in roots]
+        resolved = [root.expanduser().resolve() for root in roots]
+        if any(root == Path(root.anchor) for root in resolved):
+            raise ValueError(
+                "an allowed root is the file system's root (/), which would let any file be read; name the folders "
+                "documents live in (e.g. INGESTION_MCP_ALLOWED_ROOTS=$HOME/Documents)"
+            )
+        return resolved
 
     @model_validator(mode="after")
     def _documents_in_the_data_folder(self) -> McpSettings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -10,8 +11,9 @@ from typing import Any
 import anyio
 
 from .access.audit import record, require
+from .access.client_roots import ClientRoots
 from .access.guarded_backend import GuardedBackend
-from .access.policy import current_caller
+from .access.policy import Caller, LivePolicy, current_caller
 from .backend import Backend
 from .errors import ToolFailure
 from .ingest.folder_sync import FolderSync
@@ -20,12 +22,19 @@ from .ingest.notes import NoteIndex
 from .ingest.pipeline import Ingestor, Progress
 from .ingest.watch import Watcher
 from .jobs import RECENT_KEPT, Job, JobManager, JobStore, ProgressFn
+from .jobs.journal import JobJournal
 from .jobs.kinds import JobKinds
 from .library import Library
 from .settings import McpSettings
 from .sources import SourcePolicy
 
 log = logging.getLogger("ingestion_mcp.state")
+
+
+def folded(name: str) -> str:
+    """A collection name without case, accents or separators ('Café-Notes' and 'cafe_notes' fold alike)."""
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch))
+    return "".join(ch for ch in bare.casefold() if ch not in "-_. ")
 
 
 @dataclass
@@ -40,6 +49,11 @@ class AppState:
     kinds: JobKinds[AppState] = field(default_factory=JobKinds)
     # Follows the watched folders while this process leads (server_command.serve starts it; None elsewhere).
     watcher: Watcher | None = None
+    # The client's declared roots as the allowed folders, when the operator named none (access/client_roots.py).
+    client_roots: ClientRoots | None = None
+    # The access policy as it is now (OAuth mode): watches ask it what their owners may do (ingest/watch_rights.py).
+    live_policy: LivePolicy | None = None
+    _claims_seen: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     @classmethod
     def create(cls, settings: McpSettings, backend: Backend) -> AppState:
@@ -50,6 +64,9 @@ class AppState:
             policy=SourcePolicy.from_settings(settings),
         )  # fmt: skip
         state.jobs = job_store(settings, state)  # its runner is this state
+        state.client_roots = ClientRoots(settings)
+        if settings.auth_mode == "oauth" and settings.access_policy is not None:
+            state.live_policy = LivePolicy(settings.access_policy)
         return state
 
     async def run_kind(self, kind: str, params: dict[str, Any], progress: ProgressFn) -> Any:
@@ -66,6 +83,7 @@ class AppState:
         target = collection or params.get("collection")
         if isinstance(target, str):
             require(f"submit_{kind}", target, description)  # a refusal is audited like the store's
+            await self.refuse_near_twin(target)
         # An accepted job is not recorded here: its writes are, when they happen (one record per write).
         return await self.jobs.submit(kind, params, description)
 
@@ -128,6 +146,42 @@ class AppState:
             raise job.failure
         return job, job.finished
 
+    async def note_caller(self, caller: Caller) -> None:
+        """A request's verified caller: when what its token says (scopes, groups) changed since this process last saw
+        it, the watches it owns keep the new claims, so that they act with the owner's rights as they are now."""
+        if caller.subject is None or caller.claims is None or self._claims_seen.get(caller.subject) == caller.claims:
+            return
+        self._claims_seen[caller.subject] = caller.claims
+        try:
+            owned = [r for r in await self.folders.all() if r.owner == caller.subject and r.owner_claims is not None]
+            for r in owned:
+                if r.owner_claims != caller.claims:
+                    await self.folders.change(r.collection, r.folder, owner_claims=caller.claims)
+        except (ToolFailure, OSError) as exc:  # the next request tries again
+            self._claims_seen.pop(caller.subject, None)
+            log.warning("a watch owner's new rights were not recorded: %s", getattr(exc, "message", exc))
+            return
+        if owned and self.watcher is not None:
+            self.watcher.poke()
+
+    async def refuse_near_twin(self, name: str) -> None:
+        """A new collection whose name differs from an existing one's only by case, accents or separators is a slip
+        until created on purpose (issue 48: "Docs" beside "docs" re-ingested 286 files into a second collection)."""
+        try:
+            names = await self.library.collections()
+        except ToolFailure:  # the listing is away: the write itself will say what is wrong
+            return
+        twin = next((n for n in names if n != name and folded(n) == folded(name)), None)
+        if name in names or twin is None:
+            return
+        raise ToolFailure(
+            f"There is no collection '{name}', but there is '{twin}', whose name differs only by case, accents or "
+            "separators. Nothing was written.",
+            f"Pass collection='{twin}' to use it; if you mean a new collection, create it first with "
+            f"create_collection(name='{name}'), then call again.",
+            code="COLLECTION_NAME_TWIN",
+        )
+
     def collection(self, name: str | None) -> str:
         return name or self.settings.default_collection
 
@@ -157,7 +211,7 @@ class AppState:
             log.warning("synced folders of deleted collection %s not forgotten: %s", name, exc)
 
     def start_watching(self) -> Watcher:
-        self.watcher = Watcher(self.settings, self.folders, self.jobs)
+        self.watcher = Watcher(self.settings, self.folders, self.jobs, policy=self.live_policy)
         return self.watcher
 
     @cached_property
@@ -188,4 +242,5 @@ def job_store(settings: McpSettings, state: AppState) -> JobStore:
     return JobManager(
         runner=state.run_kind, take_order=take_order, retention_s=settings.job_retention_s,
         max_concurrent=settings.max_concurrent_jobs,
+        journal=JobJournal(settings.data_dir / "jobs", settings.job_retention_s),
     )  # fmt: skip

@@ -18,7 +18,7 @@ from pydantic import AnyHttpUrl
 
 from ..settings import McpSettings
 from .oauth import JwksCache, JwtVerifier
-from .policy import AccessPolicy, Caller, load_policy
+from .policy import AccessPolicy, Caller, LivePolicy
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
@@ -33,11 +33,13 @@ class Refusal:
 
 
 class OAuthGate:
-    def __init__(self, verifier: JwtVerifier, policy: AccessPolicy, *, resource: str, issuer: str) -> None:
-        self.verifier, self.policy = verifier, policy
+    def __init__(self, verifier: JwtVerifier, policy: AccessPolicy | LivePolicy, *, resource: str, issuer: str) -> None:
+        self.verifier = verifier
+        self.live = policy if isinstance(policy, LivePolicy) else None
+        self.policy = policy.current() if isinstance(policy, LivePolicy) else policy
         self.metadata = ProtectedResourceMetadata(
             resource=AnyHttpUrl(resource), authorization_servers=[AnyHttpUrl(issuer)],
-            scopes_supported=policy.scopes or None, bearer_methods_supported=["header"],
+            scopes_supported=self.policy.scopes or None, bearer_methods_supported=["header"],
             resource_name="ingestion-mcp",
         )  # fmt: skip
         self.metadata_url = str(build_resource_metadata_url(AnyHttpUrl(resource)))
@@ -53,7 +55,7 @@ class OAuthGate:
             issuer=settings.oauth_issuer, audience=settings.oauth_audience, algorithms=settings.oauth_algorithms,
             keys=keys, leeway_s=settings.oauth_leeway_s,
         )  # fmt: skip
-        policy = load_policy(settings.access_policy)
+        policy = LivePolicy(settings.access_policy)  # (a bad file raises PolicyError here: a start-up error)
         return cls(verifier, policy, resource=settings.oauth_audience, issuer=settings.oauth_issuer)
 
     def serves(self, path: str) -> bool:
@@ -71,6 +73,8 @@ class OAuthGate:
         access = await self.verifier.verify_token(token)
         if access is None:
             return self._refusal(401, "invalid_token", "The access token is invalid, expired or not for this server.")
+        if self.live is not None:  # an edited policy file applies from the next request on
+            self.policy = self.live.current()
         caller = self.policy.caller(access.claims or {})
         if not caller.grants:
             return self._refusal(403, "insufficient_scope", "The access token grants no right on any collection.")

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
+import logging
 import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ToolFailure
+
+log = logging.getLogger("ingestion_mcp.access")
 
 Right = Literal["read", "write", "admin"]
 RANK: dict[str, int] = {"read": 1, "write": 2, "admin": 3}
@@ -44,6 +47,9 @@ class Caller:
 
     subject: str | None
     grants: tuple[Grant, ...]
+    # What the policy read from the token (its scopes and groups): a watch keeps them, to ask the policy as it is
+    # now what its owner may do (ingest/watch.py). None where no policy applies (every right).
+    claims: dict[str, list[str]] | None = field(default=None, compare=False, hash=False)
 
     @classmethod
     def everything(cls) -> Caller:
@@ -148,7 +154,8 @@ class AccessPolicy(BaseModel):
         matching = [rule for rule in self.rules if rule.scope in scopes or rule.group in groups]
         grants = [Grant(pattern, rule.right) for rule in [*self.default, *matching] for pattern in rule.collections]
         subject = claims.get("sub")
-        return Caller(subject=str(subject) if subject is not None else None, grants=tuple(grants))
+        kept = {"scope": sorted(scopes), self.groups_claim: sorted(groups)}
+        return Caller(subject=str(subject) if subject is not None else None, grants=tuple(grants), claims=kept)
 
     @property
     def scopes(self) -> list[str]:
@@ -166,6 +173,35 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(item) for item in value]
     return []
+
+
+class LivePolicy:
+    """The policy file as it is now: read again when it changes (its mtime and size), so that an administrator's
+    edit applies to the next request and to running watches without a restart. A file that becomes unreadable or
+    invalid keeps the last good policy (and says so in the log)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.policy = load_policy(path)
+        self._seen = self._stamp()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def current(self) -> AccessPolicy:
+        stamp = self._stamp()
+        if stamp is not None and stamp != self._seen:
+            self._seen = stamp
+            try:
+                self.policy = load_policy(self.path)
+                log.info("access policy reloaded from %s", self.path)
+            except PolicyError as exc:
+                log.warning("access policy not reloaded, the last good one stays: %s", exc)
+        return self.policy
 
 
 class PolicyError(ValueError):

@@ -123,6 +123,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> FrontDoor:
         oauth=oauth,
         service_token=settings.token_value() if settings.auth_mode == "oauth" else None,
     )
+    guard.on_caller = state.note_caller
     guard.console = build_console(
         state, oauth=oauth, origin_allowed=guard.origin_allowed, max_body=settings.max_body_bytes
     )
@@ -229,7 +230,27 @@ def main(argv: list[str] | None = None) -> None:
     except (ProfileClash, PolicyError) as exc:
         print(f"ingestion-mcp: invalid configuration: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if (problem := data_folder_problem(settings)) is not None:
+        print(f"ingestion-mcp: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     anyio.run(serve, settings)
+
+
+def data_folder_problem(settings: McpSettings) -> str | None:
+    """Why the data folder cannot be used, in one line (None: it can). Started from / without
+    INGESTION_MCP_DATA_DIR, the server once died with a 34-line traceback (PermissionError: '/data')."""
+    folder = settings.data_dir.expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-check-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        return (
+            f"the data folder {folder} cannot be written ({exc.strerror or type(exc).__name__}); set "
+            "INGESTION_MCP_DATA_DIR to a folder this user can write (default: the user's data folder)"
+        )
+    return None
 
 
 if __name__ == "__main__":

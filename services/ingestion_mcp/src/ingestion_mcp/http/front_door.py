@@ -41,6 +41,7 @@ class FrontDoor:
         console: Any | None = None,
     ) -> None:
         self.oauth = oauth
+        self.on_caller: Callable[[Caller], Awaitable[None]] | None = None  # told of each verified OAuth caller
         # The operator console (console/): its pages authenticate themselves (a session cookie or the same bearer
         # checks as below), so it is served before this guard's bearer check.
         self.console = console
@@ -96,13 +97,22 @@ class FrontDoor:
             await self._serve(scope, receive, send, headers)
             return
         if self.oauth is not None:
-            answer = await self.oauth.caller(headers)
-            if isinstance(answer, Refusal):
-                await _send(send, answer.status, answer.headers, answer.body)
+            verified = await self._verified(self.oauth, headers, send)
+            if verified is None:
                 return
-            caller = answer
+            caller = verified
         with acting_as(caller):
             await self._serve(scope, receive, send, headers)
+
+    async def _verified(self, oauth: OAuthGate, headers: dict[bytes, bytes], send: Any) -> Caller | None:
+        """The request's verified caller, or None once its refusal is sent."""
+        answer = await oauth.caller(headers)
+        if isinstance(answer, Refusal):
+            await _send(send, answer.status, answer.headers, answer.body)
+            return None
+        if self.on_caller is not None:  # a watch owner's new token: their watches act with its rights
+            await self.on_caller(answer)
+        return answer
 
     def _service_credential(self, headers: dict[bytes, bytes]) -> bool:
         scheme, _, credential = headers.get(b"authorization", b"").partition(b" ")

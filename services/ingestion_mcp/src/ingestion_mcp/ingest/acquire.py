@@ -25,6 +25,7 @@ from ..errors import ToolFailure
 from ..settings import McpSettings
 from ..sources import FetchedResource, SourcePolicy, fetch_url, html_to_markdown
 from ..sources.detect import KIND_EXTENSIONS, image_extension
+from ..sources.file_names import escaped
 from ..sources.paths import resolve_allowed
 
 # Types read as text here: docling's Markdown -> Markdown round trip adds nothing to them.
@@ -161,26 +162,30 @@ def read_limited(path: Path, max_file_mb: int) -> bytes:
     size = path.stat().st_size
     if size > limit:
         raise ToolFailure(
-            f"File too large: {path.name} is {size / 1048576:.1f} MB; the limit is {max_file_mb} MB.",
+            f"File too large: {escaped(path.name)} is {size / 1048576:.1f} MB; the limit is {max_file_mb} MB.",
             "Split the document, or raise INGESTION_MCP_MAX_FILE_MB if the services allow it.",
             code="FILE_TOO_LARGE",
         )
     if size == 0:
-        raise ToolFailure(f"File is empty: {path.name}.", "Check the file was written completely.", code="EMPTY")
+        shown = escaped(path.name)
+        raise ToolFailure(f"File is empty: {shown}.", "Check the file was written completely.", code="EMPTY")
     with path.open("rb") as handle:
         return handle.read(limit + 1)
 
 
 async def from_file(
-    file_path: str, settings: McpSettings, *, key: str | None = None, as_text: bool = False
+    file_path: str, settings: McpSettings, *, key: str | None = None, as_text: bool = False, walked: bool = False
 ) -> Acquired:
-    """A file under the allowed folders; its key is its resolved absolute path unless the profile says otherwise."""
-    path = resolve_allowed(file_path, settings.allowed_roots)
+    """A file under the allowed folders; its key is its resolved absolute path unless the profile says otherwise.
+    `walked`: found by a folder sync, whose names may hold any byte (sources/paths.py); the name and key are
+    escaped (sources/file_names.py)."""
+    path = resolve_allowed(file_path, settings.allowed_roots, walked=walked)
     if not as_text:
         file_type_of(path)
     data = await anyio.to_thread.run_sync(read_limited, path, settings.max_file_mb)
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
-    return from_bytes(data, path.name, key=key or str(path), last_modified=modified, as_text=as_text,
+    name = escaped(path.name)
+    return from_bytes(data, name, key=key or escaped(str(path)), last_modified=modified, as_text=as_text,
                       max_bytes=settings.max_file_mb << 20)  # fmt: skip
 
 

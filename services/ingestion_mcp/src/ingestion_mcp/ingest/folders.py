@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from ..errors import ToolFailure
 from ..settings import McpSettings
+from .acquire import now_iso
+from .removal_bound import within
 
 log = logging.getLogger("ingestion_mcp.sync")
 
@@ -56,6 +58,9 @@ class FolderRecord(BaseModel):
     ignore_files: bool = True
     watch: bool = False
     owner: str | None = None  # the subject that asked for the watch: its syncs are its jobs
+    # What the access policy read from the owner's token (scopes, groups), refreshed by its later requests: the watch
+    # asks the policy as it is now what the owner may do (ingest/watch_rights.py). None: no policy, every right.
+    owner_claims: dict[str, list[str]] | None = None
     last_sync: LastSync | None = None
     last_full: LastSync | None = None  # the last sync of the whole folder (a watch batch looks at its paths only)
     # Files changed since the last sync, counted by the watcher; None: not known (the folder is not watched).
@@ -65,6 +70,13 @@ class FolderRecord(BaseModel):
     # The files that fail (folder-relative path -> why), at most FAILING_KEPT of them; failing_total counts all.
     failing: dict[str, str] = Field(default_factory=dict)
     failing_total: int = 0
+    # What the ignore files hid at the last whole-folder sync: ignore file -> files and folders (a folder once).
+    ignored_by: dict[str, int] = Field(default_factory=dict)
+    # The removals of the last 10 minutes, (ISO time, count): the removal bound counts them (ingest/removal_bound.py).
+    removals: list[tuple[str, int]] = Field(default_factory=list)
+    # Documents kept while their file fails: folder-relative label -> (why, since when); a label ending in "/" is a
+    # folder that cannot be listed (all its documents). Shown on search hits, list_documents, get_collections.
+    stale: dict[str, tuple[str, str, int]] = Field(default_factory=dict)  # label -> (why, since, documents)
     # The sync queued by the sync_folder call that set the watch: the watcher's catch-up waits for it instead of
     # walking the folder beside it (both would ingest every new file).
     sync_job: str | None = None
@@ -91,6 +103,10 @@ class SyncedFolder(BaseModel):
     error_at: str | None = None
     failing: list[str] | None = None  # "file: reason", a page of them (get_collections' offset)
     failing_total: int | None = None
+    # What the ignore files hid at its last whole sync (ignore file -> files and folders): said in get_collections'
+    # message, not a field of its own (the tools/list budget).
+    _ignored_by: dict[str, int] = PrivateAttr(default_factory=dict)
+    _stale: int = PrivateAttr(default=0)  # stale entries (a folder that cannot be listed counts once)
 
 
 class FolderStore(Protocol):
@@ -228,6 +244,22 @@ def _broker_errors() -> Iterator[None]:
         raise broker_down(exc) from exc
 
 
+class RecordWindow:
+    """A folder's recent removals, kept in its record (read and written under the folder's sync lock)."""
+
+    def __init__(self, store: FolderStore, collection: str, folder: str) -> None:
+        self.store, self.collection, self.folder = store, collection, folder
+
+    async def recent(self) -> int:
+        record = await self.store.get(self.collection, self.folder)
+        return sum(n for _, n in within(record.removals)) if record else 0
+
+    async def add(self, count: int) -> None:
+        record = await self.store.get(self.collection, self.folder)
+        kept = within(record.removals) if record else []
+        await self.store.change(self.collection, self.folder, removals=[*kept, (now_iso(), count)])
+
+
 def latest_sync(folders: list[SyncedFolder]) -> str | None:
     """When the most recent of these folders' syncs ended (None: none has run)."""
     return max((f.last_synced or "" for f in folders), default="") or None
@@ -241,13 +273,20 @@ def shown(r: FolderRecord, offset: int = 0, page: int = FAILING_PAGE) -> SyncedF
         error = "the folder is not there (deleted, moved or unmounted); its documents are kept (see sync_folder)"
     if error is None and last is not None and (last.error or last.cancelled):
         error, at = last.error or "the last sync was cancelled before its end", last.at
-    failing = [f"{rel}: {why}" for rel, why in sorted(r.failing.items())[offset : offset + page]]
-    return SyncedFolder(
+    failing = [f"{rel}: {why}{_stale_mark(r, rel)}" for rel, why in sorted(r.failing.items())[offset : offset + page]]
+    folder = SyncedFolder(
         folder=r.folder, watched=r.watch, last_synced=last.at if last else None,
         last_result=last.counts if last else None, full_result=full.counts if full else None,
         changed_since=r.changed_since if r.watch else None, error=error, error_at=at,
         failing=failing or None, failing_total=r.failing_total or None,
     )  # fmt: skip
+    folder._ignored_by, folder._stale = dict(r.ignored_by), sum(n for _, _, n in r.stale.values())
+    return folder
+
+
+def _stale_mark(r: FolderRecord, rel: str) -> str:
+    found = r.stale.get(rel) or r.stale.get(rel + "/") or (r.stale.get("") if rel == "." else None)
+    return f" [stale since {found[1]}: its last good version is still searched]" if found else ""
 
 
 async def synced_folders(store: FolderStore, offset: int = 0) -> dict[str, list[SyncedFolder]]:
@@ -261,6 +300,57 @@ async def synced_folders(store: FolderStore, offset: int = 0) -> dict[str, list[
     for r in sorted(records, key=lambda r: r.folder):
         found.setdefault(r.collection, []).append(shown(r, offset))
     return found
+
+
+def stale_after(
+    record: FolderRecord | None, stale: dict[str, tuple[str, int]], scope: list[str] | None
+) -> dict[str, Any]:
+    """The record's stale documents after a sync that looked at `scope` (None: the whole folder): what it found
+    stale, each since when it first was (kept across syncs), and, for a scoped sync, the others it did not look at."""
+    before = record.stale if record is not None else {}
+    now = now_iso()
+    found = {rel: (why, before[rel][1] if rel in before else now, n) for rel, (why, n) in stale.items()}
+    if scope is not None:
+        found = {**{rel: v for rel, v in before.items() if not _looked_at(rel, scope)}, **found}
+    return {"stale": dict(sorted(found.items())[:FAILING_KEPT])}
+
+
+def _looked_at(rel: str, scope: list[str]) -> bool:
+    return any(rel.rstrip("/") == p or rel.startswith(p + "/") for p in scope)
+
+
+class StaleMarks:
+    """Which documents are stale, by key, from every folder record (one read per answer)."""
+
+    def __init__(self, records: list[FolderRecord]) -> None:
+        from .sync import folder_prefix  # (sync imports this module)
+
+        self.exact: dict[tuple[str, str], str] = {}
+        self.folders: list[tuple[str, str, str]] = []  # (collection, key prefix, mark)
+        for r in records:
+            prefix = folder_prefix(Path(r.folder))
+            for rel, (why, since, _) in r.stale.items():
+                mark = f"{why} (stale since {since}: the file now fails; this is its last good version)"
+                if rel.endswith("/") or not rel:
+                    self.folders.append((r.collection, prefix + rel, mark))
+                else:
+                    self.exact[(r.collection, prefix + rel)] = mark
+
+    def of(self, collection: str, key: str | None) -> str | None:
+        if not key:
+            return None
+        if (mark := self.exact.get((collection, key))) is not None:
+            return mark
+        return next((m for c, under, m in self.folders if c == collection and key.startswith(under)), None)
+
+
+async def stale_marks(store: FolderStore) -> StaleMarks:
+    """The stale marks of every synced folder (none when the records cannot be read now: answers go on)."""
+    try:
+        return StaleMarks(await store.all())
+    except (ToolFailure, OSError, ValueError) as exc:
+        log.warning("stale marks not read: %s", getattr(exc, "message", exc))
+        return StaleMarks([])
 
 
 def failing_after(record: FolderRecord | None, failures: dict[str, str], scope: list[str] | None) -> dict[str, Any]:

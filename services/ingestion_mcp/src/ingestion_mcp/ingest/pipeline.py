@@ -35,6 +35,7 @@ from ..errors import CollectionNotFound, ToolFailure, UpstreamError, failure_fro
 from ..jobs import current_job, uninterrupted
 from ..settings import McpSettings
 from ..sources import SourcePolicy
+from ..sources.file_names import escaped
 from . import acquire
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
 
@@ -73,10 +74,11 @@ class BatchItem:
     metadata: dict[str, Any] | None = None
     key: str | None = None  # identity override (the obsidian profile keys notes by vault path)
     as_text: bool = False  # a file of a text-like type the converter does not know (.rst, .tex): read as text
+    walked: bool = False  # found by a folder sync: any name the file system holds (acquire.from_file)
 
     @property
     def label(self) -> str:
-        return self.name or self.file_path or self.source or "text"
+        return self.name or (escaped(self.file_path) if self.file_path else None) or self.source or "text"
 
 
 @dataclass
@@ -505,7 +507,7 @@ def batch_item(item: BatchItem, settings: McpSettings, tags: list[str] | None) -
     path = item.file_path or ""
 
     async def acquired() -> Acquired:
-        return await acquire.from_file(path, settings, key=item.key, as_text=item.as_text)
+        return await acquire.from_file(path, settings, key=item.key, as_text=item.as_text, walked=item.walked)
 
     return IngestItem(acquired, label=item.label, source=item.source, tags=tags, metadata=item.metadata)
 

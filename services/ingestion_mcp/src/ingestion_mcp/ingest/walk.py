@@ -19,23 +19,22 @@ can be read (ingest/folder_sync.py decides what to write).
 from __future__ import annotations
 
 import codecs
-import fnmatch
 import os
-import re
 import stat
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from ingestion_contracts.docling import EXTENSIONS
 
-from ..errors import ToolFailure
+from ..sources.file_names import escaped
 from ..sources.paths import inside_any
+from .globs import check_patterns, matches_filters, pattern_hits
 from .ignores import Ignores, is_ignore_file
 
-MAX_PATTERNS = 100
-MAX_PATTERN_CHARS = 512
+__all__ = ["Entry", "Refusal", "Skipped", "SyncOptions", "Tally", "Walk", "check_patterns", "matches_filters"]
+
 SNIFF_BYTES = 8192
 NO_EXTENSION = "no extension"
 
@@ -87,7 +86,9 @@ class SyncOptions:
 
 @dataclass(frozen=True)
 class Entry:
-    rel: str  # folder-relative, forward slashes (a link to a file of the folder: that file's)
+    # Folder-relative, forward slashes (a link to a file of the folder: that file's), escaped (ingest/file_names.py)
+    # like every name the walk yields: it goes into keys, answers and records.
+    rel: str
     path: Path  # the file to read (a link's target)
     size: int
     mtime_ns: int
@@ -105,80 +106,6 @@ class Refusal:
 class Skipped:
     rel: str
     extension: str  # lower case with the dot, or NO_EXTENSION
-
-
-# -- include / exclude ------------------------------------------------------------------------------------
-def pattern_problem(pattern: str) -> str | None:
-    """What is wrong with one include/exclude glob (None: nothing)."""
-    if not pattern.strip():
-        return "it is empty"
-    if len(pattern) > MAX_PATTERN_CHARS:
-        return f"it is longer than {MAX_PATTERN_CHARS} characters"
-    if any(ord(ch) < 32 for ch in pattern):
-        return "it contains control characters"
-    if pattern.startswith("/"):
-        return "it starts with '/', but globs match paths inside the folder (e.g. 'docs/*.md')"
-    if "\\" in pattern:
-        return "it contains '\\': separate folders with '/'"
-    if ".." in PurePosixPath(pattern).parts:
-        return "it contains '..', which no path inside the folder has"
-    return _bracket_problem(pattern)
-
-
-def _bracket_problem(pattern: str) -> str | None:
-    i, n = 0, len(pattern)
-    while i < n:
-        if pattern[i] == "[":
-            j = i + 1
-            if j < n and pattern[j] == "!":
-                j += 1
-            if j < n and pattern[j] == "]":  # a leading ']' is a member of the set
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
-                return f"the '[' at position {i + 1} opens a character set that no ']' closes"
-            i = j
-        i += 1
-    return None
-
-
-def check_patterns(include: tuple[str, ...] | list[str], exclude: tuple[str, ...] | list[str]) -> None:
-    """Refuse malformed globs before anything is read or written (a glob that matches nothing empties a folder)."""
-    for name, patterns in (("include", include), ("exclude", exclude)):
-        if len(patterns) > MAX_PATTERNS:
-            raise ToolFailure(
-                f"Too many {name} patterns ({len(patterns)}); at most {MAX_PATTERNS}.",
-                "Use fewer, broader globs, or an .ingestionignore file in the folder.",
-                code="INVALID_PATTERN",
-            )
-        for pattern in patterns:
-            problem = pattern_problem(pattern)
-            if problem is not None:
-                shown = pattern[:80].encode("unicode_escape").decode()
-                raise ToolFailure(
-                    f"The {name} pattern '{shown}' is malformed: {problem}. Nothing was synced.",
-                    "Globs match the path inside the folder or the file name: '*.md', 'notes/*', '[ab]*.txt'; "
-                    "'[[]' matches a literal '['.",
-                    code="INVALID_PATTERN",
-                )
-
-
-@lru_cache(maxsize=256)
-def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(fnmatch.translate(p + "*" if p.endswith("/") else p), re.IGNORECASE) for p in patterns)
-
-
-def _matches(rel: str, patterns: tuple[str, ...]) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return any(p.match(rel) or p.match(name) for p in _compiled(patterns))
-
-
-def matches_filters(rel: str, options: SyncOptions) -> bool:
-    """Whether the include/exclude globs take this folder-relative path."""
-    if options.include and not _matches(rel, options.include):
-        return False
-    return not _matches(rel, options.exclude)
 
 
 # -- what a file is -----------------------------------------------------------------------------------------
@@ -221,6 +148,24 @@ def reading(name: str, path: Path, indexed: bool) -> str | None:
 
 # -- the walk ------------------------------------------------------------------------------------------------
 @dataclass
+class Tally:
+    """What a walk passed over without yielding it, so that every file of a folder is accounted for."""
+
+    ignored: Counter[str] = field(default_factory=Counter)  # ignore file -> files and folders it hid (a folder once)
+    hidden: int = 0  # entries whose name starts with "." (.git, .obsidian), never looked into
+    excluded: int = 0  # files the include/exclude globs left out
+    owned: list[str] = field(default_factory=list)  # sub-folders synced on their own into the collection: theirs
+    include_hits: Counter[str] = field(default_factory=Counter)  # include glob -> files it matched
+    exclude_hits: Counter[str] = field(default_factory=Counter)
+
+    def unmatched(self, options: SyncOptions) -> list[str]:
+        """The globs that matched no file at all, as "include 'x'" / "exclude 'y'"."""
+        return [f"include '{p}'" for p in options.include if not self.include_hits[p]] + [
+            f"exclude '{p}'" for p in options.exclude if not self.exclude_hits[p]
+        ]
+
+
+@dataclass
 class Walk:
     """One sync's view of the folder: its options, ignore files, and which keys are indexed already."""
 
@@ -230,10 +175,13 @@ class Walk:
     indexed: Callable[[str], bool] = lambda rel: False
     ignores: Ignores = field(init=False)
     elsewhere: list[Path] = field(init=False)
+    tally: Tally = field(init=False, default_factory=Tally)  # of the last walk (in_scope starts a new one)
 
     def __post_init__(self) -> None:
         self.ignores = Ignores(self.root, self.options.ignore_files)
         self.elsewhere = [Path(f) for f in self.options.elsewhere if Path(f) != self.root]
+        # Folders inside this one that are synced on their own into the same collection own their documents.
+        self.nested = {f for f in self.elsewhere if f.is_relative_to(self.root)}
 
     def all(self, start: Path | None = None) -> Iterator[Entry | Refusal | Skipped]:
         """Every candidate under the folder (or its sub-folder `start`), streamed, A to Z per folder."""
@@ -245,10 +193,11 @@ class Walk:
                 with os.scandir(folder) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as exc:
-                yield Refusal(folder_rel or ".", f"cannot list folder: {exc.strerror or exc}", True)
+                yield Refusal(escaped(folder_rel) or ".", f"cannot list folder: {exc.strerror or exc}", True)
                 continue
             for entry in entries:
                 if entry.name.startswith("."):
+                    self.tally.hidden += 1
                     continue
                 rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
                 yield from self.one(Path(entry.path), rel, stack, entry)
@@ -257,6 +206,7 @@ class Walk:
         """The whole folder, or only the changed paths (options.paths): a folder among them is walked, a file
         looked at, a path that is gone yields nothing (the prune drops its documents). A changed ignore file
         stands for its folder. Hidden and ignored paths, and without recursion sub-folders, are out of scope."""
+        self.tally = Tally()
         scope = scope_paths(self.options.paths)
         if scope is None:
             yield from self.all()
@@ -267,7 +217,7 @@ class Walk:
                 continue
             path = self.root.joinpath(*parts)
             is_dir = path.is_dir() and not path.is_symlink()
-            if self.ignores.path_ignored(rel, is_dir):
+            if self.ignores.path_ignored(rel, is_dir) or any(path.is_relative_to(f) for f in self.nested):
                 continue
             if is_dir:
                 if self.options.recursive:
@@ -284,43 +234,61 @@ class Walk:
         if link:
             found = self._link(path, rel)
             if found is None or isinstance(found, Refusal):
-                if found is not None and not self.ignores.ignored(rel, False) and matches_filters(rel, self.options):
+                if found is not None and not self._passed_over(rel, False):
                     # a broken link named like a file that is skipped anyway (NEWS.gz) is skipped, not a failure
                     skipped = extension_of(path.name) in SKIPPED_EXTENSIONS
-                    yield Skipped(rel, extension_of(path.name)) if skipped else found
+                    yield Skipped(escaped(rel), extension_of(path.name)) if skipped else found
                 return
             target, key_rel = found
         try:
             st = entry.stat() if entry is not None else path.stat()  # (a link's target: links were judged above)
         except OSError as exc:
-            yield Refusal(rel, f"cannot stat: {exc.strerror or exc}")
+            yield Refusal(escaped(rel), f"cannot stat: {exc.strerror or exc}")
             return
         if stat.S_ISDIR(st.st_mode):
-            if self.options.recursive and not link and not self.ignores.ignored(rel, True):
+            if path in self.nested:
+                self.tally.owned.append(escaped(rel))
+            elif self.options.recursive and not link and not self._passed_over(rel, True):
                 stack.append((path, rel))
             return
-        if self.ignores.ignored(rel, False) or not matches_filters(rel, self.options):
+        if self._passed_over(rel, False):
             return
         if not stat.S_ISREG(st.st_mode):
-            yield Refusal(rel, "not a regular file (fifo, socket or device)")
+            yield Refusal(escaped(rel), "not a regular file (fifo, socket or device)")
             return
-        how = reading(target.name, target, self.indexed(key_rel))
+        how = reading(target.name, target, self.indexed(escaped(key_rel)))
         if how is None:
-            yield Skipped(rel, extension_of(target.name))
+            yield Skipped(escaped(rel), extension_of(target.name))
             return
         if not os.access(path, os.R_OK):
-            yield Refusal(rel, "file is not readable (permission denied)")
+            yield Refusal(escaped(rel), "file is not readable (permission denied)")
             return
-        yield Entry(key_rel, target, st.st_size, st.st_mtime_ns, text=how == "text")
+        yield Entry(escaped(key_rel), target, st.st_size, st.st_mtime_ns, text=how == "text")
+
+    def _passed_over(self, rel: str, is_dir: bool) -> bool:
+        """Whether an ignore file hides this path or (a file) the globs leave it out; counted in the tally."""
+        if (source := self.ignores.why(rel, is_dir)) is not None:
+            self.tally.ignored[source] += 1
+            return True
+        if is_dir:
+            return False
+        include, exclude = self.options.include, self.options.exclude
+        included, excluded = pattern_hits(rel, include), pattern_hits(rel, exclude)
+        self.tally.include_hits.update(included)
+        self.tally.exclude_hits.update(excluded)
+        if (include and not included) or excluded:
+            self.tally.excluded += 1
+            return True
+        return False
 
     def _link(self, path: Path, rel: str) -> tuple[Path, str] | Refusal | None:
         """A link's target file and the relative key it is indexed under; None: not this folder's to index."""
         try:
             real = path.resolve(strict=True)
         except (OSError, RuntimeError):
-            return Refusal(rel, "broken or looping symbolic link")
+            return Refusal(escaped(rel), "broken or looping symbolic link")
         if not inside_any(real, self.roots):
-            return Refusal(rel, "symbolic link that leads outside the allowed folders")
+            return Refusal(escaped(rel), "symbolic link that leads outside the allowed folders")
         if real.is_dir():
             return None  # linked folders are not followed: no loops, no double counting
         if real.is_relative_to(self.root):
@@ -352,3 +320,9 @@ def scope_paths(paths: tuple[str, ...]) -> list[str] | None:
             continue
         wanted.add("/".join(parts))
     return sorted(r for r in wanted if not any(r.startswith(o + "/") for o in wanted))
+
+
+def scope_labels(paths: tuple[str, ...]) -> list[str] | None:
+    """`scope_paths` as the names keys and records hold them (escaped)."""
+    scope = scope_paths(paths)
+    return None if scope is None else [escaped(rel) for rel in scope]

@@ -27,18 +27,21 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Protocol
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 
 from ..access.audit import record as audit
-from ..access.policy import Caller, acting_as
+from ..access.policy import Caller, LivePolicy, acting_as
 from ..errors import ToolFailure
 from ..jobs import Job, JobStore
 from ..settings import McpSettings
+from ..sources.file_names import escaped
 from ..sources.paths import allowed_real_roots, inside_any
 from .acquire import now_iso
 from .folder_sync import SyncOptions, folder_identity, matches_filters
 from .folders import FolderRecord, FolderStore
 from .ignores import Ignores, is_ignore_file
 from .walk import SKIPPED_EXTENSIONS, extension_of
+from .watch_rights import RightsProblem, rights_problem
 
 log = logging.getLogger("ingestion_mcp.watch")
 LEADER_KEY = "ingestion-mcp:watch-leader"
@@ -118,7 +121,7 @@ class RedisLeadership:
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
-    if isinstance(exc, FolderProblem):
+    if isinstance(exc, FolderProblem | RightsProblem):
         return str(exc)
     return exc.message if isinstance(exc, ToolFailure) else f"{type(exc).__name__}: {exc}"
 
@@ -152,7 +155,7 @@ def change_filter(root: Path, options: SyncOptions) -> Callable[[Any, str], bool
         extension = extension_of(parts[-1])
         if extension in SKIPPED_EXTENSIONS:
             return False
-        return not PurePosixPath(rel).suffix or matches_filters(rel, options)
+        return not PurePosixPath(rel).suffix or matches_filters(rel, options.include, options.exclude)
 
     return wanted
 
@@ -163,6 +166,8 @@ def folder_problem(root: Path, settings: McpSettings) -> str | None:
         real = root.resolve(strict=True)
     except (OSError, RuntimeError):
         return "the folder is not there (deleted, moved or unmounted); its documents are kept until it is back"
+    if not settings.allowed_roots:  # none yet: the client's roots not declared (yet), or none set
+        return "no folder may be read now (no allowed roots: see sync_folder's error); its documents are kept"
     if not inside_any(real, allowed_real_roots(settings.allowed_roots)):
         return "the folder now leads outside the allowed folders; its documents are kept"
     if real != root or not real.is_dir():
@@ -220,9 +225,11 @@ class Watcher:
     """The leader's watchers, one task per watched folder, kept in step with the stored records."""
 
     def __init__(
-        self, settings: McpSettings, folders: FolderStore, jobs: JobStore, lead: Leadership | None = None
-    ) -> None:
+        self, settings: McpSettings, folders: FolderStore, jobs: JobStore, lead: Leadership | None = None,
+        policy: LivePolicy | None = None,
+    ) -> None:  # fmt: skip
         self.settings = settings
+        self.policy = policy  # the access policy as it is now: a watch acts with its owner's current rights
         self.folders = folders
         self.jobs = jobs
         self.lead = lead or leadership(settings)
@@ -302,6 +309,8 @@ class Watcher:
                     await self.broken(record, reason)
                     if isinstance(cause, FolderProblem):
                         await self.until_back(Path(record.folder))
+                    elif isinstance(cause, RightsProblem):
+                        await self.until_allowed(record)
                     else:
                         await anyio.sleep(RETRY_S)
 
@@ -322,11 +331,31 @@ class Watcher:
             if stored is not None and stored.watch_error is not None:
                 await self.folders.change(record.collection, record.folder, watch_error=None, watch_error_at=None)
 
+    async def until_allowed(self, record: FolderRecord) -> None:
+        """Until the watch's owner may write to its collection again (its record re-read: its claims may change)."""
+        while True:
+            stored = await self.folders.get(record.collection, record.folder)
+            if stored is None or rights_problem(self.policy, stored) is None:
+                return
+            await anyio.sleep(CHECK_S)
+
+    def check_rights(self, record: FolderRecord) -> None:
+        if (problem := rights_problem(self.policy, record)) is not None:
+            raise RightsProblem(problem)
+
+    async def current(self, record: FolderRecord) -> FolderRecord:
+        """The record as stored now (the owner's claims refreshed), or as it was when it cannot be read."""
+        with contextlib.suppress(ToolFailure, OSError):
+            return await self.folders.get(record.collection, record.folder) or record
+        return record
+
     async def until_back(self, root: Path) -> None:
         while folder_problem(root, self.settings) is not None:
             await anyio.sleep(CHECK_S)
 
-    async def guard(self, root: Path, identity: tuple[int, int] | None, stop: anyio.Event) -> None:
+    async def guard(
+        self, root: Path, identity: tuple[int, int] | None, stop: anyio.Event, record: FolderRecord | None = None
+    ) -> None:
         """Ends the watch when its folder goes or is replaced (awatch does not: see CHECK_S). However the watch
         ends, `stop` tells watchfiles' thread at once (a cancel alone waits out its 5 s wait for events)."""
         try:
@@ -334,6 +363,8 @@ class Watcher:
                 await anyio.sleep(CHECK_S)
                 if (problem := folder_problem(root, self.settings)) is not None:
                     raise FolderProblem(problem)
+                if self.policy is not None and record is not None:
+                    self.check_rights(await self.current(record))
                 if folder_identity(root) != identity:
                     raise FolderReplaced()
         finally:
@@ -343,43 +374,68 @@ class Watcher:
         """Watch first, then catch up, then one sync per batch: a change made at any moment is never missed.
 
         Batches that arrive while a sync runs wait in the stream and make one sync together."""
-        from watchfiles import awatch
 
         root, options = Path(record.folder), options_of(record)
         if (problem := folder_problem(root, self.settings)) is not None:
             raise FolderProblem(problem)
+        self.check_rights(await self.current(record))
         identity = folder_identity(root)
-        send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
+        # A batch of changed paths, or None: "look at the whole folder" (the watch library lost a batch).
+        send, receive = anyio.create_memory_object_stream[set[str] | None](math.inf)
         stop = anyio.Event()
 
-        async def watch() -> None:
-            async with send:
-                async for changes in awatch(
-                    root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
-                    step=self.settings.watch_step_ms, recursive=record.recursive,
-                    force_polling=self.settings.watch_force_polling, ignore_permission_denied=True, stop_event=stop,
-                ):  # fmt: skip
-                    send.send_nowait(relative(root, changes))
-
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(watch)
-            tasks.start_soon(self.guard, root, identity, stop)
+            tasks.start_soon(self.changes, record, root, options, send, stop)
+            tasks.start_soon(self.guard, root, identity, stop, record)
             await anyio.sleep(0.05)  # the watcher is in place before the catch-up sync looks
             await self.working(record)  # watched again: the error goes now, not after the catch-up sync
             await self.finished(record.sync_job)  # the sync queued with the watch runs first, alone
             await self.sync(record, "resume")  # what changed while nobody watched
             async with receive:
-                async for paths in receive:
+                async for batch in receive:
+                    paths = batch
                     while True:  # everything already waiting goes into this one sync
                         try:
-                            paths |= receive.receive_nowait()
+                            more = receive.receive_nowait()
                         except anyio.WouldBlock:
                             break
-                    await self.note_changes(record, len(paths))
+                        paths = None if paths is None or more is None else paths | more
+                    await self.note_changes(record, len(paths) if paths is not None else 1)
                     # Only what changed is looked at (a batch costs what it holds, not what the folder holds);
-                    # a very large batch is a whole-folder sync.
-                    await self.sync(record, "watch", sorted(paths) if len(paths) <= MAX_PATHS else None)
-            raise FolderProblem("the folder is no longer there")  # awatch ends when its folder goes away
+                    # a very large batch, or one the library lost, is a whole-folder sync.
+                    await self.sync(record, "watch", sorted(paths) if paths and len(paths) <= MAX_PATHS else None)
+            # awatch ended without the guard seeing why: watched again if the folder is fine, else shown broken.
+            problem = folder_problem(root, self.settings)
+            raise FolderProblem(problem) if problem is not None else FolderReplaced()
+
+    async def changes(
+        self, record: FolderRecord, root: Path, options: SyncOptions,
+        send: MemoryObjectSendStream[set[str] | None], stop: anyio.Event,
+    ) -> None:  # fmt: skip
+        """The folder's batches of changes, into `send`. A file name the watch library cannot decode (bytes that
+        are not UTF-8) fails the library's whole batch and every later one: then it is started again and the whole
+        folder is synced (the lost batch is not known), never taken for the folder going away (issue 48)."""
+        from watchfiles import awatch
+        from watchfiles._rust_notify import WatchfilesRustInternalError  # public in its stub's __all__
+
+        async with send:
+            while not stop.is_set():
+                try:
+                    async for found in awatch(
+                        root, watch_filter=change_filter(root, options), debounce=self.settings.watch_debounce_ms,
+                        step=self.settings.watch_step_ms, recursive=record.recursive,
+                        force_polling=self.settings.watch_force_polling, ignore_permission_denied=True,
+                        stop_event=stop,
+                    ):  # fmt: skip
+                        send.send_nowait(relative(root, found))
+                    return
+                except (WatchfilesRustInternalError, ExceptionGroup) as exc:  # (awatch's task group may wrap it)
+                    if not isinstance(_first(exc), WatchfilesRustInternalError):
+                        raise
+                    log.info("watching %s: the watch library lost a batch (%s); the whole folder is synced",
+                             escaped(record.folder), escaped(str(_first(exc)))[:200])  # fmt: skip
+                    send.send_nowait(None)
+                    await anyio.sleep(0.1)  # a name that fails on every event does not make a busy loop
 
     async def note_changes(self, record: FolderRecord, count: int) -> None:
         stored = await self.folders.get(record.collection, record.folder)
@@ -398,7 +454,8 @@ class Watcher:
         return job
 
     async def sync(self, record: FolderRecord, trigger: str, paths: list[str] | None = None) -> None:
-        """Queue one sync of the folder as the watch's owner (rights checked when the watch was set) and wait."""
+        """Queue one sync of the folder as the watch's owner, with the rights it has now, and wait."""
+        self.check_rights(await self.current(record))
         owner = Caller(subject=record.owner, grants=Caller.everything().grants)
         with acting_as(owner):
             params = job_params(record, trigger, paths)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from servicekit import idle_trimmer
@@ -14,6 +15,7 @@ from ..access.policy import current_caller
 from ..errors import failure_from
 from ..observability import JOBS, JOBS_STARTED, STAGE_SECONDS
 from .job import UNINTERRUPTIBLE_STEPS, Job, JobBody, JobContext, KindRunner, ProgressFn, in_job, new_job_id
+from .journal import JobJournal, interrupted
 
 log = logging.getLogger("ingestion_mcp.jobs")
 
@@ -34,14 +36,18 @@ class JobManager:
         take_order: OrderSource = _no_order,
         retention_s: float = 3600.0,
         max_concurrent: int = 2,
+        journal: JobJournal | None = None,
     ) -> None:
         self.retention_s = retention_s
+        self.journal = journal
         self.runner = runner
         self.take_order = take_order
         self._jobs: dict[str, Job] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._task_of: dict[str, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(max_concurrent)
+        for job in journal.load() if journal is not None else []:  # a restart: what ran before, interrupted ones too
+            self._jobs[job.id] = job
 
     async def submit(self, kind: str, params: dict[str, Any], description: str) -> Job:
         """Run job ``kind`` here; its write order is taken now, when it is submitted."""
@@ -65,6 +71,7 @@ class JobManager:
         self._prune()
         job = Job(id=new_job_id(), type=job_type, description=description, owner=current_caller().subject)
         self._jobs[job.id] = job
+        self._journal(job, force=True)
         JOBS_STARTED.labels(job_type).inc()
         JOBS.labels("running").inc()
         task = asyncio.get_running_loop().create_task(self._run(job, body, on_progress))
@@ -85,9 +92,14 @@ class JobManager:
         JOBS.labels("running").dec()
         JOBS.labels(job.status).inc()
 
+    def _journal(self, job: Job, *, force: bool = False) -> None:
+        if self.journal is not None:
+            self.journal.write(job, force=force)
+
     async def _run(self, job: Job, body: JobBody, on_progress: ProgressFn | None) -> None:
         async def progress(fraction: float, step: str) -> None:
             await job.advance(fraction, step)
+            self._journal(job)
             for listener in [on_progress, *job.listeners]:
                 if listener is not None:
                     await listener(job.progress / 100, step)
@@ -98,12 +110,14 @@ class JobManager:
                 async with self._slots:
                     job.finish(result=await body(progress))
         except asyncio.CancelledError:
-            if job.cancel_reason is None:  # not ours: the server is shutting down
-                job.cancel_reason = "the server stopped"
-            job.finish(cancelled=True)
+            if job.cancel_reason is None:  # not ours: the server is shutting down, mid-way
+                interrupted(job, datetime.now(UTC).isoformat(timespec="seconds"))
+            else:
+                job.finish(cancelled=True)
         except Exception as exc:  # noqa: BLE001 - a failed job keeps its error for get_job_status
             job.finish(failure=failure_from(exc))
         finally:
+            self._journal(job, force=True)
             JOBS.labels("running").dec()
             JOBS.labels(job.status).inc()
             for step, ms in job.step_ms.items():

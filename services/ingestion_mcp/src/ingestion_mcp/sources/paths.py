@@ -7,30 +7,38 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import INVALID_PATH, SourceError
+from .file_names import escaped
 
 
-def resolve_allowed(path: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]]) -> Path:
-    """The real path of an existing file under one of `roots`; relative paths start at the first root."""
+def resolve_allowed(
+    path: str | os.PathLike[str], roots: Sequence[str | os.PathLike[str]], *, walked: bool = False
+) -> Path:
+    """The real path of an existing file under one of `roots`; relative paths start at the first root. `walked`:
+    a path a folder walk found, whose name may hold anything a file system allows (a newline, bytes that are not
+    UTF-8): judged by where it leads, and named escaped (file_names.py) in errors."""
     real_roots = allowed_real_roots(roots)
-    candidate = _lexical(path, real_roots, [Path(os.path.abspath(Path(r).expanduser())) for r in roots])
+    lexical_roots = [Path(os.path.abspath(Path(r).expanduser())) for r in roots]
+    candidate = Path(path) if walked else _lexical(path, real_roots, lexical_roots)
+    shown = escaped(str(candidate))
     try:
         resolved = candidate.resolve(strict=True)
     except FileNotFoundError as exc:
         raise SourceError(
             INVALID_PATH,
-            f"File not found: {candidate}.",
+            f"File not found: {shown}.",
             "Verify the file exists and the path is absolute.",
         ) from exc
     except (OSError, RuntimeError) as exc:  # symlink loops, permission problems
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
         raise SourceError(
-            INVALID_PATH, f"Cannot read {candidate}: {exc}.", "Check the path and its permissions."
+            INVALID_PATH, f"Cannot read {shown}: {reason}.", "Check the path and its permissions."
         ) from exc
     if not inside_any(resolved, real_roots):
         raise _outside(str(path), real_roots, "it is a link that leads outside them")
     if not resolved.is_file():
         raise SourceError(
             INVALID_PATH,
-            f"{candidate} is not a regular file.",
+            f"{shown} is not a regular file.",
             "Pass the path of a single document file, not a folder or device.",
         )
     return resolved
@@ -54,8 +62,10 @@ def allowed_real_roots(roots: Sequence[str | os.PathLike[str]]) -> list[Path]:
     if not roots:
         raise SourceError(
             INVALID_PATH,
-            "No allowed folders are configured, so no local file can be read.",
-            "Ask the operator to set the allowed roots, or use ingest_from_url / ingest_text.",
+            "No folder may be read: INGESTION_MCP_ALLOWED_ROOTS is not set and the MCP client declared no roots.",
+            "Set INGESTION_MCP_ALLOWED_ROOTS to the folders documents live in (comma-separated) in the server's "
+            "configuration, or open the folder in your client as a workspace root (stdio clients that declare roots); "
+            "ingest_from_url and ingest_text need no folder.",
         )
     return [Path(root).expanduser().resolve() for root in roots]
 

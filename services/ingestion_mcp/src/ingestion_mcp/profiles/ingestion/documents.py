@@ -34,7 +34,7 @@ from .documents_models import (
     SimilarOutput,
 )
 from .models import CollectionArg, FormatArg, OffsetArg, PassageItem, render_error, said_once
-from .tools import search_item
+from .tools import mark_stale, search_item
 
 DocRefArg = Annotated[str | None, Field(default=None, pattern=DOC_ID_PATTERN)]
 KeyArg = Annotated[str | None, Field(default=None, min_length=1, max_length=4096)]  # said in the instructions
@@ -126,10 +126,12 @@ def _register_documents(tool: ToolDecorator, state: AppState) -> None:
         )
         items = [document_item(d, response_format == "detailed") for d in page.documents]
         more = offset + len(items) < page.total
+        stale = await mark_stale(state, [(d.collection, d.key) for d in page.documents], items) if items else 0
         return result(DocumentListOutput(
             success=True, documents=items, total=page.total, offset=offset,
             next_offset=offset + len(items) if more else None,
-            message=f"Documents {offset + 1}-{offset + len(items)} of {page.total} in '{name}'."
+            message=(f"Documents {offset + 1}-{offset + len(items)} of {page.total} in '{name}'."
+                     + (f" {stale} are stale (see `stale`: their files now fail)." if stale else ""))
             if items else f"No documents at offset {offset} in '{name}' ({page.total} in all).",
         ))  # fmt: skip
 

@@ -26,6 +26,7 @@ class DocumentItem(BaseModel):
     metadata: SkipJsonSchema[dict[str, Any] | None] = None
     token_count: SkipJsonSchema[int | None] = None
     last_modified: SkipJsonSchema[str | None] = None
+    stale: SkipJsonSchema[str | None] = None  # any format: its synced file now fails (why, since when)
 
 
 class DocumentListOutput(ToolOutput):

@@ -158,6 +158,8 @@ class SearchResultItem(PassageItem):
     why: SkipJsonSchema[ScoreParts | None] = None
     regions: SkipJsonSchema[list[PageRegions] | None] = None  # where it lies on its pages (evidence.py)
     units: SkipJsonSchema[list[UnitItem] | None] = None  # the tables and figures it holds
+    # Any format: the document's file now fails (a synced folder's), this is its last good version (issue 48).
+    stale: SkipJsonSchema[str | None] = None
 
 
 class SearchOutput(ToolOutput):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -21,10 +23,19 @@ from ...ingest.folder_sync import (
     SyncOptions,
     SyncReport,
     check_patterns,
+    folder_prefix,
     folder_root,
 )
-from ...ingest.folders import LastSync, SyncedFolder, failing_after, latest_sync
-from ...ingest.walk import scope_paths
+from ...ingest.folders import (
+    FAILING_PAGE,
+    LastSync,
+    RecordWindow,
+    SyncedFolder,
+    failing_after,
+    latest_sync,
+    stale_after,
+)
+from ...ingest.walk import scope_labels
 from ...jobs import ProgressFn, uninterrupted
 from ...sources.paths import ensure_inside
 from ...state import AppState
@@ -68,7 +79,8 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
 
     began, report = time.perf_counter(), SyncReport()
     try:
-        await state.folder_sync().run(options, progress=report_progress, report=report)
+        window = RecordWindow(state.folders, options.collection, real)
+        await state.folder_sync().run(options, progress=report_progress, report=report, window=window)
     except BaseException as exc:
         if not options.dry_run:
             await uninterrupted(_remember(state, options, real, params, report, began, exc))
@@ -79,6 +91,8 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         "counts": report.counts(), "removed": report.removed[:MAX_LISTED],
         "failed": [str(f) for f in report.failed[:MAX_LISTED]], "skipped": report.skipped,
         "truncated": len(report.removed) > MAX_LISTED or len(report.failed) > MAX_LISTED, "note": report.bound_note(),
+        "ignored": report.ignored, "passed_over": report.passed_over(), "stale_note": report.stale_note(),
+        "owned_note": report.owned_note(),
     }  # fmt: skip
 
 
@@ -107,11 +121,13 @@ async def _remember(
         )  # fmt: skip
         changes: dict[str, Any] = {"last_sync": last}
         if failure is None and not cancelled:
-            scope = scope_paths(options.paths)
+            scope = scope_labels(options.paths)
             changes.update(watch_error=None, watch_error_at=None)
             changes.update(failing_after(stored, {f.rel: f.reason for f in report.failed}, scope))
+            changes.update(stale_after(stored, report.stale, scope))
             if scope is None:
                 changes["last_full"] = last
+                changes["ignored_by"] = dict(sorted(report.ignored.items(), key=lambda kv: -kv[1])[:FAILING_PAGE])
             if stored is not None and stored.watch:
                 changes["changed_since"] = 0
         await state.folders.change(options.collection, real, **changes)
@@ -147,8 +163,8 @@ def register(server: MCPServer, state: AppState) -> None:
         gitignore: bool = True,
     ) -> Annotated[CallToolResult, SyncOutput]:
         """Sync a folder under the allowed roots into a collection: new/changed files (ingest_document's types, and
-        other text) ingested, gone ones pruned
-        (none when over 25% and over 10 would go, unless max_removals allows it); .gitignore files honoured
+        other text) ingested, gone ones pruned (none when 25% and 10, or half, would go in 10 min, unless max_removals
+        allows); .gitignore files honoured
         (gitignore: false reads all); dry_run only reports; watch: true follows changes, false stops. Answers counts
         or a job_id."""
         target = state.collection(collection)
@@ -197,6 +213,12 @@ def sync_message(target: str, done: dict[str, Any], dry_run: bool, watched: bool
     if skipped := done.get("skipped"):
         kinds = ", ".join(f"{n} {ext}" for ext, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))[:8])
         text += f" Skipped {sum(skipped.values())} files of types that cannot be ingested ({kinds})."
+    if done.get("owned_note"):
+        text += " " + done["owned_note"]
+    if done.get("stale_note"):
+        text += " " + done["stale_note"]
+    if done.get("passed_over"):
+        text += " " + done["passed_over"]
     if done.get("note"):
         text += " " + done["note"]
     if done.get("truncated"):
@@ -220,7 +242,7 @@ async def _gone(
     if real.exists():
         return None  # a file, not a folder: the usual refusal
     stored = await state.folders.get(target, str(real))
-    known = await state.folder_sync().known(target, real.as_posix().rstrip("/") + "/")
+    known = await state.folder_sync().known(target, folder_prefix(real))
     if stored is None and not known:
         return None  # never synced: a typo, refused as "Not a folder"
     n, stopped = len(known), ""
@@ -264,7 +286,8 @@ async def remember_watch(
         await state.folders.change(
             collection, root, watch=watch, include=options["include"] or [], exclude=options["exclude"] or [],
             recursive=options["recursive"], prune=options["prune"], ignore_files=options["ignore_files"],
-            owner=current_caller().subject, changed_since=0 if watch else None, sync_job=sync_job,
+            owner=current_caller().subject, owner_claims=current_caller().claims, changed_since=0 if watch else None,
+            sync_job=sync_job,
         )  # fmt: skip
     except OSError as exc:
         raise ToolFailure(
@@ -288,4 +311,11 @@ def freshness(folders: list[SyncedFolder] | None) -> str:
     fails = f", {failing} files failing (synced_folders[].failing)" if failing else ""
     broken = sum(1 for f in folders if f.error)
     errors = f", {broken} with an error (synced_folders[].error)" if broken else ""
-    return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}{fails}{errors}"
+    by: Counter[str] = Counter()
+    for f in folders:
+        by.update({f"{Path(f.folder).name}/{source}": n for source, n in f._ignored_by.items()})
+    named = ", ".join(f"{source} {n}" for source, n in by.most_common(5))
+    stale = sum(f._stale for f in folders)
+    fails += f", {stale} stale documents kept while their files fail ('[stale since ...]' in failing)" if stale else ""
+    ignored = f", {sum(by.values())} files and folders hidden by ignore files ({named})" if by else ""
+    return f"; {len(folders)} synced folders ({watched} watched), last synced {last}{pending}{fails}{errors}{ignored}"

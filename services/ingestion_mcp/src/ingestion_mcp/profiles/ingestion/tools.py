@@ -20,7 +20,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ...errors import ToolFailure
-from ...ingest.folders import latest_sync, synced_folders
+from ...ingest.folders import latest_sync, stale_marks, synced_folders
 from ...ingest.pipeline import IngestOutcome
 from ...library import ResponseBudget
 from ...state import AppState
@@ -215,6 +215,14 @@ def _register_ingest(tool: ToolDecorator, state: AppState) -> None:
         )  # fmt: skip
 
 
+async def mark_stale(state: AppState, keys: list[tuple[str, str | None]], items: list[Any]) -> int:
+    """Mark each item whose document is stale (its synced file now fails: ingest/folders.py); how many are."""
+    marks = await stale_marks(state.folders)
+    for (collection, key), item in zip(keys, items, strict=True):
+        item.stale = marks.of(collection, key)
+    return sum(1 for item in items if item.stale)
+
+
 def _register_search(tool: ToolDecorator, state: AppState) -> None:
     @tool(READ, meta=VIEWER_META)  # hosts that render MCP Apps show the cited page; others ignore it
     async def search(
@@ -270,6 +278,8 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             message=f"Found {len(items)} passages in {where}." if items else held_message(held, mode, where) or
             f"No passages matched in {where}. Try other words, mode='semantic', or fewer filters.",
         )  # fmt: skip
+        if items and (stale := await mark_stale(state, [(hit.collection, hit.key) for hit in found.hits], items)):
+            out.message = f"{out.message} {stale} of them come from stale documents (see `stale`: the file now fails)."
         if detailed:
             out.searched_chunks = found.total_searched
             out.search_time_ms = round(found.embedding_ms + found.search_ms, 1)
