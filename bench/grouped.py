@@ -3,7 +3,8 @@
     python -m bench.rankings --dataset scifact       # the index, once (reused)
     python -m bench.grouped                          # -> bench/results/grouped.json
 
-The real server (``ingestion_mcp.main`` over stdio, embedded services) on the index bench.rankings built (SciFact,
+The real server (``ingestion_mcp.cli.server_command`` over stdio, embedded services) on the index bench.rankings
+built (SciFact,
 one document per abstract). For each of the 300 test queries, hybrid:
 
 - ``passages``: top_k 10 as the tool answers by default; how many documents the ten passages hold, and nDCG@10 of

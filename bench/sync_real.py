@@ -32,8 +32,10 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import stdio_client
 
+from scripts.service_stack import call, succeeded
+
 from .pdf_scale import ROOT, server
-from .sync import call, sync
+from .sync import sync
 
 SOURCE = Path("/usr/share/doc")
 KINDS = (".md", ".txt", ".html", ".htm", ".pdf", ".rst")
@@ -116,7 +118,7 @@ def on_disk(folder: Path) -> dict[str, int]:
 
 async def watched_change(client: Client, folder: Path) -> dict[str, Any]:
     """100 files changed at once under a watch: seconds until each one's new word is searchable."""
-    await call(client, "sync_folder", folder=str(folder), collection=COLLECTION, watch=True)
+    await succeeded(client, "sync_folder", folder=str(folder), collection=COLLECTION, watch=True)
     await anyio.sleep(5)  # the watcher's catch-up sync (nothing to do) is over
     words = [f"zqx{n:03}marker" for n in range(CHANGED)]
     started = time.perf_counter()

@@ -142,7 +142,7 @@ def test_unset_folders_are_the_user_s_data_folder_and_no_allowed_root_wherever_i
 
 
 def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
-    from ingestion_mcp.main import data_folder_problem
+    from ingestion_mcp.cli.server_command import data_folder_problem
 
     (tmp_path / "file").write_text("in the way")
     problem = data_folder_problem(McpSettings(data_dir=tmp_path / "file" / "data"))

@@ -323,7 +323,7 @@ class StaleMarks:
     """Which documents are stale, by key, from every folder record (one read per answer)."""
 
     def __init__(self, records: list[FolderRecord]) -> None:
-        from .sync import folder_prefix  # (sync imports this module)
+        from .folder_sync import folder_prefix  # (folder_sync imports this module)
 
         self.exact: dict[tuple[str, str], str] = {}
         self.folders: list[tuple[str, str, str]] = []  # (collection, key prefix, mark)
