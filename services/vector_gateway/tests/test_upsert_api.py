@@ -118,6 +118,8 @@ async def test_upsert_creates_the_collection(
         "chunk_count": 1,
         # The embedder's identity: the model, marked "+int8" where the CPU embeds int8 (int8.py).
         "embedding_model": embedder.model_name,
+        # The vectors' precision, said on its own (issue 50): int8 exactly where the identity is marked "+int8".
+        "precision": "int8" if embedder.model_name.endswith("+int8") else "fp32",
         "dimension": 384,
         # The index it lives in, as get_collections and the console show it beside the counts.
         "engine": {"milvus": "milvus-lite", "lance": "lance"}[request.node.callspec.params["gateway_app"]],
