@@ -152,6 +152,11 @@ class Upkeep:
     def _lagging(self, name: str) -> bool:
         """Whether the table's BM25 index holds some rows but fewer than 1 / BM25_LAG of them (an index that holds
         none scores every row with the table's statistics: nothing to mend)."""
+        if name in self._optimizing or not self._commits.get(name):  # nothing written since its last upkeep
+            return False
+        return self._behind(name)
+
+    def _behind(self, name: str) -> bool:
         table = self.table(name)
         if FTS_COLUMN not in table.schema.names:
             return False
@@ -167,7 +172,7 @@ class Upkeep:
         began = time.monotonic()
         try:
             with self._running_lock(name):
-                if self._lagging(name):  # not mended meanwhile by the upkeep it waited for
+                if self._behind(name):  # not mended meanwhile by the upkeep it waited for
                     self.optimize(name)
         finally:
             self._took[name], self._ended[name] = time.monotonic() - began, time.monotonic()
