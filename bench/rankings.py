@@ -71,10 +71,16 @@ def dump(dataset: str, queries: dict[str, str] | None = None, out: Path | None =
     from vector_gateway.embedder import create_embedder
     from vector_gateway.settings import GatewaySettings
 
+    from .pipeline import environment
+
     work = asyncio.run(build(dataset))
     data = load(DATASETS[dataset])
     store = open_index(work)
-    lists = ranked_lists(store, create_embedder(GatewaySettings()), collection_name(dataset), queries or data.queries)
+    # The queries at the index's precision (bench.pipeline pins fp32): the default (int8 on a CPU that runs it well)
+    # would put int8 query vectors against fp32 passages and move every cosine a little.
+    with environment(VECTOR_GATEWAY_EMBEDDING_PRECISION="fp32"):
+        embedder = create_embedder(GatewaySettings())
+    lists = ranked_lists(store, embedder, collection_name(dataset), queries or data.queries)
     path = out or TMP / f"lists-{dataset}.json"
     path.write_text(json.dumps(lists))
     return path

@@ -20,12 +20,12 @@ from ingestion_contracts.gateway import (
 from .errors import document_not_found, invalid
 from .filters import in_collection
 from .fusion import Fused
+from .hits import hit_from_entity
 from .index import DocumentIndex
 from .orders import OrderSource
 from .outline import document_structure
 from .passages import ChunkSpan, rebuild_text
 from .records import CHUNK_OUTPUT_FIELDS, REGISTRY
-from .search import hit_from_entity
 from .upsert import derive_doc_id, registry_key, split_metadata
 from .versions import LeasePolicy, content_order, content_status, dead_versions, delete_versions
 from .where import And, Cmp, Eq, Where

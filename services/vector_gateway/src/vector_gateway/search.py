@@ -19,7 +19,6 @@ mode) did not rank it among the candidates.
 from __future__ import annotations
 
 import contextvars
-import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -28,22 +27,18 @@ from typing import Any, TypeVar, cast
 from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
-from .boxes import stored_boxes, stored_sizes, stored_units
 from .calibration import keyword_scale
-from .citations import cited_page, stored_page_starts
 from .fusion import Fused, Fusion
-from .heading_levels import stored_heading_levels
+from .grouping import GROUP_DEPTH, document, grouped
+from .hits import SCORE_DIGITS, hit_from_entity
 from .index import MAX_TOPK, DocumentIndex
 from .records import REGISTRY
-from .upsert import registry_key, split_metadata
+from .upsert import registry_key
 from .where import And, In, Where
 
 GROWTH = 4  # how much wider a re-query looks when stale versions crowded the first answer
 CANDIDATE_FIELDS = ["doc_id", "version"]  # all that fusion and the liveness check read
 PHRASE_DEPTH = 50  # BM25 candidates read for an exact phrase (the text of each: a few ms)
-# A search grouped by document ranks this many candidates per document asked for (top_k 10: 100 per list, what the
-# benchmarks fold into documents, so the tool's grouped figure is theirs: docs/search-scores.md).
-GROUP_DEPTH = 10
 PHRASE_FIELDS = [*CANDIDATE_FIELDS, "text", "title", "heading_path"]
 
 
@@ -52,9 +47,6 @@ class ScoredHit:
     fused: Fused
     collection: str
     entity: dict[str, Any]
-
-
-SCORE_DIGITS = 6  # a hit's score and its parts are rounded to this many decimals
 
 
 @dataclass(frozen=True)
@@ -75,43 +67,6 @@ def relevant(fused: Fused) -> bool:
     return any(round(part, SCORE_DIGITS) > 0 for part in (fused.dense, fused.keyword, fused.phrase))
 
 
-def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query: str = "") -> SearchHit:
-    """A row as a hit; ``query`` (none for a chunk listing) picks the page it cites (citations.py)."""
-    metadata, ingest = split_metadata(entity.get("metadata"), entity["source"])  # identity kept apart (upsert.py)
-    starts = stored_page_starts(entity.get("metadata"))
-    return SearchHit(
-        chunk_id=entity["chunk_id"],
-        doc_id=entity["doc_id"],
-        collection=collection,
-        source=entity["source"],
-        key=ingest["key"],
-        title=entity["title"],
-        file_type=entity["file_type"],
-        page=entity["page"] or None,
-        page_end=entity["page_end"] or None,
-        cited_page=cited_page(entity["text"], starts, query, entity["page"] or None),
-        heading_path=list(entity.get("heading_path") or []),
-        heading_levels=stored_heading_levels(entity.get("metadata"), entity.get("heading_path") or []),
-        chunk_index=entity["chunk_index"],
-        text=entity["text"],
-        start=entity["start"],
-        end=entity["end"],
-        token_count=entity["token_count"],
-        score=round(min(max(fused.score, 0.0), 1.0), SCORE_DIGITS),
-        dense_score=round(fused.dense, SCORE_DIGITS),
-        keyword_score=round(fused.keyword, SCORE_DIGITS),
-        phrase_score=round(fused.phrase, SCORE_DIGITS),
-        dense_rank=fused.dense_rank,
-        keyword_rank=fused.keyword_rank,
-        tags=list(entity.get("tags") or []),
-        metadata=metadata,
-        last_modified=entity["last_modified"],
-        boxes=stored_boxes(entity.get("metadata")),
-        units=stored_units(entity.get("metadata")),
-        page_sizes=stored_sizes(entity.get("metadata")),
-    )
-
-
 def live_versions(store: DocumentIndex, collection: str, doc_ids: set[str]) -> dict[str, str]:
     # Only what liveness needs: every search pays for this lookup.
     rows = store.registry_get([registry_key(collection, d) for d in sorted(doc_ids)], ["key", "doc_id", "version"])
@@ -126,22 +81,6 @@ _PARALLEL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="search")  # a 
 def _in_parallel(function: Callable[..., T], *args: Any) -> Future[T]:
     """``function(*args)`` on the search pool, in this call's context (its request id reaches the logs)."""
     return _PARALLEL.submit(contextvars.copy_context().run, function, *args)
-
-
-class ChunkCounts:
-    """Each collection's chunk count, read at most every ``ttl_s`` seconds (a count costs ~8 ms on Milvus Lite at
-    14k chunks, and a keyword ranking needs it: calibration.keyword_scale); a write since moves it a little."""
-
-    def __init__(self, store: DocumentIndex, ttl_s: float = 10.0) -> None:
-        self.store, self.ttl_s = store, ttl_s
-        self._seen: dict[str, tuple[float, int]] = {}
-
-    def __call__(self, name: str) -> int:
-        now = time.monotonic()
-        seen = self._seen.get(name)
-        if seen is None or now - seen[0] > self.ttl_s:
-            seen = self._seen[name] = (now, self.store.count(name))
-        return seen[1]
 
 
 def _candidates(
@@ -358,10 +297,10 @@ def search(
     fusion = fusion.for_query(query.text)
     while True:
         ranked, complete, partial = _ranked(store, names, query, fusion, limit, counts)
-        more: dict[tuple[str, str], int] = {}
+        more: dict[Hashable, int] = {}
         wanted = query.top_k
         if query.group_by_document:
-            ranked, more = _grouped(ranked, query.top_k, query.per_document)
+            ranked, more = grouped(ranked, query.top_k, query.per_document, _document)
             wanted = len(ranked)
         kept = _live_top(store, ranked, wanted, fetch=query.mode == "hybrid" or partial)
         found = len({_document(h) for h in kept}) if query.group_by_document else len(kept)
@@ -374,20 +313,7 @@ def search(
 
 
 def _document(hit: ScoredHit) -> tuple[str, str]:
-    return hit.collection, hit.entity["doc_id"]
-
-
-def _grouped(
-    ranked: list[ScoredHit], documents: int, per_document: int
-) -> tuple[list[ScoredHit], dict[tuple[str, str], int]]:
-    """The first ``documents`` documents of a passage ranking (by their best passage), each with its best
-    ``per_document`` passages in a row, and how many more of each one's passages the ranking holds."""
-    groups: dict[tuple[str, str], list[ScoredHit]] = {}
-    for hit in ranked:
-        groups.setdefault(_document(hit), []).append(hit)
-    chosen = list(groups)[:documents]
-    shown = [hit for key in chosen for hit in groups[key][:per_document]]
-    return shown, {key: max(0, len(groups[key]) - per_document) for key in chosen}
+    return document(hit.collection, hit.entity)
 
 
 def chunk_total(store: DocumentIndex, collections: list[str]) -> int:

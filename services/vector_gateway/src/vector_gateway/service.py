@@ -37,6 +37,7 @@ from ingestion_contracts.gateway import (
 )
 
 from . import errors, recovery
+from .chunk_counts import ChunkCounts
 from .documents import DocumentOrder, DocumentReader
 from .embedder import Embedder, EmbedderHolder
 from .engines import engine_label
@@ -52,7 +53,7 @@ from .page_images import Box, ImageFormat
 from .pages import PageViews, ShownPage
 from .passages import passage_text
 from .records import REGISTRY
-from .search import ChunkCounts, Query, chunk_total, search
+from .search import Query, chunk_total, search
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 from .versions import DELETE_GROUP, CommitDeadline, LeasePolicy
 from .where import And, Eq, Or, Where
@@ -212,6 +213,7 @@ class GatewayService:
                 self.store, embedder, self.observe, self.leases, orders=self.orders, deadline=deadline
             )
             timings = writer.write(collection, docs)
+            self.chunk_counts.forget(collection)  # the small-library BM25 scale counts the library as it is now
             self.growth.check(collection, lambda: self.store.count(collection))
             for doc in docs:  # a replaced document's old original goes when nothing else names it
                 old = doc.existing["content_hash"] if doc.wrote and doc.existing else None
@@ -288,6 +290,7 @@ class GatewayService:
         def delete() -> DeleteDocumentResponse:
             content_hash = self.documents.registry_row(collection, doc_id)["content_hash"]
             deleted = self.documents.delete(collection, doc_id)
+            self.chunk_counts.forget(collection)
             self.pages.release(collection, content_hash)
             return deleted
 
