@@ -81,8 +81,9 @@ echo "venv_mb $(du -sm /venv | cut -f1)"
 dpkg -i /smoke/debs/*.deb >/dev/null
 useradd --create-home laptop
 j=/smoke/journey
+home=$(getent passwd laptop | cut -d: -f6)
 journey() {
-    runuser -u laptop -- /venv/bin/python $j/offline_journey.py --work /home/laptop/journey --require-isolation \
+    runuser -u laptop -- /venv/bin/python $j/offline_journey.py --work "$home/journey" --require-isolation \
         --docs $j/dtc-paper.pdf $j/sample.docx $j/users-and-groups.html "$@" --queries \
         "flattened device tree blob compiler" "varroa treatment oxalic acid" "system users and groups uid"
 }
