@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,12 @@ async def test_remove_file_in_bobs_index_leaves_one_record_and_answers_alike(
 ) -> None:
     notes = docs_dir / "refusal-workshop.md"
     notes.write_text(f"# Workshop\n\n{LOG}\n")
-    async with tenants(["ingestion"]) as (base, tokens):
-        async with session(f"{base}/mcp", tokens.token("bob", scope="team-b")) as bob:
-            made = await call(bob, "ingest_document", file_path=str(notes), collection=BOBS)
-            assert made["status"] == "indexed", made
+    async with (
+        tenants(["ingestion"]) as (base, tokens),
+        session(f"{base}/mcp", tokens.token("bob", scope="team-b")) as bob,
+    ):
+        made = await call(bob, "ingest_document", file_path=str(notes), collection=BOBS)
+        assert made["status"] == "indexed", made
     gone = str(docs_dir / "refusal-never-indexed.md")
     seen: dict[str, dict[str, tuple[str, list[dict[str, Any]]]]] = {}
     for index in (BOBS, BOBS_MISSING):  # the docs_server profile serves one collection: Bob's, or one not there
@@ -103,15 +106,17 @@ async def test_remove_file_in_bobs_index_leaves_one_record_and_answers_alike(
             session(f"{base}/mcp", tokens.token("alice", scope="team-a")) as alice,
         ):
             seen[index] = {
-                path: await on_record(audit_log, lambda path=path: call(alice, "remove_file", filePath=path))
+                path: await on_record(audit_log, partial(call, alice, "remove_file", filePath=path))
                 for path in (str(notes), gone)
             }
             same_but_name(seen[index])  # his file and a file never indexed
     same_but_name({index: seen[index][str(notes)] for index in seen})  # his index and one not there
-    async with tenants(["docs_server"], docs_collection=BOBS) as (base, tokens):
-        async with session(f"{base}/mcp", tokens.token("bob", scope="team-b")) as bob:
-            found = await call(bob, "get_file_details", filePath=str(notes))
-            assert "lathe bearings" in json.dumps(found), found  # still there
+    async with (
+        tenants(["docs_server"], docs_collection=BOBS) as (base, tokens),
+        session(f"{base}/mcp", tokens.token("bob", scope="team-b")) as bob,
+    ):
+        found = await call(bob, "get_file_details", filePath=str(notes))
+        assert "lathe bearings" in json.dumps(found), found  # still there
 
 
 async def test_vector_store_calls_on_bobs_store_leave_one_record_and_answer_alike(
@@ -128,7 +133,9 @@ async def test_vector_store_calls_on_bobs_store_leave_one_record_and_answer_alik
                 "vector_count": lambda n: call(alice, "vector_count", store_name=n),
             }
             for way, ask in ways.items():
-                seen = {name: await on_record(audit_log, lambda name=name: ask(name)) for name in (BOBS, BOBS_MISSING)}
+                seen = {}
+                for name in (BOBS, BOBS_MISSING):
+                    seen[name] = await on_record(audit_log, partial(ask, name))
                 same_but_name(seen)
                 right = "write" if way == "vector_delete" else "read"
                 assert seen[BOBS][1][0]["rule"] == f"needs the '{right}' right", (way, seen)
