@@ -26,7 +26,7 @@ publish:  ## maintainers: upload what `make dist` built to PyPI (TWINE_USERNAME=
 	done
 	mcp-publisher publish dist/server.json
 
-check-dist: dist  ## a clean Debian bookworm container (podman), no checkout, no torch: install dist/ + PyPI, ingest a PDF, search, over stdio and HTTP
+check-dist: dist  ## a clean Debian bookworm container (podman), no checkout, no torch: install dist/ + PyPI, ingest a PDF, search, over stdio and HTTP; the offline journey as a user without root under strace (JOURNEY=0: not)
 	scripts/check_dist.sh
 
 test: install  ## the whole test suite (what CI runs)

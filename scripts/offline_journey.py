@@ -1,17 +1,24 @@
 """The laptop journey with no network and a fresh HOME: does anything leave the machine or land outside the data folder?
 
     python scripts/offline_journey.py --work DIR --docs PDF DOCX HTML [--queries Q Q Q] [--server 'CMD ARGS']
-        [--require-isolation]
+        [--transport stdio|streamable-http] [--keep-data] [--require-isolation]
 
 Starts `ingestion-mcp` (stdio, as an agent app launches it) in a network namespace of its own, which has no
 interface up and no route (`unshare -n`; `unshare -rn` where this user may not make one), under strace (every
 process it starts followed), with HOME, the temp folder (TMPDIR) and the working folder fresh and empty. Then, through
 a real MCP client: ingest the PDF, the DOCX and the HTML page, search each, show the PDF's page as a picture, list the
 collections; and stop (the client closes stdin, as apps do; or `--stop sigterm`: SIGTERM, which a client sends when
-the server is not gone 2 s after that, and a service manager at once). It reports, as one JSON line:
+the server is not gone 2 s after that, and a service manager at once).
 
-- ``connections``: every connect/sendto/sendmsg to an internet address (AF_INET, AF_INET6) any process tried, and
-  every Unix socket outside the data folder (a name service lookup goes through nscd's socket first);
+With `--transport streamable-http` the driver itself enters the namespace (it runs itself again under unshare) and
+brings its loopback interface up, the only one there is; the server listens on a loopback port and the MCP client
+speaks HTTP to it; it is stopped by SIGTERM (what a service manager sends; uvicorn then stops gracefully). With
+`--keep-data` the data folder of an earlier run in the same --work stays (a second start): documents it holds answer
+"skipped", unchanged, but those named by `--force`, ingested again with force=true. It reports, as one JSON line:
+
+- ``connections``: every connect/sendto/sendmsg to an internet address (AF_INET, AF_INET6) any process tried (over
+  HTTP, but the server's own loopback address and port), and every Unix socket outside the data folder (a name
+  service lookup goes through nscd's socket first);
 - ``stray_writes``: every file or folder a process created, wrote or renamed outside the data folder and the temp
   folder (compiled ``__pycache__`` files of the installed packages aside: Python's own);
 - ``left_behind``: what is still in HOME, the temp folder or the working folder once the server has stopped;
@@ -26,12 +33,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
 import re
 import shlex
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -50,6 +60,8 @@ TRACED = (
 # Where a process may write besides the data folder and the temp folder: devices, its own /proc entries.
 ALLOWED_ELSEWHERE = ("/dev/", "/proc/")
 CALL = re.compile(r"^(?P<pid>\d+)\s+(?P<name>\w+)\((?P<args>.*)")
+LOOPBACK = "127.0.0.1"
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1  # <linux/sockios.h>, <net/if.h>
 
 
 def fail(message: str) -> None:
@@ -63,6 +75,21 @@ def isolation() -> list[str]:
         if shutil.which("unshare") and subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
             return [*prefix, "--"]
     return []
+
+
+def loopback_up() -> None:
+    """Bring up `lo` in this network namespace (a new one has it down: even 127.0.0.1 is unreachable); the ioctl
+    `ip link set lo up` makes, so that nothing beyond Python is needed."""
+    with socket.socket() as sock:
+        request = struct.pack("16sh14x", b"lo", 0)
+        flags = struct.unpack("16sh14x", fcntl.ioctl(sock.fileno(), SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock.fileno(), SIOCSIFFLAGS, struct.pack("16sh14x", b"lo", flags | IFF_UP))
+
+
+def loopback_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
 
 
 def tracer(trace: Path) -> list[str]:
@@ -96,13 +123,15 @@ def written_paths(name: str, args: str) -> list[str]:
     return paths[:1]  # creat, mkdir, mkdirat
 
 
-def reached(name: str, args: str, inside: tuple[str, ...]) -> str | None:
-    """The address a connect/sendto/sendmsg aims at, when it is off this machine's own folders."""
+def reached(name: str, args: str, inside: tuple[str, ...], itself: str = "") -> str | None:
+    """The address a connect/sendto/sendmsg aims at, when it is off this machine's own folders (and is not
+    ``itself``, the server's own listening address as strace writes it: see listening_at)."""
     family = re.search(r"sa_family=(AF_\w+)", args)
     if family is None:  # a connected socket's send (no address): its connect was recorded
         return None
     if family.group(1) in ("AF_INET", "AF_INET6"):
-        return f"{name} {args.split('}')[0]}}}"
+        address = args.split("}")[0] + "}"
+        return None if itself and address.endswith(itself) else f"{name} {address}"
     if family.group(1) == "AF_UNIX":
         path = next(iter(quoted(args)), "")
         if path and not within(path, inside) and not path.startswith("@"):
@@ -110,7 +139,12 @@ def reached(name: str, args: str, inside: tuple[str, ...]) -> str | None:
     return None
 
 
-def read_trace(trace: Path, inside: tuple[str, ...], cwd: Path) -> tuple[list[str], list[str]]:
+def listening_at(port: int) -> str:
+    """How strace writes the server's own loopback address (the end of a connect's sockaddr)."""
+    return f'sin_port=htons({port}), sin_addr=inet_addr("{LOOPBACK}")}}'
+
+
+def read_trace(trace: Path, inside: tuple[str, ...], cwd: Path, itself: str = "") -> tuple[list[str], list[str]]:
     """(connections, stray writes) in a strace log; an interrupted call's arguments are on its first line."""
     connections, strays = [], []
     for line in trace.read_text(errors="replace").splitlines():
@@ -119,7 +153,7 @@ def read_trace(trace: Path, inside: tuple[str, ...], cwd: Path) -> tuple[list[st
             continue
         name, args = match.group("name"), match.group("args")
         if name in ("connect", "sendto", "sendmsg"):
-            if (address := reached(name, args, inside)) is not None:
+            if (address := reached(name, args, inside, itself)) is not None:
                 connections.append(address)
             continue
         for path in written_paths(name, args):
@@ -145,12 +179,21 @@ async def wait_ready(log: Path, began: float, timeout_s: float) -> float:
     return 0.0
 
 
-async def journey(client: Client, docs: list[Path], queries: list[str]) -> dict[str, Any]:
-    """Ingest each document, find it by words of its own, show the PDF's hit as a page picture, list collections."""
+async def journey(
+    client: Client, docs: list[Path], queries: list[str], *, kept: bool = False, forced: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Ingest each document, find it by words of its own, show the PDF's hit as a page picture, list collections.
+
+    ``kept``: the data folder is an earlier run's, where a document already there answers "skipped"; the ``forced``
+    ones (file names) are ingested with force=true, converted and embedded again."""
     pages: dict[str, Any] = {}
+    statuses: dict[str, str] = {}
     for doc, query in zip(docs, queries, strict=True):
-        made = payload(await client.call_tool("ingest_document", {"file_path": str(doc), "collection": "laptop"}))
-        if made.get("status") != "indexed" or not made.get("chunks_created"):
+        ask = {"file_path": str(doc), "collection": "laptop"} | ({"force": True} if doc.name in forced else {})
+        made = payload(await client.call_tool("ingest_document", ask))
+        statuses[doc.name] = status = str(made.get("status"))
+        written = status in ("indexed", "replaced") and made.get("chunks_created")
+        if not (written or (kept and status == "skipped" and doc.name not in forced)):
             fail(f"ingest_document {doc.name} answered {made}")
         hits = payload(await client.call_tool("search", {"query": query, "collection": "laptop", "top_k": 5}))
         ours = [hit for hit in hits.get("results") or [] if Path(str(hit.get("source"))).name == doc.name]
@@ -166,7 +209,8 @@ async def journey(client: Client, docs: list[Path], queries: list[str]) -> dict[
                 fail(f"get_document_pages image='page' gave no picture: {shown.content}")
     listing = payload(await client.call_tool("get_collections", {}))
     laptop = next(item for item in listing["collections"] if item["name"] == "laptop")
-    return {"pages": pages, "documents": laptop.get("document_count"), "precision": laptop.get("precision")}
+    return {"ingested": statuses, "pages": pages, "documents": laptop.get("document_count"),
+            "precision": laptop.get("precision")}  # fmt: skip
 
 
 async def terminate(pid: int, timeout_s: float = 30) -> None:
@@ -184,11 +228,12 @@ async def terminate(pid: int, timeout_s: float = 30) -> None:
     fail(f"the server (pid {pid}) did not stop within {timeout_s:.0f} s of SIGTERM")
 
 
-def folders(work: Path) -> dict[str, Path]:
+def folders(work: Path, *, keep_data: bool = False) -> dict[str, Path]:
     made = {name: work / name for name in ("home", "tmp", "cwd", "data", "docs")}
-    for folder in made.values():
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+    for name, folder in made.items():
+        if not (keep_data and name in ("data", "docs")):
+            shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
     return made
 
 
@@ -200,29 +245,70 @@ def server_env(where: dict[str, Path]) -> dict[str, str]:
     }  # fmt: skip
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    where = folders(args.work.resolve())
-    docs = [Path(shutil.copy(doc, where["docs"] / doc.name)) for doc in args.docs]
-    netns, trace = isolation(), where["tmp"].parent / "strace.log"
-    strace = tracer(trace)
-    if args.require_isolation and not (netns and strace):
-        fail(f"no {'network namespace (unshare -n)' if not netns else 'strace'} here, and --require-isolation")
-    command = [*netns, *strace, *args.server]
-    log = where["tmp"].parent / "server.stderr"
+async def over_stdio(args: argparse.Namespace, where: dict[str, Path], command: list[str]) -> tuple[float, Any]:
+    """The journey as an agent app makes it: the server on the client's pipes; (seconds to ready, answers)."""
     params = StdioServerParameters(command=command[0], args=command[1:], env=server_env(where), cwd=str(where["cwd"]))
-    began = time.monotonic()
+    log, began = where["tmp"].parent / "server.stderr", time.monotonic()
     with log.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             ready_s = await wait_ready(log, began, args.timeout)
-            answers = await journey(client, docs, args.queries or [doc.stem for doc in docs])
+            answers = await journey(client, args.copies, args.queries, kept=args.keep_data, forced=args.force)
             if args.stop == "sigterm":  # as a client does 2 s after closing stdin, or a service manager at once
                 await terminate(int((where["data"] / "host.lock").read_text()))
+    return ready_s, answers
+
+
+async def over_http(args: argparse.Namespace, where: dict[str, Path], command: list[str]) -> tuple[float, Any]:
+    """The journey over streamable HTTP on a loopback port, stopped by SIGTERM; (seconds to ready, answers)."""
+    command = [*command, "--transport", "streamable-http", "--host", LOOPBACK, "--port", str(args.port)]
+    log, began = where["tmp"].parent / "server.stderr", time.monotonic()
+    with log.open("w") as errlog:
+        server = subprocess.Popen(command, env=server_env(where), cwd=where["cwd"], stdin=subprocess.DEVNULL,
+                                  stdout=errlog, stderr=errlog, start_new_session=True)  # fmt: skip
+        try:
+            ready_s = await wait_ready(log, began, args.timeout)
+            async with Client(f"http://{LOOPBACK}:{args.port}/mcp") as client:
+                answers = await journey(client, args.copies, args.queries, kept=args.keep_data, forced=args.force)
+            await terminate(int((where["data"] / "host.lock").read_text()))
+            answers["server_exit"] = server.wait(timeout=30)  # strace's: the server's own, or -signal
+        finally:
+            if server.poll() is None:  # a failed step: nothing of this run may outlive it
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+    return ready_s, answers
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    where = folders(args.work.resolve(), keep_data=args.keep_data)
+    args.copies = [Path(shutil.copy(doc, where["docs"] / doc.name)) for doc in args.docs]
+    args.queries = args.queries or [doc.stem for doc in args.docs]
+    over_http_ = args.transport == "streamable-http"
+    netns = [] if over_http_ else isolation()  # over HTTP, the driver is in the namespace already (main)
+    trace = where["tmp"].parent / "strace.log"
+    strace = tracer(trace)
+    isolated = args.in_namespace if over_http_ else bool(netns)
+    if args.require_isolation and not (isolated and strace):
+        fail(f"no {'network namespace (unshare -n)' if not isolated else 'strace'} here, and --require-isolation")
+    if over_http_:
+        if isolated:
+            loopback_up()
+        args.port = loopback_port()
+    began = time.monotonic()
+    ready_s, answers = await (over_http if over_http_ else over_stdio)(args, where, [*netns, *strace, *args.server])
     inside = (str(where["data"]), str(where["tmp"]), str(where["docs"]))
-    connections, strays = read_trace(trace, inside, where["cwd"]) if strace else ([], [])
+    itself = listening_at(args.port) if over_http_ else ""
+    connections, strays = read_trace(trace, inside, where["cwd"], itself) if strace else ([], [])
     left = sorted(str(p) for name in ("home", "tmp", "cwd") for p in where[name].rglob("*"))
-    return {"network_namespace": bool(netns), "strace": bool(strace), "ready_s": round(ready_s, 1),
-            "journey_s": round(time.monotonic() - began, 1), **answers, "connections": connections,
-            "stray_writes": strays, "left_behind": left}  # fmt: skip
+    return {"transport": args.transport, "network_namespace": isolated, "strace": bool(strace),
+            "ready_s": round(ready_s, 1), "journey_s": round(time.monotonic() - began, 1), **answers,
+            "connections": connections, "stray_writes": strays, "left_behind": left}  # fmt: skip
+
+
+def in_namespace(args: argparse.Namespace) -> None:
+    """Over HTTP the client must reach the server: the driver runs itself again in the namespace (no return)."""
+    netns = isolation()
+    if netns:
+        os.execvp(netns[0], [*netns, sys.executable, str(Path(__file__).resolve()), *sys.argv[1:], "--in-namespace"])
 
 
 def main() -> None:
@@ -236,10 +322,18 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the ready line")
     parser.add_argument("--require-isolation", action="store_true", help="fail where unshare -n or strace is missing")
     parser.add_argument("--stop", choices=["stdin", "sigterm"], default="stdin",
-                        help="how the server is stopped: stdin closed (what clients do first), or SIGTERM")  # fmt: skip
+                        help="how a stdio server is stopped: stdin closed (what clients do first), or SIGTERM (an "
+                        "HTTP server always gets SIGTERM)")  # fmt: skip
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--keep-data", action="store_true", help="keep the data folder of an earlier run in --work")
+    parser.add_argument("--force", nargs="+", default=(), metavar="NAME",
+                        help="names of --docs to ingest with force=true (converted again, kept folder)")  # fmt: skip
+    parser.add_argument("--in-namespace", action="store_true", help=argparse.SUPPRESS)  # set by in_namespace
     args = parser.parse_args()
     if args.queries and len(args.queries) != len(args.docs):
         parser.error("give one query per document")
+    if args.transport == "streamable-http" and not args.in_namespace:
+        in_namespace(args)
     report = asyncio.run(run(args))
     print(json.dumps(report))
     if report["connections"] or report["stray_writes"] or report["left_behind"]:

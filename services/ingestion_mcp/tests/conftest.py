@@ -1,10 +1,15 @@
 """One embedded backend (the three real services in-process, Milvus Lite in a temp dir, the real model)
-shared by the tool tests of this package; each test gets a fresh MCP client session."""
+shared by the tool tests of this package; each test gets a fresh MCP client session. Two tenants with real signed
+tokens (`tenants`) and the audit log's JSON lines (`audit_log`) for the tests of rights and refusals."""
 
 from __future__ import annotations
 
+import io
+import json
+import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +19,11 @@ from ingestion_mcp.server import build_server
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from mcp import Client
+from servicekit.logging import JsonFormatter
 
-from scripts.service_stack import call
+from scripts.serve_app import serving
+from scripts.service_stack import call, free_port
+from scripts.token_kit import Issuer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -91,3 +99,60 @@ def count_writes(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[str]]:
         return writes
 
     return patch
+
+
+TENANT_ISSUER = "https://issuer.example"
+# Alice (scope team-a) may write scope-a-*, Bob (team-b) scope-b-*; neither may read the other's.
+TENANT_POLICY = """
+[[rules]]
+scope = "team-a"
+right = "write"
+collections = ["scope-a-*"]
+
+[[rules]]
+scope = "team-b"
+right = "write"
+collections = ["scope-b-*"]
+"""
+Tenants = Callable[..., AbstractAsyncContextManager[tuple[str, Issuer]]]
+
+
+@pytest.fixture
+def tenants(app_state: AppState, mcp_settings: McpSettings, tmp_path: Path) -> Tenants:
+    """`async with tenants(["ingestion"], **settings) as (base, tokens):` the server's real HTTP app under uvicorn on
+    the shared backend, verifying RS256 tokens of ``tokens`` (scripts/token_kit.py) with TENANT_POLICY."""
+
+    @asynccontextmanager
+    async def serve(profiles: list[str], **more: Any) -> AsyncIterator[tuple[str, Issuer]]:
+        port = free_port()
+        tokens = Issuer(TENANT_ISSUER, f"http://127.0.0.1:{port}/mcp")
+        jwks = tokens.keys.write_jwks(tmp_path / "jwks.json")
+        policy = tmp_path / "policy.toml"
+        policy.write_text(TENANT_POLICY)
+        settings = mcp_settings.model_copy(update={
+            "oauth_issuer": TENANT_ISSUER, "oauth_jwks_file": jwks, "oauth_audience": tokens.audience,
+            "access_policy": policy, "port": port, "transport": "streamable-http", "profiles": profiles, **more,
+        })  # fmt: skip
+        state = AppState.create(settings, app_state.backend)
+        try:
+            async with serving(state, port, start_timeout_s=30) as base:
+                yield base, tokens
+        finally:
+            await state.jobs.aclose()
+
+    return serve
+
+
+@pytest.fixture
+def audit_log() -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """The JSON lines the audit logger writes, formatted as the app's log lines are (servicekit's formatter)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("ingestion_mcp.audit")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    logger.removeHandler(handler)
+    logger.setLevel(level)

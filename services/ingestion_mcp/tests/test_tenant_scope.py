@@ -12,12 +12,9 @@ them; mcpvectordb's delete_document of a doc_id she may not see, or of none, lea
 
 from __future__ import annotations
 
-import io
 import json
-import logging
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +23,10 @@ import pytest
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 from prometheus_client.parser import text_string_to_metric_families
-from servicekit.logging import JsonFormatter
 
-from scripts.serve_app import serving
-from scripts.service_stack import call, free_port, session
+from scripts.service_stack import call, session
 from scripts.token_kit import Issuer
 
-ISSUER = "https://issuer.example"
-POLICY = """
-[[rules]]
-scope = "team-a"
-right = "write"
-collections = ["scope-a-*"]
-
-[[rules]]
-scope = "team-b"
-right = "write"
-collections = ["scope-b-*"]
-"""
 MISSING = "scope-a-nope"  # Alice may read it; it does not exist
 HIDDEN = "scope-b-docs"  # Bob's, exists; Alice may not read it
 HIDDEN_MISSING = "scope-b-nope"  # Alice may not read it; it does not exist
@@ -53,48 +36,12 @@ TEXT = {
 }
 
 
-@asynccontextmanager
-async def server(
-    app_state: AppState, mcp_settings: McpSettings, tmp_path: Path, profiles: list[str]
-) -> AsyncIterator[tuple[str, Issuer]]:
-    port = free_port()
-    tokens = Issuer(ISSUER, f"http://127.0.0.1:{port}/mcp")
-    jwks = tokens.keys.write_jwks(tmp_path / "jwks.json")
-    policy = tmp_path / "policy.toml"
-    policy.write_text(POLICY)
-    settings = mcp_settings.model_copy(update={
-        "oauth_issuer": ISSUER, "oauth_jwks_file": jwks, "oauth_audience": tokens.audience,
-        "access_policy": policy, "port": port, "transport": "streamable-http", "profiles": profiles,
-    })  # fmt: skip
-    state = AppState.create(settings, app_state.backend)
-    try:
-        async with serving(state, port, start_timeout_s=30) as base:
-            yield base, tokens
-    finally:
-        await state.jobs.aclose()
-
-
 @pytest.fixture(autouse=True)
 async def leave_no_collections(app_state: AppState) -> AsyncIterator[None]:
     yield
     for collection in (await app_state.backend.list_collections()).collections:
         if collection.name.startswith("scope-"):
             await app_state.backend.delete_collection(collection.name)
-
-
-@pytest.fixture
-def audit_log() -> Iterator[Callable[[], list[dict[str, Any]]]]:
-    """The JSON lines the audit logger writes, formatted as the app's log lines are (servicekit's formatter)."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("ingestion_mcp.audit")
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
-    logger.removeHandler(handler)
-    logger.setLevel(level)
 
 
 def refused_reads(lines: list[dict[str, Any]], name: str) -> list[str]:
@@ -129,9 +76,9 @@ async def seed(base: str, tokens: Issuer) -> str:
 
 
 async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_missing(
-    app_state: AppState, mcp_settings: McpSettings, tmp_path: Path, audit_log: Callable[[], list[dict[str, Any]]]
+    tenants: Callable[..., Any], audit_log: Callable[[], list[dict[str, Any]]]
 ) -> None:
-    async with server(app_state, mcp_settings, tmp_path, ["ingestion", "vector_store"]) as (base, tokens):
+    async with tenants(["ingestion", "vector_store"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
         alice = tokens.token("alice", scope="team-a")
         async with session(f"{base}/mcp", alice) as client:
@@ -211,7 +158,7 @@ async def test_every_way_of_naming_a_collection_answers_an_unreadable_one_as_mis
 
     # mcpvectordb names a collection "library": as an argument and as filter.library.
     async with (
-        server(app_state, mcp_settings, tmp_path, ["mcpvectordb"]) as (base, tokens),
+        tenants(["mcpvectordb"]) as (base, tokens),
         session(f"{base}/mcp", tokens.token("alice", scope="team-a")) as client,
     ):
         ways = {
@@ -254,14 +201,13 @@ async def forbidden_count(base: str, token: str) -> float:
 
 
 async def test_every_refused_write_leaves_one_structured_audit_record_and_is_counted(
-    app_state: AppState,
     mcp_settings: McpSettings,
-    tmp_path: Path,
+    tenants: Callable[..., Any],
     docs_dir: Path,
     audit_log: Callable[[], list[dict[str, Any]]],
 ) -> None:
     (docs_dir / "scope-note.md").write_text("# Note\n\n" + TEXT["scope-a-docs"] * 3)
-    async with server(app_state, mcp_settings, tmp_path, ["ingestion"]) as (base, tokens):
+    async with tenants(["ingestion"]) as (base, tokens):
         bob_doc = await seed(base, tokens)
         alice = tokens.token("alice", scope="team-a")
         before = await forbidden_count(base, alice)

@@ -204,14 +204,14 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
         export = packaged_export(path)
         shipped = export is not None and int8.packaged_int8(export) is not None
         precision = _precision(settings, stored, onnx_on_cpu=True, shipped=shipped)
-        light = open_light(name, path, settings.embedding_cache_dir, batch_size=settings.embedding_batch_size,
+        light = open_light(name, path, settings.model_cache_dir, batch_size=settings.embedding_batch_size,
                            threads=settings.embedding_threads, precision=precision)  # fmt: skip
         if light is not None:
             return light
         if not torch_installed():
             # The torch-free image (services/vector_gateway/Dockerfile): its baked export is the only way to start.
             raise RuntimeError(
-                f"The torch-free start of {name} is not verified under {settings.embedding_cache_dir or 'the cache'} "
+                f"The torch-free start of {name} is not verified under {settings.model_cache_dir} "
                 "(the ONNX export or its light.json is missing or was made with other versions; the log line above "
                 "says which), and torch is not installed to make it again. Rebuild the image (it bakes both), point "
                 "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR at the baked folder, or install ingestion-mcp-gateway[torch]."
@@ -238,7 +238,7 @@ def onnx_embedder(
     from .onnx_embedder import OnnxEmbedder
     from .onnx_export import ensure_onnx
 
-    onnx_path = ensure_onnx(model, path, settings.embedding_cache_dir)
+    onnx_path = ensure_onnx(model, path, settings.model_cache_dir)
     embedder = OnnxEmbedder(name, model, onnx_path, batch_size=settings.embedding_batch_size,
                             threads=settings.embedding_threads)  # fmt: skip
     record_light_path(embedder, model, path, onnx_path)

@@ -87,8 +87,9 @@ class GatewaySettings(ServiceSettings):
     )
     embedding_cache_dir: Path | None = Field(
         default=None,
-        description="Where the ONNX export of the model is kept (made once, offline, from the model folder); "
-        "default $XDG_CACHE_HOME/vector-gateway/onnx.",
+        description="Where the model files the gateway derives are kept (a model's ONNX export, its int8 variant: made "
+        "once, offline, from the model folder); default models/ in the gateway's data folder, beside the index "
+        "(./data/models): nothing is written outside it (docs/privacy.md). The bundled model ships both made.",
     )
     # Hybrid search (fusion.py; measured in bench/TUNING.md): how the dense and BM25 rankings combine.
     fusion: FusionMethod = "calibrated"
@@ -248,6 +249,15 @@ class GatewaySettings(ServiceSettings):
             return Path(self.lance_uri).expanduser()
         lite = Path("./data/milvus.db" if self.uses_server else self.milvus_uri).expanduser()
         return lite.parent / "lance"
+
+    @property
+    def model_cache_dir(self) -> Path:
+        """Where derived model files go: VECTOR_GATEWAY_EMBEDDING_CACHE_DIR, else models/ in the data folder (the Lance
+        folder's parent: the Milvus Lite file's folder, ./data beside a Milvus server). It was the user's cache
+        (~/.cache/vector-gateway/onnx): a first start outside the data folder wrote a 90 MB export there."""
+        if self.embedding_cache_dir is not None:
+            return self.embedding_cache_dir.expanduser()
+        return self.lance_folder.expanduser().resolve().parent / "models"
 
     @property
     def hybrid_fusion(self) -> Fusion:

@@ -6,8 +6,9 @@ follows the call into every service, as fields of the JSON log line; a refused a
 whichever stage refuses it (the store, the pipeline, a job's submission), with the rule that refused it. A read
 of a collection the caller may not read answers as a missing one, and leaves one record (result ``forbidden``)
 that the caller never sees: probing other tenants' collections shows here. A write whose document is looked up
-first (by key, path or doc_id across collections) and not found is recorded as that write's failure.
-mcp_audit_events_total counts them.
+first (by key, path or doc_id across collections) and not found is recorded as that write's failure, and one refused
+by a read rule during that lookup as the write refused: one record per call either way. mcp_audit_events_total counts
+them.
 
 The records have their own sink (INGESTION_MCP_AUDIT_LOG: stderr, a file, or off), at INFO whatever the
 application's log level, so a plain start writes them.
@@ -19,6 +20,8 @@ import logging
 import sys
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from logging.handlers import WatchedFileHandler
 from typing import Any, TypeVar
 
@@ -66,15 +69,45 @@ def needs(right: Right) -> str:
     return f"needs the '{right}' right"
 
 
+@dataclass
+class Lookup:
+    """A write's lookup in progress (looked_up_for): the write's action and document, and whether it is recorded."""
+
+    action: str
+    key: str | None
+    recorded: bool = False
+
+
+_lookup: ContextVar[Lookup | None] = ContextVar("audit_lookup", default=None)
+
+
 @contextmanager
 def looked_up_for(action: str, collection: str | None, key: str | None) -> Iterator[None]:
     """The lookup a write makes before it reaches the store (its document by key, path or doc_id): a failure there
-    is the write's, recorded as one (the store's own refusals and failures are recorded where they happen)."""
+    is the write's, recorded as one (the store's own refusals and failures are recorded where they happen). A read
+    refused during the lookup is that one record (refused_read): the write refused by the rule that refused it."""
+    lookup = Lookup(action, key)
+    token = _lookup.set(lookup)
     try:
         yield
     except ToolFailure as exc:
-        record(action, collection, key, f"failed:{exc.code}")
+        if not lookup.recorded:
+            record(action, collection, key, f"failed:{exc.code}")
         raise
+    finally:
+        _lookup.reset(token)
+
+
+def refused_read(action: str, collection: str) -> None:
+    """A read of ``collection`` the caller may not make: one record naming the rule (the caller sees a missing
+    collection). Inside a write's lookup the record is the write's (its action and document), once: an operator
+    reads "alice delete_document ... forbidden", not a read and then a failure the caller was told of."""
+    lookup = _lookup.get()
+    if lookup is None:
+        record(action, collection, None, "forbidden", rule=needs("read"))
+    elif not lookup.recorded:
+        lookup.recorded = True
+        record(lookup.action, collection, lookup.key, "forbidden", rule=needs("read"))
 
 
 async def audited(action: str, collection: str, key: str | None, right: Right, work: Coroutine[Any, Any, T]) -> T:

@@ -30,7 +30,7 @@ from ingestion_contracts.vectors import VectorSearchResponse, VectorStoreInfo
 
 from ..backend import Backend
 from ..errors import CollectionNotFound, ToolFailure
-from .audit import audited, needs, record
+from .audit import audited, refused_read
 from .policy import Right, current_caller
 
 log = logging.getLogger("ingestion_mcp.access")
@@ -241,7 +241,7 @@ class GuardedBackend:
         """Whether the caller may read `collection`; a refusal leaves one audit record, the caller sees none."""
         if current_caller().can("read", collection):
             return True
-        record(action, collection, None, "forbidden", rule=needs("read"))
+        refused_read(action, collection)
         return False
 
     async def readable_names(self) -> list[str]:

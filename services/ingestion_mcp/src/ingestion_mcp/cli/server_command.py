@@ -26,14 +26,15 @@ from ..http.jsonrpc_errors import ParseGuard, run_stdio
 from ..server import ProfileClash, build_server
 from ..settings import McpSettings
 from ..state import AppState
-from ..stopping import HTTP_SIGNALS, STDIO_SIGNALS, exit_on_signals
+from ..stopping import HTTP_SIGNALS, STDIO_SIGNALS, SignalTrap, die_as_signalled, exit_on_signals
 
 log = logging.getLogger("ingestion_mcp")
 # Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
 STILL_STARTING_S = 60.0
 
 
-async def serve(settings: McpSettings) -> None:
+async def serve(settings: McpSettings) -> int | None:
+    """Serve until stopped; over HTTP, the signal that stopped it (main ends the process as that signal would)."""
     async with open_backend(settings) as backend:
         state = AppState.create(settings, backend)
         server = build_server(state)
@@ -47,8 +48,8 @@ async def serve(settings: McpSettings) -> None:
                     tasks.start_soon(exit_on_signals, *STDIO_SIGNALS)  # nothing left in the temp folder (stopping.py)
                     await run_stdio(server)  # the SDK's stdio, with malformed lines answered
                     tasks.cancel_scope.cancel()
-                return
-            await _serve_http(server, state)
+                return None
+            return await _serve_http(server, state)
         finally:
             with anyio.CancelScope(shield=True):
                 await state.jobs.aclose()
@@ -130,7 +131,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> FrontDoor:
     return guard
 
 
-async def _serve_http(server: Any, state: AppState) -> None:
+async def _serve_http(server: Any, state: AppState) -> int | None:
     import uvicorn
 
     settings, backend = state.settings, state.backend
@@ -148,8 +149,10 @@ async def _serve_http(server: Any, state: AppState) -> None:
         if settings.watch_enabled:
             tasks.start_soon(state.start_watching().run)
         tasks.start_soon(exit_on_signals, *HTTP_SIGNALS)
+        trap = SignalTrap()  # what uvicorn raises again once stopped: recorded; the shutdown goes on (stopping.py)
         await http.serve()
         tasks.cancel_scope.cancel()
+    return trap.received
 
 
 async def readiness(state: AppState) -> dict[str, str]:
@@ -233,7 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     if (problem := data_folder_problem(settings)) is not None:
         print(f"ingestion-mcp: {problem}", file=sys.stderr)
         raise SystemExit(2)
-    anyio.run(serve, settings)
+    stopped_by = anyio.run(serve, settings)
+    if stopped_by is not None:
+        die_as_signalled(stopped_by)
 
 
 def data_folder_problem(settings: McpSettings) -> str | None:
