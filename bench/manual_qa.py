@@ -9,7 +9,9 @@ gives it), its page, and the words or short quote the answer holds (bench/manual
 
 The real server (``ingestion_mcp.cli.server_command`` over stdio, embedded services, a fresh data folder) ingests
 the eight manuals into one collection with ``ingest_document``, as an agent's library holds them. Each question is
-asked with ``search`` (top_k 5, as an agent calls it: the relevance floor on) in hybrid, keyword and semantic mode:
+asked with ``search`` (top_k 5, as an agent calls it: the relevance floor on) in hybrid, keyword and semantic mode,
+then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs here) and hybrid with ``per_document: 1``
+(``hybrid_grouped``: five documents, each by its best passage):
 
 - ``rank1``, ``top5``: the answering section's passage is the first hit, or among the five: a hit of the question's
   document whose section path is the answer's or lies under it;
@@ -46,7 +48,12 @@ from .results_io import write_json
 from .scale_mcp import BIG_BUDGET, OPEN_TIMEOUT_S, first_answer
 
 COLLECTION = "manuals"
-MODES = ("hybrid", "keyword", "semantic")
+# Each way a question is asked: the three modes as an agent calls them, then hybrid without the relevance floor (what
+# the floor costs here) and hybrid grouped by document (one passage per manual file, issue 52 point 6).
+WAYS: dict[str, dict[str, Any]] = {
+    "hybrid": {"mode": "hybrid"}, "keyword": {"mode": "keyword"}, "semantic": {"mode": "semantic"},
+    "hybrid_no_floor": {"mode": "hybrid", "min_score": 0}, "hybrid_grouped": {"mode": "hybrid", "per_document": 1},
+}  # fmt: skip
 TOP_K = 5
 
 
@@ -117,13 +124,13 @@ def answers_in(hit: dict[str, Any], question: Question, doc_ids: dict[str, str])
 
 async def ask(client: Client, question: Question, doc_ids: dict[str, str]) -> dict[str, Any]:
     row: dict[str, Any] = {"id": question.id}
-    for mode in MODES:
+    for way, arguments in WAYS.items():
         answer = await call(client, "search", {"query": question.question, "collection": COLLECTION,
-                                               "top_k": TOP_K, "mode": mode})  # fmt: skip
+                                               "top_k": TOP_K, **arguments})  # fmt: skip
         hits = answer.get("results") or []
         ranks = [i for i, hit in enumerate(hits, 1) if answers_in(hit, question, doc_ids)]
-        row[mode] = {"rank": ranks[0] if ranks else None, "held_back": not hits and "floor" in answer["message"]}
-        if mode == "hybrid":
+        row[way] = {"rank": ranks[0] if ranks else None, "held_back": not hits and "floor" in answer["message"]}
+        if way == "hybrid":
             row["top_hit"] = [hits[0].get("title"), hits[0].get("section")] if hits else None
             read = ""
             if hits and hits[0].get("section"):
@@ -145,8 +152,8 @@ async def outlines(client: Client, doc_ids: dict[str, str]) -> dict[str, list[di
         entries: list[dict[str, Any]] = []
         offset: int | None = 0
         while offset is not None:
-            page = await call(client, "get_document_outline", {"doc_id": doc_id, "collection": COLLECTION,
-                                                               "offset": offset, "response_format": "detailed"})  # fmt: skip
+            arguments = {"doc_id": doc_id, "collection": COLLECTION, "offset": offset, "response_format": "detailed"}
+            page = await call(client, "get_document_outline", arguments)
             entries += [{"path": s.get("heading_path"), "page": s.get("page")} for s in page.get("sections") or []]
             offset = page.get("next_offset")
         out[key] = entries
@@ -159,11 +166,11 @@ def share(rows: list[dict[str, Any]], test: Any) -> float:
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(rows)}
-    for mode in MODES:
-        out[mode] = {
-            "rank1": share(rows, lambda r, m=mode: r[m]["rank"] == 1),
-            "top5": share(rows, lambda r, m=mode: r[m]["rank"] is not None),
-            "held_back": sum(1 for r in rows if r[mode]["held_back"]),
+    for way in WAYS:
+        out[way] = {
+            "rank1": share(rows, lambda r, w=way: r[w]["rank"] == 1),
+            "top5": share(rows, lambda r, w=way: r[w]["rank"] is not None),
+            "held_back": sum(1 for r in rows if r[way]["held_back"]),
         }
     out["answer_whole"] = share(rows, lambda r: r["answer_whole"])
     out["read_chars_median"] = int(statistics.median(r["read_chars"] for r in rows)) if rows else 0

@@ -41,9 +41,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .results_io import write_json
 from .manual_html import HTML_MANUALS, reference_headings
 from .manual_outline import Entry, Tally, tally
+from .results_io import write_json
 
 DOC = Path("/usr/share/doc")
 # (name, path, set, Debian package): tuned on "tune", measured untouched on "holdout".
