@@ -67,12 +67,13 @@ def load_questions(folder: Path = SET) -> list[Question]:
 
 
 _MARKUP = re.compile(r"[*_`\\#|>\[\]]+")
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-", "\u2013": "-"})
 
 
 def plain(text: str) -> str:
-    """Text as matched: NFKC (ligatures apart), case folded, Markdown marks dropped, hyphenated line ends joined,
-    spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold().replace("\u00ad", "")
+    """Text as matched: NFKC (ligatures apart), case folded, curly quotes and dashes straight, Markdown marks dropped,
+    hyphenated line ends joined, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold().replace("\u00ad", "").translate(_QUOTES)
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
     return " ".join(_MARKUP.sub(" ", text).split())
 
