@@ -19,7 +19,8 @@ then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs her
   tool's default) holds every word or quote of the answer, as an agent that reads the top hit's section would
   find it; ``read_chars`` is the median length of that read;
 - ``held_back``: answers the relevance floor held back whole (no hit shown);
-- ``gold_whole``: the answer's own section, read by its path, holds the answer (checks the set itself: 1.0).
+- ``gold_whole``: the answer's own section, read by its path, holds the answer (checks the set itself: 1.0);
+- ``ranks``: each question's rank in each way (null: not in the five) and its answer_whole, to compare two runs.
 
 Needs the -doc packages bench/manuals.py names for these manuals. Figures: docs/search-scores.md "Questions on
 real manuals".
@@ -180,6 +181,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def measure(work: Path, dump: Path | None) -> dict[str, Any]:
     questions = load_questions()
+    load_before, began = os.getloadavg()[0], time.perf_counter()
     docs, data = work / "docs", work / "data"
     fresh = not data.exists()
     owner = stage(docs) if fresh else {}
@@ -199,17 +201,26 @@ async def measure(work: Path, dump: Path | None) -> dict[str, Any]:
                 write_json(dump, await outlines(client, doc_ids))
             await first_answer(client, "manual", COLLECTION)
             rows = [await ask(client, q, doc_ids) | {"manual": q.manual} for q in questions]
+    failed = {k: v for k, v in ingested.items() if v not in ("indexed", "replaced", "updated", "skipped")}
+    seconds = round(time.perf_counter() - began, 1)
+    conditions = {"cores": os.cpu_count(), "load_before": round(load_before, 2),
+                  "load_after": round(os.getloadavg()[0], 2), "seconds": seconds}  # fmt: skip
+    head = {"documents": len(doc_ids), "ingest_s": ingest_s if fresh else None, "ingest_failed": failed}
+    return head | report(rows) | {"conditions": conditions}
+
+
+def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per manual and overall; the misses of hybrid; each question's ranks, to compare two runs."""
     by_manual: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_manual[row["manual"]].append(row)
-    failed = {k: v for k, v in ingested.items() if v not in ("indexed", "replaced", "updated", "skipped")}
     return {
-        "manuals": len(by_manual), "documents": len(doc_ids), "ingest_s": ingest_s if fresh else None,
-        "ingest_failed": failed, "top_k": TOP_K, "overall": summary(rows),
+        "manuals": len(by_manual), "top_k": TOP_K, "overall": summary(rows),
         "per_manual": {name: summary(part) for name, part in sorted(by_manual.items())},
         "misses": [{k: r[k] for k in ("id", "top_hit")} | {"hybrid_rank": r["hybrid"]["rank"]}
                    for r in rows if r["hybrid"]["rank"] != 1],
         "gold_failed": [r["id"] for r in rows if not r["gold_whole"]],
+        "ranks": {r["id"]: [r[way]["rank"] for way in WAYS] + [r["answer_whole"]] for r in rows},
     }  # fmt: skip
 
 
