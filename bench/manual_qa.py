@@ -1,0 +1,245 @@
+"""Questions a reader asks of real manuals, answered through the MCP tools (issue 52, point 5).
+
+    python -m bench.manual_qa --out bench/results/manual_qa.json
+
+The question set (bench/sets/manual_qa/*.jsonl, one file per manual) was written by reading eight manuals of the
+project's manual set (bench/manuals.py: Debian -doc packages; PDF and HTML, English, German, French and Spanish):
+each question in the manual's language, the section that answers it (its heading path as get_document_outline
+gives it), its page, and the words or short quote the answer holds (bench/manual_qa_set.py reads it).
+
+The real server (``ingestion_mcp.cli.server_command`` over stdio, embedded services, a fresh data folder) ingests
+the eight manuals into one collection with ``ingest_document``, as an agent's library holds them. Each question is
+asked with ``search`` (top_k 5, as an agent calls it: the relevance floor on) in hybrid, keyword and semantic mode,
+then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs here) and hybrid with ``per_document: 1``
+(``hybrid_grouped``: five documents, each by its best passage):
+
+- ``rank1``, ``top5``: the answering section's passage is the first hit, or among the five: a hit of the question's
+  document whose section path is the answer's or lies under it;
+- ``answer_whole`` (hybrid): ``get_document_section`` of the first hit's section (its subsections with it, the
+  tool's default) holds every word or quote of the answer, as an agent that reads the top hit's section would
+  find it; ``read_chars`` is the median length of that read;
+- ``held_back``: answers the relevance floor held back whole (no hit shown);
+- ``gold_whole``: the answer's own section, read by its path, holds the answer (checks the set itself: 1.0);
+- ``ranks``: each question's rank in each way (null: not in the five) and its answer_whole, to compare two runs.
+
+Needs the -doc packages bench/manuals.py names for these manuals. Figures: docs/search-scores.md "Questions on
+real manuals".
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import stdio_client
+
+from .manual_qa_set import CHOSEN, Question, holds, load_questions, manual_files
+from .pdf_scale import ROOT, server
+from .results_io import write_json
+from .scale_mcp import BIG_BUDGET, OPEN_TIMEOUT_S, first_answer
+
+COLLECTION = "manuals"
+# Each way a question is asked: the three modes as an agent calls them, then hybrid without the relevance floor (what
+# the floor costs here) and hybrid grouped by document (one passage per manual file, issue 52 point 6).
+WAYS: dict[str, dict[str, Any]] = {
+    "hybrid": {"mode": "hybrid"}, "keyword": {"mode": "keyword"}, "semantic": {"mode": "semantic"},
+    "hybrid_no_floor": {"mode": "hybrid", "min_score": 0}, "hybrid_grouped": {"mode": "hybrid", "per_document": 1},
+}  # fmt: skip
+TOP_K = 5
+
+
+def stage(docs: Path) -> dict[str, str]:
+    """Each chosen manual's files copied (unzipped) under docs/<manual>/; {file name: manual}."""
+    owner: dict[str, str] = {}
+    for manual in CHOSEN:
+        folder = docs / manual
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in manual_files(manual):
+            data = path.read_bytes()
+            name = path.name.removesuffix(".gz")
+            (folder / name).write_bytes(gzip.decompress(data) if path.suffix == ".gz" else data)
+            owner[f"{manual}/{name}"] = manual
+    return owner
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    answer = await client.call_tool(tool, arguments)
+    if answer.is_error or answer.structured_content is None:
+        raise RuntimeError(f"{tool} failed: {answer.content}")
+    return answer.structured_content
+
+
+async def ingest(client: Client, path: Path) -> dict[str, Any]:
+    """One ingest_document call, its job polled when it outlasts the call."""
+    result = await call(client, "ingest_document", {"file_path": str(path), "collection": COLLECTION})
+    while job_id := result.get("job_id"):
+        await anyio.sleep(1.0)
+        job = (await call(client, "get_job_status", {"job_id": job_id})).get("job") or {}
+        if job.get("status") != "running":
+            result = dict(job.get("result") or {"status": job.get("status"), "error": job.get("error")})
+    return result
+
+
+async def documents(client: Client) -> dict[str, str]:
+    """{"manual/file name": doc_id} of the collection's documents."""
+    found: dict[str, str] = {}
+    offset: int | None = 0
+    while offset is not None:
+        page = await call(client, "list_documents", {"collection": COLLECTION, "offset": offset, "limit": 200})
+        for item in page.get("documents") or []:
+            source = Path(item.get("key") or item["source"])
+            found[f"{source.parent.name}/{source.name}"] = item["doc_id"]
+        offset = page.get("next_offset")
+    return found
+
+
+async def read_section(client: Client, doc_id: str, heading: list[str]) -> str:
+    """The whole of a section (its subsections with it), read window by window."""
+    text, start = "", 0
+    while True:
+        answer = await call(client, "get_document_section", {"doc_id": doc_id, "collection": COLLECTION,
+                                                              "heading": heading, "start_char": start})  # fmt: skip
+        text += answer.get("content") or ""
+        if not answer.get("truncated"):
+            return text
+        start = answer["next_start_char"]
+
+
+def answers_in(hit: dict[str, Any], question: Question, doc_ids: dict[str, str]) -> bool:
+    """The hit is of the question's document, in the answer's section or one under it."""
+    if hit.get("doc_id") != doc_ids.get(question.doc_key):
+        return False
+    path = (hit.get("section") or "").split(" > ") if hit.get("section") else []
+    return path[: len(question.section)] == question.section
+
+
+async def ask(client: Client, question: Question, doc_ids: dict[str, str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": question.id}
+    for way, arguments in WAYS.items():
+        answer = await call(client, "search", {"query": question.question, "collection": COLLECTION,
+                                               "top_k": TOP_K, **arguments})  # fmt: skip
+        hits = answer.get("results") or []
+        ranks = [i for i, hit in enumerate(hits, 1) if answers_in(hit, question, doc_ids)]
+        row[way] = {"rank": ranks[0] if ranks else None, "held_back": not hits and "floor" in answer["message"]}
+        if way == "hybrid":
+            row["top_hit"] = [hits[0].get("title"), hits[0].get("section")] if hits else None
+            read = ""
+            if hits and hits[0].get("section"):
+                read = await read_section(client, hits[0]["doc_id"], hits[0]["section"].split(" > "))
+            row["answer_whole"] = bool(read) and holds(read, question.answer)
+            row["read_chars"] = len(read)
+    try:
+        gold = await read_section(client, doc_ids[question.doc_key], question.section)
+    except (KeyError, RuntimeError):  # no such document or section: the set is wrong, shown in gold_failed
+        gold = ""
+    row["gold_whole"] = holds(gold, question.answer)
+    return row
+
+
+async def outlines(client: Client, doc_ids: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """Every document's outline (heading paths and pages), for writing and checking questions."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for key, doc_id in sorted(doc_ids.items()):
+        entries: list[dict[str, Any]] = []
+        offset: int | None = 0
+        while offset is not None:
+            arguments = {"doc_id": doc_id, "collection": COLLECTION, "offset": offset, "response_format": "detailed"}
+            page = await call(client, "get_document_outline", arguments)
+            entries += [{"path": s.get("heading_path"), "page": s.get("page")} for s in page.get("sections") or []]
+            offset = page.get("next_offset")
+        out[key] = entries
+    return out
+
+
+def share(rows: list[dict[str, Any]], test: Any) -> float:
+    return round(sum(1 for row in rows if test(row)) / len(rows), 3) if rows else 0.0
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows)}
+    for way in WAYS:
+        out[way] = {
+            "rank1": share(rows, lambda r, w=way: r[w]["rank"] == 1),
+            "top5": share(rows, lambda r, w=way: r[w]["rank"] is not None),
+            "held_back": sum(1 for r in rows if r[way]["held_back"]),
+        }
+    out["answer_whole"] = share(rows, lambda r: r["answer_whole"])
+    out["read_chars_median"] = int(statistics.median(r["read_chars"] for r in rows)) if rows else 0
+    out["gold_whole"] = share(rows, lambda r: r["gold_whole"])
+    return out
+
+
+async def measure(work: Path, dump: Path | None) -> dict[str, Any]:
+    questions = load_questions()
+    load_before, began = os.getloadavg()[0], time.perf_counter()
+    docs, data = work / "docs", work / "data"
+    fresh = not data.exists()
+    owner = stage(docs) if fresh else {}
+    launch = server(ROOT, docs, data)
+    quiet = {"INGESTION_MCP_RESPONSE_TOKEN_BUDGET": BIG_BUDGET, "INGESTION_MCP_LOG_LEVEL": "WARNING"}
+    launch = launch.model_copy(update={"env": {**(launch.env or {}), **quiet}})
+    ingested: dict[str, Any] = {}
+    with (work / "server.log").open("a") as errlog:
+        async with Client(stdio_client(launch, errlog), read_timeout_seconds=OPEN_TIMEOUT_S) as client:
+            started = time.perf_counter()
+            for key in owner:
+                result = await ingest(client, docs / key)
+                ingested[key] = result.get("status") or result.get("error")
+            ingest_s = round(time.perf_counter() - started, 1)
+            doc_ids = await documents(client)
+            if dump:
+                write_json(dump, await outlines(client, doc_ids))
+            await first_answer(client, "manual", COLLECTION)
+            rows = [await ask(client, q, doc_ids) | {"manual": q.manual} for q in questions]
+    failed = {k: v for k, v in ingested.items() if v not in ("indexed", "replaced", "updated", "skipped")}
+    seconds = round(time.perf_counter() - began, 1)
+    conditions = {"cores": os.cpu_count(), "load_before": round(load_before, 2),
+                  "load_after": round(os.getloadavg()[0], 2), "seconds": seconds}  # fmt: skip
+    head = {"documents": len(doc_ids), "ingest_s": ingest_s if fresh else None, "ingest_failed": failed}
+    return head | report(rows) | {"conditions": conditions}
+
+
+def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per manual and overall; the misses of hybrid; each question's ranks, to compare two runs."""
+    by_manual: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_manual[row["manual"]].append(row)
+    return {
+        "manuals": len(by_manual), "top_k": TOP_K, "overall": summary(rows),
+        "per_manual": {name: summary(part) for name, part in sorted(by_manual.items())},
+        "misses": [{k: r[k] for k in ("id", "top_hit")} | {"hybrid_rank": r["hybrid"]["rank"]}
+                   for r in rows if r["hybrid"]["rank"] != 1],
+        "gold_failed": [r["id"] for r in rows if not r["gold_whole"]],
+        "ranks": {r["id"]: [r[way]["rank"] for way in WAYS] + [r["answer_whole"]] for r in rows},
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench.manual_qa", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--work-dir", type=Path, help="keep the ingested manuals here (reused when present)")
+    parser.add_argument("--outlines", type=Path, help="also write every document's outline here")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with tempfile.TemporaryDirectory(prefix="manual-qa-") as folder:
+        work = (args.work_dir or Path(folder)).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        report = anyio.run(measure, work, args.outlines)
+    print(json.dumps({k: report[k] for k in ("manuals", "documents", "ingest_s", "overall", "per_manual")}, indent=1))
+    if args.out:
+        write_json(args.out, report)
+
+
+if __name__ == "__main__":
+    main()
