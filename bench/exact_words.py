@@ -60,7 +60,7 @@ def chosen_words(text: str, language: str, count: int = QUERIES, seed: int = 52)
 
 
 async def first_holding(stack: Stack, word: str, mode: str, exact: bool) -> int:
-    request = SearchRequest(query=word, collections=[COLLECTION], mode=mode, top_k=10, exact_phrase=exact)  # type: ignore[arg-type]
+    request = SearchRequest(query=word, collections=[COLLECTION], mode=mode, top_k=10, exact_phrase=exact)  # type: ignore[arg-type]  # mode is one of the Literal's words
     found = await stack.backend.search(request)
     words = frozenset(lexical.phrase_text(word).split())
     holding = (i for i, h in enumerate(found.hits, 1) if lexical.holds_words(words, h.title, *h.heading_path, h.text))

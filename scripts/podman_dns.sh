@@ -18,6 +18,12 @@ backend=$(podman info --format '{{.Host.NetworkBackend}}' 2>/dev/null || true)
 # shellcheck disable=SC2086  # the folder lists split on spaces, as written above
 case "$backend" in
   netavark)
+    # netavark runs iptables for every network: without it no container starts ("netavark: No such file or directory")
+    if ! command -v iptables >/dev/null && [ ! -x /usr/sbin/iptables ]; then
+      echo "podman's network backend netavark needs iptables, and no container starts without it:" \
+        "apt-get install iptables." >&2
+      exit 1
+    fi
     found aardvark-dns $helpers && exit 0
     fix="install aardvark-dns, netavark's DNS server: apt-get install aardvark-dns" ;;
   cni)

@@ -71,7 +71,12 @@ async def test_a_job_cancel_is_audited_like_a_write_refusals_included(tmp_path: 
     handler = Collect()
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)  # as audit.configure sets it
-    state = AppState.create(McpSettings(data_dir=tmp_path), backend=None)  # type: ignore[arg-type]  # no service
+
+    class EmptyLibrary:  # the job kind below calls no service; submitting looks up the collection names only
+        async def collection_names(self) -> list[str]:
+            return []
+
+    state = AppState.create(McpSettings(data_dir=tmp_path), backend=EmptyLibrary())  # type: ignore[arg-type]  # see above
 
     async def wait_forever(state: AppState, params: dict[str, object], progress: object) -> None:
         await asyncio.Event().wait()

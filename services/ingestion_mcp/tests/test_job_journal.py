@@ -52,7 +52,7 @@ async def test_a_job_killed_with_its_server_is_interrupted_with_how_far_it_got(t
 
 
 async def test_a_job_the_server_stops_under_is_interrupted_and_an_ended_one_is_kept(tmp_path: Path) -> None:
-    async def runner(kind: str, params: dict, progress) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    async def runner(kind: str, params: dict, progress) -> dict:  # type: ignore[no-untyped-def, type-arg]  # a runner as the job store calls it
         await progress(0.5, "converting")
         if params.get("quick"):
             return {"counts": {"added": 1}}
@@ -66,6 +66,6 @@ async def test_a_job_the_server_stops_under_is_interrupted_and_an_ended_one_is_k
     await asyncio.sleep(0.1)
     await store.aclose()  # the server stops (SIGTERM, the client closes it)
     again = JobManager(journal=JobJournal(tmp_path / "jobs", 3600))
-    assert (await again.get(quick.id)).result == {"counts": {"added": 1}}  # type: ignore[union-attr]
+    assert (await again.get(quick.id)).result == {"counts": {"added": 1}}  # type: ignore[union-attr]  # the journal kept it
     stopped = await again.get(slow.id)
     assert stopped is not None and stopped.current_step == "interrupted" and "50%" in (stopped.error or "")

@@ -133,3 +133,30 @@ async def test_nonsense_answers_nothing_by_default_and_says_how_to_see_it(connec
         answered = await call_tool(client, "search", query="may I charge a price for each copy that I convey",
                                    collection=license_text, top_k=3)  # fmt: skip
     assert any("You may charge any price" in r["text"] for r in answered["results"]), answered
+
+
+async def test_a_small_librarys_true_answers_pass_the_floor(connect, call_tool, app_state: Any) -> None:
+    """Issue 52: the floor was fitted on SciFact and dbpedia-5k; in a library of two notes two true answers fell under
+    it. A paraphrase that semantic mode shows (hybrid weighs its meaning by 0.3: 0.19 against the floor's 0.28), and
+    made-up words that every chunk holds (their BM25 IDF is ~0) are shown; everyday questions are still held back."""
+    from ingestion_mcp.server import build_server
+    from mcp import Client
+
+    notes = {
+        "Board minutes": "The committee postponed the vote because several members were sick with influenza and "
+        "could not attend the meeting.",
+        "Survey log": "The vorpalix survey entry 3 records that the gate near the quay was inspected by crew 2. "
+        "The vorpalix survey entry 4 records that the crane was inspected by crew 5 before the dock closed.",
+    }
+    async with Client(build_server(app_state)) as client:
+        for name, text in notes.items():
+            arguments = {"text": markdown(name, {"Decisions": text}), "name": name, "collection": "trust_small"}
+            assert (await client.call_tool("ingest_text", arguments)).structured_content["success"]
+    async with connect() as client:
+        for query, words in (("Why was the ballot delayed? Many participants had the flu.", "influenza"),
+                             ("vorpalix quendrith survey", "vorpalix")):  # fmt: skip
+            out = await call_tool(client, "search", query=query, collection="trust_small", mode="hybrid", top_k=3)
+            assert out["results"] and words in out["results"][0]["text"], (query, out)
+        for query in [*OFF_TOPIC[1:], "best recipe for banana bread with walnuts"]:
+            out = await call_tool(client, "search", query=query, collection="trust_small", mode="hybrid", top_k=3)
+            assert out["results"] == [], (query, out["results"])

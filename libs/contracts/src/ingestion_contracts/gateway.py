@@ -390,6 +390,12 @@ class SearchResponse(WireModel):
     )
     embedding_ms: float
     search_ms: float
+    on_topic: bool | None = Field(
+        default=None,
+        description="Whether the answer is on the library's topic: its best hit reaches RELEVANCE_FLOOR for the mode, "
+        "a hybrid hit's meaning alone reaches the semantic floor, or a hit holds two thirds of the query's words as "
+        "written. The MCP search tool holds back an answer that is not (no min_score given). None: not judged.",
+    )
 
 
 class DocumentInfo(WireModel):

@@ -71,7 +71,17 @@ def windowed_native_segments(
     bookmarks = read_bookmarks(data)
     lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
     return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found,
-                      page_title(lines + ocr_lines))  # fmt: skip
+                      _first_page_title(lines, ocr_lines))  # fmt: skip
+
+
+def _first_page_title(lines: list[Line], ocr_lines: list[Line]) -> str | None:
+    """The first page's largest printed text (pdf_title.py); none when that page is a scan: OCR boxes are not type
+    sizes (a memo's body lines came out taller than its heading and became its title)."""
+    first_printed = min((line.page for line in lines if line.printed), default=None)
+    first_scanned = min((line.page for line in ocr_lines), default=None)
+    if first_printed is None or (first_scanned is not None and first_scanned < first_printed):
+        return None
+    return page_title(lines)
 
 
 def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:

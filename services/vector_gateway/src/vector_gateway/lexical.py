@@ -190,6 +190,11 @@ def exact_words(query: str) -> frozenset[str] | None:
     return frozenset(found) if 0 < len(found) <= EXACT_WORDS_MAX else None
 
 
+def query_words(query: str) -> frozenset[str]:
+    """Every content word of the query as written (``phrase_text``, stop words left out), however many."""
+    return frozenset(word for word in phrase_text(query).split() if word not in ENGLISH_STOP_WORDS)
+
+
 def holds_words(words: frozenset[str], *texts: str) -> bool:
     """Whether ``texts`` together hold every one of ``words`` (``exact_words``) as a whole word."""
     return words <= set(phrase_text(" ".join(texts)).split())

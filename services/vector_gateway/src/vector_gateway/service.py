@@ -53,6 +53,7 @@ from .page_images import Box, ImageFormat
 from .pages import PageViews, ShownPage
 from .passages import passage_text
 from .records import REGISTRY
+from .relevance import on_topic
 from .search import Query, chunk_total, search
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 from .versions import DELETE_GROUP, CommitDeadline, LeasePolicy
@@ -402,6 +403,7 @@ class GatewayService:
             total_searched=chunk_total(self.store, names) if request.include_total or not hits else None,
             embedding_ms=round(embedding_ms, 3),
             search_ms=round(search_ms, 3),
+            on_topic=on_topic(request.query, request.mode, hits, self.fusion),
         )
 
     async def search(self, request: SearchRequest) -> SearchResponse:

@@ -270,7 +270,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
             group_by_document=per_document > 0, per_document=max(per_document, 1),
         )  # fmt: skip
         found = await state.library.search(request)
-        hits, held = gated(found.hits, mode, min_score)
+        hits, held = gated(found.hits, mode, min_score, on_topic=found.on_topic)
         items = [search_item(hit, detailed) for hit in hits]
         where = f"'{collection}'" if collection else "all collections"
         out = SearchOutput(
@@ -288,11 +288,15 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         return result(fit_budget(out, state.library.budget))
 
 
-def gated(hits: list[SearchHit], mode: str, min_score: float | None) -> tuple[list[SearchHit], int]:
-    """The hits to show, and how many were held back: without min_score, an answer whose best hit scores under the
-    mode's RELEVANCE_FLOOR is off-topic and held back whole (an on-topic answer is shown whole: its tail is ranked,
-    not judged)."""
-    if min_score is not None or not hits or max(hit.score for hit in hits) >= RELEVANCE_FLOOR[mode]:
+def gated(
+    hits: list[SearchHit], mode: str, min_score: float | None, *, on_topic: bool | None = None
+) -> tuple[list[SearchHit], int]:
+    """The hits to show, and how many were held back: without min_score, an answer that is off-topic is held back
+    whole (an on-topic answer is shown whole: its tail is ranked, not judged). The gateway judges it (``on_topic``,
+    vector_gateway/relevance.py); a gateway that does not is read by its best score against the mode's floor."""
+    if on_topic is None:
+        on_topic = bool(hits) and max(hit.score for hit in hits) >= RELEVANCE_FLOOR[mode]
+    if min_score is not None or not hits or on_topic:
         return hits, 0
     return [], len(hits)
 
