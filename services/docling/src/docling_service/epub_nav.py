@@ -22,10 +22,11 @@ import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 from urllib.parse import unquote
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree as SafeET
 from bs4 import BeautifulSoup, Tag
+from defusedxml import DefusedXmlException
 
 _OPF = "{http://www.idpf.org/2007/opf}"
 _NCX = "{http://www.daisy.org/z3986/2005/ncx/}"
@@ -62,7 +63,7 @@ def _xml(data: bytes | None) -> Element | None:
         return None
     try:
         return SafeET.fromstring(data)
-    except Exception:  # a damaged or hostile (entity-laden) file: the book is read by its markup
+    except (ParseError, DefusedXmlException):  # damaged or hostile (entities, a DTD): the book is read by its markup
         return None
 
 
@@ -77,8 +78,8 @@ def _ncx_entries(root: Element, base: str) -> list[NavEntry]:
 
     def walk(node: Element, depth: int) -> None:
         for point in node.findall(f"{_NCX}navPoint"):
-            label = _words("".join(point.find(f"{_NCX}navLabel/{_NCX}text").itertext())
-                           if point.find(f"{_NCX}navLabel/{_NCX}text") is not None else "")  # fmt: skip
+            text = point.find(f"{_NCX}navLabel/{_NCX}text")
+            label = _words("".join(text.itertext()) if text is not None else "")
             content = point.find(f"{_NCX}content")
             src = content.get("src") if content is not None else None
             if label and src:
