@@ -64,7 +64,7 @@ def epub_reference(data: bytes) -> list[tuple[str, int]]:
 
     with zipfile.ZipFile(io.BytesIO(data)) as book:
         entries = read_toc(book)
-        texts = {member: _words(BeautifulSoup(book.read(member), "lxml").get_text(" ")).casefold()
+        texts = {member: _words(BeautifulSoup(book.read(member), "html.parser").get_text(" ")).casefold()
                  for member in {e.member for e in entries} if member in book.namelist()}  # fmt: skip
     printed = [e for e in entries if e.label.casefold() in texts.get(e.member, "")]
     return [(e.label, e.depth) for i, e in enumerate(printed) if i == 0 or e.label != printed[i - 1].label]

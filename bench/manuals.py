@@ -65,6 +65,7 @@ MANUALS = [
         "holdout",
         "texlive-lang-german",
     ),
+    ("why3", DOC / "why3-doc-pdf/manual.pdf", "holdout", "why3-doc-pdf"),
     ("amc-fr", DOC / "auto-multiple-choice/auto-multiple-choice.fr.pdf", "holdout", "auto-multiple-choice-doc-pdf"),
     (
         "packaging-guide-es",
