@@ -1,4 +1,5 @@
-"""HTML manuals for bench.manuals: their pages, and each page's own headings as the reference.
+"""HTML manuals and EPUB books for bench.manuals: their pages, and each page's own headings as the reference (an
+EPUB's: its own table of contents).
 
 The reference is the page's h1-h6 structure as a reader sees it, read here with BeautifulSoup apart from the
 converter's cleaning: a heading's text (without a permalink glyph) and its level (the h number). Left out are
@@ -6,11 +7,18 @@ the headings no reader sees as the page's content: hidden ones (``hidden``, ``ar
 and those of navigation (``<nav>``, ``role="navigation"``, mdBook's ``menu-bar`` with the book's name on every
 page) and of a table of contents (DocBook's ``div.toc``, Texinfo's ``contents-heading``), which repeat the
 page's own.
+
+An EPUB's reference is its table of contents (the EPUB 3 navigation or the NCX, read as the converter reads it:
+docling_service.epub_nav), label and depth, without the entries whose target prints no such title (live-manual's
+"Table of Contents" names its contents page, which prints the titles of the book, not its own), and one entry for
+two in a row with one label (the outline holds no empty twin).
 """
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from pathlib import Path
 
 from bs4 import BeautifulSoup, Tag
@@ -41,6 +49,29 @@ HTML_MANUALS = [
     ("install-es-html", "es", "DocBook HTML (xsltproc)", "installation-guide-amd64",
      lambda: _pages("installation-guide-amd64/es", "ch0[1-6]*.html")),
 ]  # fmt: skip
+
+
+# (name, language, generator, Debian package, the book)
+EPUB_MANUALS = [
+    ("live-manual-epub", "en", "SiSU EPUB", "live-manual-epub", DOC / "live-manual/epub/live-manual.en.epub"),
+]
+
+
+def epub_reference(data: bytes) -> list[tuple[str, int]]:
+    """(label, depth) of the book's table of contents, in order, where the entry's target prints its label; an entry
+    repeating the one before it is one (live-manual's part "Examples", then its sub-part "Examples")."""
+    from docling_service.epub_nav import read_toc
+
+    with zipfile.ZipFile(io.BytesIO(data)) as book:
+        entries = read_toc(book)
+        texts = {member: _words(BeautifulSoup(book.read(member), "html.parser").get_text(" ")).casefold()
+                 for member in {e.member for e in entries} if member in book.namelist()}  # fmt: skip
+    printed = [e for e in entries if e.label.casefold() in texts.get(e.member, "")]
+    return [(e.label, e.depth) for i, e in enumerate(printed) if i == 0 or e.label != printed[i - 1].label]
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _unseen(tag: Tag) -> bool:

@@ -4,8 +4,8 @@ Each manual is a PDF or a set of HTML pages that a Debian package installs, made
 (PDF: pdfTeX/LaTeX, xdvipdfmx, dblatex, Apache FOP, Texinfo, Sphinx's LaTeX, Word; HTML: Texinfo, Sphinx,
 mdBook, DocBook), in English, German, French and Spanish. Each is converted by the docling service's converter
 (the native pipeline for PDFs, as the embedded server runs it). The reference is the manual's own outline: a
-PDF's bookmarks, an HTML page's h1-h6 (bench/manual_html.py). Measured per manual (an HTML manual: its pages
-together):
+PDF's bookmarks, an HTML page's h1-h6, an EPUB's table of contents (bench/manual_html.py). Measured per manual
+(an HTML manual: its pages together):
 
 - ``found``: share of the reference headings found as a heading (a PDF's on its page or the next);
 - ``level_right`` and ``page_right``: of those found, the share at the reference's level, on its page (PDF);
@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .manual_html import HTML_MANUALS, reference_headings
+from .manual_html import EPUB_MANUALS, HTML_MANUALS, epub_reference, reference_headings
 from .manual_outline import Entry, Tally, tally
 from .results_io import write_json
 
@@ -65,6 +65,7 @@ MANUALS = [
         "holdout",
         "texlive-lang-german",
     ),
+    ("why3", DOC / "why3-doc-pdf/manual.pdf", "holdout", "why3-doc-pdf"),
     ("amc-fr", DOC / "auto-multiple-choice/auto-multiple-choice.fr.pdf", "holdout", "auto-multiple-choice-doc-pdf"),
     (
         "packaging-guide-es",
@@ -179,6 +180,18 @@ def measure_html(name: str, language: str, generator: str, pages: list[Path], co
                    convert_s=round(seconds, 2))  # fmt: skip
 
 
+def measure_epub(name: str, language: str, generator: str, book: Path, converter: Any) -> Report:
+    """An EPUB against its own table of contents (bench/manual_html.py); its levels as the book nests them."""
+    data = book.read_bytes()
+    started = time.perf_counter()
+    result = converter.convert(data, book.name)
+    seconds = time.perf_counter() - started
+    entries = [Entry(label, depth) for label, depth in epub_reference(data)]
+    return _report(name, "epub", language, "holdout", generator, tally(result, entries, book.name), documents=1,
+                   pages=None, letters=None, letters_differ=None, split_diacritics=len(SPLIT.findall(result.markdown)),
+                   levels_known=result.levels_known, convert_s=round(seconds, 2))  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", choices=["tune", "holdout", "all"], default="all")
@@ -207,6 +220,14 @@ def main() -> None:
             print(f"{name}: no pages (apt-get install {package})")
             continue
         reports.append(measure_html(name, language, generator, found, converter))
+        print(json.dumps(asdict(reports[-1]), ensure_ascii=False), flush=True)
+    for name, language, generator, package, book in EPUB_MANUALS:
+        if args.set == "tune" or (args.only and name not in args.only):
+            continue
+        if not book.exists():
+            print(f"{name}: {book} missing (apt-get install {package})")
+            continue
+        reports.append(measure_epub(name, language, generator, book, converter))
         print(json.dumps(asdict(reports[-1]), ensure_ascii=False), flush=True)
     if args.out:
         write_json(args.out, [asdict(r) for r in reports], indent=1)

@@ -28,6 +28,9 @@ SPHINX_HTML = DOC / "python-ebooklib-doc/html/tutorial.html"  # a Sphinx HTML ma
 TEXINFO_HTML = DOC / "r-doc-html/manual/R-intro.html"  # R-intro as Texinfo HTML
 DOCBOOK_HTML = DOC / "installation-guide-amd64/en/ch01s01.html"  # the installation guide's DocBook HTML
 R_INTRO_PDF = DOC / "r-doc-pdf/manual/R-intro.pdf"  # Texinfo PDF without Title metadata
+BIBLATEX_DE = DOC / "texlive-doc/latex/translation-biblatex-de/biblatex-de-Benutzerhandbuch.pdf"  # run-in headings
+WHY3_MANUAL = DOC / "why3-doc-pdf/manual.pdf"  # Sphinx's LaTeX: a bookmarked title above a screenshot
+LIVE_MANUAL_EPUB = DOC / "live-manual/epub/live-manual.en.epub"  # SiSU's EPUB: sections as bold paragraphs
 # libfaketime (LD_PRELOAD): a replica started with its clock skewed.
 FAKETIME_DIR = Path(f"/usr/lib/{platform.machine()}-linux-gnu/faketime")
 FAKETIME = FAKETIME_DIR / "libfaketime.so.1"
@@ -47,6 +50,9 @@ PACKAGE_OF: dict[Path, str] = {
     TEXINFO_HTML: "r-doc-html",
     DOCBOOK_HTML: "installation-guide-amd64",
     R_INTRO_PDF: "r-doc-pdf",
+    LIVE_MANUAL_EPUB: "live-manual-epub",
+    BIBLATEX_DE: "texlive-lang-german",
+    WHY3_MANUAL: "why3-doc-pdf",
     FAKETIME: "faketime",
 }
 

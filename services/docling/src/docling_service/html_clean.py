@@ -10,7 +10,7 @@ and an mdBook page's first heading is its keyboard-help dialog. So before doclin
   ``visibility:hidden``, a ``<dialog>`` not open, and the site's navigation (``<nav>``, ``role="navigation"``,
   the generators' navigation bars and tables of contents, which repeat the headings);
 - permalinks go: Sphinx's ``headerlink``, Texinfo's ``copiable-link``, any in-page link whose text is only a
-  permalink glyph ("¶", "§", "#", U+F0C1);
+  permalink glyph ("¶", "§", "#", U+F0C1) or a number linking to the block it labels (SiSU's paragraph numbers);
 - code keeps its text: a ``<pre>`` becomes its own text, exactly as a browser shows it (token spans joined as in
   the source), and inline code (``<code>``, ``<tt>``, ``<kbd>``, ``<samp>`` outside a ``<pre>``) becomes
   Markdown's backticks inside its sentence.
@@ -29,6 +29,8 @@ import zipfile
 from email.message import Message
 
 from bs4 import BeautifulSoup, NavigableString, Tag
+
+from .epub_nav import NavEntry, read_toc, set_headings, toc_by_member
 
 # Utility classes that hide (mdBook's search bar is class="hidden"; Bootstrap's d-none; screen-reader-only text).
 _HIDDEN_CLASSES = {"hidden", "d-none", "visually-hidden", "sr-only"}
@@ -90,8 +92,9 @@ def _chrome(tag: Tag) -> bool:
     if tag.name == "nav" or str(tag.get("role", "")).lower() in ("navigation", "search"):
         return True
     classes = _classes(tag)
-    # A class names chrome only on a block (a DocBook "toc" div, not a <span class="toc">).
-    if tag.name not in ("div", "header", "footer", "aside", "ul", "h2", "h3"):
+    # A class names chrome only on a block (a DocBook "toc" div, not a <span class="toc">) or a heading (SiSU's
+    # table of contents is h1-h6 of class "toc": every title of the book again, at the top of an EPUB).
+    if tag.name not in ("div", "header", "footer", "aside", "ul", "h1", "h2", "h3", "h4", "h5", "h6"):
         return False
     return bool(classes & _CHROME_CLASSES) or _texinfo_chrome(tag, classes)
 
@@ -102,7 +105,16 @@ def _permalink(tag: Tag) -> bool:
     if _classes(tag) & _PERMALINK_CLASSES:
         return True
     href = str(tag.get("href", ""))
-    return href.startswith("#") and tag.get_text(strip=True) in _PERMALINK_GLYPHS
+    text = tag.get_text(strip=True)
+    return href.startswith("#") and (text in _PERMALINK_GLYPHS or (text.isdigit() and _labels(tag, href[1:])))
+
+
+def _labels(link: Tag, target: str) -> bool:
+    """A number linking to the block it stands beside or in: a paragraph's own citation number (SiSU prints one
+    in the margin of every paragraph and heading, ``<label><a href="#o110">110</a></label><p id="o110">``)."""
+    holder = link.parent
+    beside = holder.find_next_sibling(True) if holder is not None else None
+    return any(node.get("id") == target for node in [*link.parents, beside] if isinstance(node, Tag))
 
 
 def _drop_invisible(soup: BeautifulSoup) -> None:
@@ -133,10 +145,13 @@ def _code_as_written(soup: BeautifulSoup) -> None:
         tag.replace_with(NavigableString(f"{fence}{pad}{text}{pad}{fence}" if text else ""))
 
 
-def clean_html(data: bytes) -> bytes:
-    """One HTML page, as a reader sees it (module docstring), as UTF-8 (its meta charset rewritten to match)."""
+def clean_html(data: bytes, toc: list[NavEntry] | None = None) -> bytes:
+    """One HTML page, as a reader sees it (module docstring), as UTF-8 (its meta charset rewritten to match); an
+    EPUB member's headings set by the entries of the book's table of contents that point into it (``toc``)."""
     soup = BeautifulSoup(data, "html.parser")
     _drop_invisible(soup)
+    if toc:
+        set_headings(soup, toc)
     _code_as_written(soup)
     return soup.encode("utf-8")
 
@@ -163,14 +178,16 @@ def clean_mhtml(data: bytes) -> bytes:
 
 
 def clean_epub(data: bytes) -> bytes:
-    """An EPUB with each (X)HTML member cleaned; its other members as they were."""
+    """An EPUB with each (X)HTML member cleaned, its headings set by the book's table of contents (epub_nav); its
+    other members as they were."""
     source = zipfile.ZipFile(io.BytesIO(data))
     out = io.BytesIO()
     with source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        toc = toc_by_member(read_toc(source))
         for info in source.infolist():
             member = source.read(info)
             if info.filename.lower().endswith((".xhtml", ".html", ".htm")):
-                member = clean_html(member)
+                member = clean_html(member, toc.get(info.filename))
             stored = info.filename == "mimetype"  # EPUB: the mimetype member is stored, not deflated
             target.writestr(info, member, compress_type=zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
     return out.getvalue()

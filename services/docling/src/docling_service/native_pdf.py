@@ -92,4 +92,5 @@ def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: 
     else:  # the text-only reading, kept as the benchmark's baseline
         segments = merge_lines(list(lines))
     ordered = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
-    return with_units(ordered, data) if tables else ordered
+    outlined = any(line.heading for line in lines)  # its headings are the bookmarks' titles
+    return with_units(ordered, data, outlined=outlined) if tables else ordered

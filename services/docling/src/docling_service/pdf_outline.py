@@ -147,18 +147,20 @@ def _own_lines(lines: list[Line], found: list[int], title: str) -> list[int]:
 
 def _run_in(lines: list[Line], candidates: list[int], bookmark: Bookmark, taken: set[int]) -> tuple[int, int] | None:
     """(line index, characters) of a run-in heading: a line that starts with the title and goes on with the
-    section's text ("Column The column(x) function may be used ..."), nearest below where the bookmark points."""
+    section's text ("Column The column(x) function may be used ..."), or with its number and the title ("2.4.1.1
+    Das xref-Feld Zusätzlich zum crossref-Feld ..."), nearest below where the bookmark points."""
     title = _key(bookmark.title)
-    found = []
+    found: list[tuple[int, int]] = []
     for index in candidates:
         text = lines[index].text
-        if index in taken or not _key(text).startswith(title):
+        if index in taken or title not in _key(text)[: len(title) + MAX_LABEL_CHARS]:
             continue
         for end in (m.start() for m in re.finditer(r"\s|$", text)):
             head = _key(text[:end])
-            if head == title and text[end:].strip():
+            if text[end:].strip() and _matches(head, title):
                 found.append((index, end))
-            if len(head) >= len(title):
+                break
+            if len(head) >= len(title) + MAX_LABEL_CHARS:
                 break
     if not found or bookmark.top is None:
         return found[0] if found else None

@@ -10,7 +10,9 @@
   carried by the paragraph nearest below it on its page (else the one nearest above).
 - A figure's interior is no section: a heading whose lines all lie inside a figure (a chart's label set larger than
   the body text), or that is set vertically (an axis label, "S e c o n d s", read as "s d n o c e S"), is a
-  paragraph. A block that is a
+  paragraph; but a heading the PDF's own outline names (a bookmark's title) stays one, whatever box a figure found
+  around it takes in (why3's "2.2 Getting Started with the GUI", under its page's running head, was in the box of
+  the screenshot below it, and its sections nested under 2.1). A block that is a
   drawn pattern, not words (a chart's hatching set in a Type 3 pattern font, which PDFium reads as "rururu..."; poppler
   reads nothing there), is left out, wherever it is.
 """
@@ -135,7 +137,7 @@ def _nearest(segments: list[Segment], page: int, box: Box) -> int | None:
     return min(placed, key=lambda item: _gap_y(item[1], box))[0] if placed else None
 
 
-def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
+def _with_figures(segments: list[Segment], data: bytes, outlined: bool) -> list[Segment]:
     captions = {i: box for i, s in enumerate(segments)
                 if s.page and caption_kind(s.text) == "figure" and (box := _box(s)) is not None}  # fmt: skip
     pages = {s.page for s in segments if s.page}
@@ -169,7 +171,7 @@ def _with_figures(segments: list[Segment], data: bytes) -> list[Segment]:
                 drafts = (*out[carrier].units, UnitDraft("figure", page, box))
                 out[carrier] = dataclasses.replace(out[carrier], units=drafts)
                 claimed.append(box)
-    return _figure_interiors(out, figures)
+    return _figure_interiors(out, figures, outlined)
 
 
 def _drawn_pattern(text: str) -> bool:
@@ -189,8 +191,9 @@ def _within(boxes: list[Box], figures: list[Box]) -> bool:
     return any(all(_inside(box, figure) for box in boxes) for figure in figures)
 
 
-def _figure_interiors(segments: list[Segment], figures: dict[int, list[Box]]) -> list[Segment]:
-    """Headings inside a figure or set vertically become paragraphs; blocks that are drawn patterns are left out."""
+def _figure_interiors(segments: list[Segment], figures: dict[int, list[Box]], outlined: bool) -> list[Segment]:
+    """Headings inside a figure or set vertically become paragraphs (not those of the PDF's outline: ``outlined``);
+    blocks that are drawn patterns are left out."""
     out = []
     for segment in segments:
         if segment.kind in ("heading", "paragraph") and not segment.units and _drawn_pattern(segment.text):
@@ -198,6 +201,7 @@ def _figure_interiors(segments: list[Segment], figures: dict[int, list[Box]]) ->
         boxes = [line.box for line in segment.located]
         if (
             segment.kind == "heading"
+            and not outlined
             and boxes
             and (_vertical(segment.located) or _within(boxes, figures.get(segment.page or 0, [])))
         ):
@@ -210,6 +214,7 @@ def _inside(box: Box, outer: Box) -> bool:
     return box[0] >= outer[0] - 1 and box[1] >= outer[1] - 1 and box[2] <= outer[2] + 1 and box[3] <= outer[3] + 1
 
 
-def with_units(segments: list[Segment], data: bytes) -> list[Segment]:
-    """Tables with their captions, and the figures of the PDF on the paragraphs that carry them."""
-    return _with_figures(_caption_tables(segments), data)
+def with_units(segments: list[Segment], data: bytes, *, outlined: bool = False) -> list[Segment]:
+    """Tables with their captions, and the figures of the PDF on the paragraphs that carry them. ``outlined``: the
+    headings are the PDF's bookmarks (pdf_outline.mark_bookmarks), which a figure's box never turns into text."""
+    return _with_figures(_caption_tables(segments), data, outlined)

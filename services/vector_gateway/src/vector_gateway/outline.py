@@ -113,6 +113,31 @@ def _nested(path: list[str], levels: list[int] | None, title: str, level: int) -
     return [*path[:keep], title], [*levels[:keep], level]
 
 
+def _before_own(out: list[_Head], head: _Head, lines: list[tuple[int, int, str]]) -> list[_Head]:
+    """The heads of the heading lines before ``head``'s own line in its range (its earlier siblings or parents,
+    without text of their own), each at its line. The heads opened above for the same headings, with no line of
+    their own in their range (a part, then its first chapter, then that chapter's first section, all in one
+    chunk: "## User", "## Installation", "### 3. Installation"), leave ``out``: one section each, in the order
+    of their lines (live-manual.en.epub had "Installation" twice, one on each side of "User")."""
+    if not lines:
+        return []
+    found: list[_Head] = []
+    path, levels = head.path[:-1], head.levels[:-1] if head.levels is not None else None
+    for offset, level, title in lines:
+        path, levels = _nested(path, levels, title, level)
+        found.append(_Head(path, levels, offset, []))
+    paths = [h.path for h in found]
+    tail = len(out)
+    while tail and not out[tail - 1].run and out[tail - 1].start <= found[0].start:
+        tail -= 1
+    kept = [h for h in out[tail:] if h.path not in paths]
+    if found and kept != out[tail:]:
+        first = min(h.start for h in out[tail:] if h.path in paths)
+        found[0] = _Head(found[0].path, found[0].levels, min(first, found[0].start), [])
+    out[tail:] = kept
+    return found
+
+
 def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
     """``heads`` with a head for every heading line that has none: a heading with no text of its own whose line
     the chunker joined to the chunk after it (a part title straight before its first chapter's, at one level)
@@ -129,13 +154,7 @@ def _unlisted(heads: list[_Head], laid: Layout) -> list[_Head]:
             out.append(head)
             own = -1
         else:  # the lines before the head's own: its earlier siblings or parents, with no text of their own
-            path, levels = head.path[:-1], head.levels[:-1] if head.levels is not None else None
-            for offset, level, title in lines[:own]:
-                path, levels = _nested(path, levels, title, level)
-                if out and out[-1].path == path and not out[-1].run:  # opened above with no line of its own in
-                    out[-1] = _Head(path, levels, min(out[-1].start, offset), [])  # its range: one section, not two
-                else:
-                    out.append(_Head(path, levels, offset, []))
+            out.extend(_before_own(out, head, lines[:own]))
             out.append(_Head(head.path, head.levels, lines[own][0], head.run))
         path, levels = list(head.path), list(head.levels) if head.levels is not None else None
         for offset, level, title in lines[own + 1 :]:
