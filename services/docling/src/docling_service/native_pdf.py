@@ -17,7 +17,7 @@ from .markdown import Segment
 from .ocr import OcrEngine
 from .pdf_lines import Line, join_fragments, merge_lines
 from .pdf_outline import mark_bookmarks, read_bookmarks
-from .pdf_tables import candidate_pages, ruled_tables, with_tables
+from .pdf_tables import drawn_tables, with_tables
 from .scans import ocr_pdf_pages, scanned_pages
 from .text_layer import readable
 from .units import with_units
@@ -74,9 +74,7 @@ def windowed_native_segments(
 def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:
     # OCR lines are merged on their own: their boxes are taller than printed lines, and would skew heading sizes.
     ocr_segments = merge_lines(list(ocr_lines)) if ocr_lines else []
-    if tables:
-        segments = merge_lines(with_tables(lines, ruled_tables(data, candidate_pages(lines))))
-    else:  # the text-only reading, kept as the benchmark's baseline
-        segments = merge_lines(list(lines))
+    # Without tables: the text-only reading, kept as the benchmark's baseline.
+    segments = merge_lines(with_tables(lines, drawn_tables(data, lines)) if tables else list(lines))
     ordered = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
     return with_units(ordered, data) if tables else ordered
