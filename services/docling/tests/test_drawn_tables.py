@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
 from docling_service.converter import Converter
 from ingestion_contracts.docling import ConvertResponse
 
@@ -84,7 +83,8 @@ def test_a_booktabs_table_keeps_its_two_header_rows_and_its_columns(converter: C
         ["", "Kurz/12-Stundenformat", "Lang/24-Stundenformat"],
         ["1850", "1850", "1850"],
     ]
-    assert ["1995-03-30/1995-04-05", "30/03/1995–05/04/1995", "30ter März 1995–5ter April 1995"] in rows
+    dash = "\u2013"  # an en dash, as printed
+    assert ["1995-03-30/1995-04-05", f"30/03/1995{dash}05/04/1995", f"30ter März 1995{dash}5ter April 1995"] in rows
     assert len(rows) == 12
     (unit,) = [u for u in result.units if u.kind == "table"]
     assert unit.caption == "Tabelle 3: Datums- und Zeitspezifikationen"
