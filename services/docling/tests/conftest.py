@@ -104,7 +104,6 @@ def make_client() -> Callable[..., AsyncIterator[httpx.AsyncClient]]:
     return build
 
 
-
 @pytest.fixture(scope="session")
 def debian_pdf() -> Callable[..., bytes]:
     """``debian_pdf(package, file, *pages)``: those pages (1-based; all when none) of a PDF a Debian package installs

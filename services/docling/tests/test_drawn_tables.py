@@ -42,7 +42,7 @@ def test_a_figure_drawn_as_boxes_is_no_table_and_a_numbered_listing_is_code(
     result = converter.convert(debian_pdf("graphviz-doc", "graphviz/pdf/dotguide.pdf.gz", 10), "dot_p10.pdf")
     assert tables(result) == []
     listing = next(block.text for block in result.blocks if block.kind == "code" and "digraph html" in block.text)
-    assert '5:' in listing and '<TD COLSPAN="3">b</TD>' in listing and "16:" not in result.markdown.split(listing)[0]
+    assert "5:" in listing and '<TD COLSPAN="3">b</TD>' in listing and "16:" not in result.markdown.split(listing)[0]
 
 
 def test_cells_printed_without_space_characters_keep_their_words(converter: Converter, debian_pdf: Pages) -> None:
