@@ -3,9 +3,10 @@
 The PDF is parsed in windows of pages (``page_window``): docling holds one window's parsed pages at a
 time, and only the text lines found in it are kept, so a 500-page PDF does not hold 500 parsed pages
 at once, and the caller hears after each window (and each OCR'd page) how far the work is. Headings,
-paragraphs and tables are then built from all the lines together, as for a whole-document parse
-(heading sizes are compared across the whole document); where the PDF has an outline (bookmarks), its
-titles are the headings, at their levels (pdf_outline.py).
+paragraphs and tables are then built from all the lines together (a page's running head, foot and number
+left out: furniture.py), as for a whole-document parse (heading sizes are compared across the whole
+document); where the PDF has an outline (bookmarks), its titles are the headings, at their levels
+(pdf_outline.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .furniture import FurnitureLine, page_furniture
 from .markdown import Segment
 from .ocr import OcrEngine
 from .pdf_lines import Line, join_fragments, merge_lines
 from .pdf_outline import mark_bookmarks, read_bookmarks
 from .pdf_tables import drawn_tables, with_tables
-from .scans import ocr_pdf_pages, scanned_pages
+from .scans import ocr_pdf_pages, pdf_page_sizes, scanned_pages
 from .text_layer import readable
 from .units import with_units
 
@@ -34,6 +36,7 @@ class NativeText:
     scanned: list[int]  # pages read by OCR
     bookmarks: int  # bookmarks of the PDF's outline
     bookmarks_found: int  # ... that became headings at their level (printed on their page, or where they point)
+    furniture: list[FurnitureLine]  # running heads and feet, page numbers: kept out of the segments
 
 
 def _no_progress(_: int, __: int) -> None:
@@ -66,9 +69,11 @@ def windowed_native_segments(
             ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
     lines = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
+    heights = {page: size[1] for page, size in pdf_page_sizes(data, {line.page for line in lines}).items()}
+    lines, furniture = page_furniture(lines, heights)
     bookmarks = read_bookmarks(data)
     lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
-    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found)
+    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found, furniture)
 
 
 def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:
