@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import itertools
 import os
 from collections.abc import AsyncIterator, Callable
@@ -15,6 +17,7 @@ from docling_service.main import create_app
 from docling_service.settings import DoclingSettings
 from fastapi import FastAPI
 from ingestion_contracts.docling import ConvertResponse
+from pypdf import PdfReader, PdfWriter
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -99,3 +102,25 @@ def make_client() -> Callable[..., AsyncIterator[httpx.AsyncClient]]:
         return _client(create_app(DoclingSettings(_env_file=None, **overrides)))
 
     return build
+
+
+@pytest.fixture(scope="session")
+def debian_pdf() -> Callable[..., bytes]:
+    """``debian_pdf(package, file, *pages)``: those pages (1-based; all when none) of a PDF a Debian package installs
+    under /usr/share/doc (gzipped or not), as a PDF of their own; skips, naming the package, where it is missing."""
+
+    def pages(package: str, file: str, *numbers: int) -> bytes:
+        path = Path("/usr/share/doc") / file
+        if not path.exists():
+            pytest.skip(f"needs Debian's {package} (apt-get install {package}; .ci/run installs it)")
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        if not numbers:
+            return data
+        reader, writer = PdfReader(io.BytesIO(data)), PdfWriter()
+        for number in numbers:
+            writer.add_page(reader.pages[number - 1])
+        out = io.BytesIO()
+        writer.write(out)
+        return out.getvalue()
+
+    return pages

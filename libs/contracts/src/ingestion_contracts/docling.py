@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .common import ErrorBody, WireModel
-from .regions import PageSize, Region, Unit
+from .regions import Furniture, PageSize, Region, Unit
 
 FileType = Literal[
     "pdf", "docx", "pptx", "xlsx", "html", "md", "txt", "image",
@@ -115,6 +115,11 @@ class ConvertResponse(WireModel):
     )
     units: list[Unit] = Field(default_factory=list, description="Tables and figures as wholes (PDFs).")
     page_sizes: list[PageSize] = Field(default_factory=list, description="The size of every page a region names.")
+    furniture: list[Furniture] = Field(
+        default_factory=list,
+        description="Running heads, running feet and page numbers (PDFs, native pipeline), in page order: not in "
+        "`markdown`, so in no passage, section or page span.",
+    )
 
 
 class ConvertStreamEvent(WireModel):

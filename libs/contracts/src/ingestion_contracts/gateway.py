@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .chunker import PageStart
 from .common import DOC_ID_PATTERN, MAX_TAGS, CollectionName, Tag, WireModel
-from .regions import PageSize, Region, Unit
+from .regions import Furniture, PageSize, Region, Unit
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 # indexed: new; replaced: content or chunking changed (re-embedded); updated: same content and chunking, new
@@ -37,6 +37,7 @@ EXACT_PHRASE_SCORE = 0.5
 MAX_QUERY_CHARS = 4000
 MAX_PER_DOCUMENT = 10
 MAX_METADATA_BYTES = 16_384
+MAX_CHUNK_FURNITURE = 400
 MAX_METADATA_DEPTH = 4
 MAX_CHUNK_BOXES = 2000  # a chunk of one-word lines (a table of numbers) has a few hundred
 
@@ -116,6 +117,12 @@ class ChunkIn(WireModel):
     )
     units: list[Unit] = Field(
         default_factory=list, max_length=64, description="Tables and figures the chunk holds (the chunker's units)."
+    )
+    furniture: list[Furniture] = Field(
+        default_factory=list,
+        max_length=MAX_CHUNK_FURNITURE,
+        description="Running heads, feet and page numbers of the pages the chunk holds (the converter's furniture): "
+        "kept with it and shown with its page's text, never searched.",
     )
 
     @model_validator(mode="after")
@@ -486,6 +493,9 @@ class DocumentStructure(DocumentContent):
     )
     units: list[Unit] | None = Field(default=None, description="Tables and figures (offsets in `content`).")
     page_sizes: list[PageSize] | None = Field(default=None, description="Sizes of the pages regions and units name.")
+    furniture: list[Furniture] | None = Field(
+        default=None, description="Running heads, feet and page numbers, page by page (not in `content`)."
+    )
 
 
 class DocumentChunks(WireModel):

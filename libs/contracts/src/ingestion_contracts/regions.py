@@ -1,7 +1,8 @@
-"""Where text lies on its page: regions (a printed line, a table row), units (a table or a figure as a whole) and
-page sizes. Boxes are in points (1/72 inch; an image's pixels for an image file), from the page's top-left corner:
-(x0, top, x1, bottom). They travel from the converter (offsets in its Markdown) through the chunker (offsets in a
-chunk's text) to the gateway, which keeps them with each chunk (docs/evidence.md)."""
+"""Where text lies on its page: regions (a printed line, a table row), units (a table or a figure as a whole), page
+sizes, and the page furniture (running heads and feet, page numbers) kept beside the text. Boxes are in points (1/72
+inch; an image's pixels for an image file), from the page's top-left corner: (x0, top, x1, bottom). They travel from
+the converter (offsets in its Markdown) through the chunker (offsets in a chunk's text) to the gateway, which keeps
+them with each chunk (docs/evidence.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ Coordinate = Annotated[float, Field(ge=-100_000, le=100_000)]
 Box = tuple[Coordinate, Coordinate, Coordinate, Coordinate]
 UnitKind = Literal["table", "figure"]
 MAX_CAPTION_CHARS = 500
+MAX_FURNITURE_CHARS = 1_000
 
 
 def _ordered(box: Box, what: str) -> None:
@@ -62,3 +64,18 @@ class PageSize(WireModel):
     page: int = Field(ge=1)
     width: float = Field(gt=0, le=100_000, description="Points (an image's pixels).")
     height: float = Field(gt=0, le=100_000)
+
+
+class Furniture(WireModel):
+    """A running head, running foot or page number: printed in the same place on most pages, kept out of the
+    document's Markdown (so out of its passages, sections and page citations) and shown with its page's text."""
+
+    page: int = Field(ge=1)
+    text: str = Field(max_length=MAX_FURNITURE_CHARS)
+    box: Box = Field(description="x0, top, x1, bottom in points from the page's top-left corner.")
+    place: Literal["header", "footer"]
+
+    @model_validator(mode="after")
+    def _sane(self) -> Furniture:
+        _ordered(self.box, "A furniture line's")
+        return self

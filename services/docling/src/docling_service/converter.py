@@ -18,7 +18,7 @@ from docling.datamodel.settings import settings as docling_settings
 from docling.document_converter import DocumentConverter, NativePdfFormatOption, PdfFormatOption
 from docling_core.types.doc import DoclingDocument
 from ingestion_contracts.docling import EXTENSIONS, ConvertResponse, FileType, FormatInfo, Pipeline
-from ingestion_contracts.regions import PageSize
+from ingestion_contracts.regions import Furniture, PageSize
 from servicekit import Unprocessable
 
 from .backends import convert_as, docling_formats
@@ -174,6 +174,7 @@ class Converter:
         ocr_pages: list[int] = []
         pdf_info: PdfInfo | None = None
         page_title: str | None = None  # a PDF without a Title entry: its first page's largest text
+        furniture: list[Furniture] = []
         # Heading levels come from the document (its outline, its markup) except for a PDF without bookmarks,
         # where they are guessed from the layout, and for an image's OCR.
         levels_known = file_type not in ("pdf", "image")
@@ -195,6 +196,7 @@ class Converter:
             rendered, page_count = render(native.segments), pdf_info.page_count
             levels_known = native.bookmarks_found > 0
             page_title = None if pdf_info.title else native.page_title
+            furniture = [Furniture(page=f.page, text=f.text[:1000], box=f.box, place=f.place) for f in native.furniture]
         else:
             rendered, page_count = self._convert_with_docling(file_name, file_type, data, warnings, ocr_pages)
         if pdf_info is not None:
@@ -231,6 +233,7 @@ class Converter:
             regions=rendered.regions if sizes else [],
             units=rendered.units if sizes else [],
             page_sizes=sizes,
+            furniture=furniture,
         )
 
     def _convert_image(self, file_name: str, data: bytes) -> tuple[Rendered, int]:

@@ -3,9 +3,10 @@
 The PDF is parsed in windows of pages (``page_window``): docling holds one window's parsed pages at a
 time, and only the text lines found in it are kept, so a 500-page PDF does not hold 500 parsed pages
 at once, and the caller hears after each window (and each OCR'd page) how far the work is. Headings,
-paragraphs and tables are then built from all the lines together, as for a whole-document parse
-(heading sizes are compared across the whole document); where the PDF has an outline (bookmarks), its
-titles are the headings, at their levels (pdf_outline.py).
+paragraphs and tables are then built from all the lines together (a page's running head, foot and number
+left out: furniture.py), as for a whole-document parse (heading sizes are compared across the whole
+document); where the PDF has an outline (bookmarks), its titles are the headings, at their levels
+(pdf_outline.py).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .furniture import FurnitureLine, page_furniture
 from .markdown import Segment
 from .ocr import OcrEngine
 from .pdf_lines import Line, join_fragments, merge_lines
 from .pdf_outline import mark_bookmarks, read_bookmarks
-from .pdf_tables import candidate_pages, ruled_tables, with_tables
+from .pdf_tables import drawn_tables, with_tables
 from .pdf_title import page_title
-from .scans import ocr_pdf_pages, scanned_pages
+from .scans import ocr_pdf_pages, pdf_page_sizes, scanned_pages
 from .text_layer import readable
 from .units import with_units
 
@@ -35,6 +37,7 @@ class NativeText:
     scanned: list[int]  # pages read by OCR
     bookmarks: int  # bookmarks of the PDF's outline
     bookmarks_found: int  # ... that became headings at their level (printed on their page, or where they point)
+    furniture: list[FurnitureLine]  # running heads and feet, page numbers: kept out of the segments
     page_title: str | None = None  # the first page's largest text (pdf_title.py)
 
 
@@ -68,9 +71,11 @@ def windowed_native_segments(
             ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
     lines = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
+    heights = {page: size[1] for page, size in pdf_page_sizes(data, {line.page for line in lines}).items()}
+    lines, furniture = page_furniture(lines, heights)
     bookmarks = read_bookmarks(data)
     lines, found = mark_bookmarks(join_fragments(lines), bookmarks)
-    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found,
+    return NativeText(_segments(lines, ocr_lines, data, tables=tables), scanned, len(bookmarks), found, furniture,
                       _first_page_title(lines, ocr_lines))  # fmt: skip
 
 
@@ -87,10 +92,8 @@ def _first_page_title(lines: list[Line], ocr_lines: list[Line]) -> str | None:
 def _segments(lines: list[Line], ocr_lines: list[Line], data: bytes, *, tables: bool) -> list[Segment]:
     # OCR lines are merged on their own: their boxes are taller than printed lines, and would skew heading sizes.
     ocr_segments = merge_lines(list(ocr_lines)) if ocr_lines else []
-    if tables:
-        segments = merge_lines(with_tables(lines, ruled_tables(data, candidate_pages(lines))))
-    else:  # the text-only reading, kept as the benchmark's baseline
-        segments = merge_lines(list(lines))
+    # Without tables: the text-only reading, kept as the benchmark's baseline.
+    segments = merge_lines(with_tables(lines, drawn_tables(data, lines)) if tables else list(lines))
     ordered = sorted(segments + ocr_segments, key=lambda segment: segment.page or 0)  # stable within a page
     outlined = any(line.heading for line in lines)  # its headings are the bookmarks' titles
     return with_units(ordered, data, outlined=outlined) if tables else ordered

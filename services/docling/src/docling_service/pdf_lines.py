@@ -44,9 +44,10 @@ _FIRST_WORD = re.compile(r"^[^\W\d_]+")
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+\S")
 _CHAPTER = re.compile(r"^(?:part|chapter|appendix|kapitel|teil|anhang|chapitre|partie|annexe)\s+[\w.]+", re.I)
 # Fonts of code: monospaced families as PDF generators name them (TeX's cmtt/lmmono/txtt, Courier, DejaVu Sans
-# Mono, Liberation Mono, Consolas, Menlo, Source Code, Fira Mono/Code, Inconsolata, ...).
+# Mono, Liberation Mono, URW's Nimbus Mono L, Consolas, Menlo, Source Code, Fira Mono/Code, Inconsolata, ...).
 _MONO = re.compile(
-    r"mono|courier|cmtt|lmtt|txtt|sftt|beramono|typewriter|consol|menlo|inconsolata|code|lucidaconsole|\btt\d", re.I
+    r"mono|nimbusmon|courier|cmtt|lmtt|txtt|sftt|beramono|typewriter|consol|menlo|inconsolata|code|lucidaconsole|\btt\d",
+    re.I,
 )
 # A heading is words: mostly letters (a formula fragment such as "(x-t)2+y2 dt" is not).
 MIN_HEADING_LETTERS = 0.6
@@ -81,6 +82,8 @@ class Line:
     printed: bool = True  # False: a bookmark's title its page does not print (pdf_outline.py), with no box
     size: float = 0.0  # the height of its plainest words (segments.py); 0: not known, see type_height
     words: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()  # marked word by word: a formula's line
+    # The line cut at its column gaps, where it has any: table cells the parser printed as one line (segments.py).
+    pieces: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()
 
     @property
     def height(self) -> float:
@@ -212,11 +215,14 @@ def join_fragments(lines: list[Line]) -> list[Line]:
         gap = line.left - prev.right
         if ENDS_WITH_ACCENT.search(prev.text) and gap < 0.3 * prev.height:
             text = clean_text(prev.text + line.text.lstrip())
+            pieces: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()
         elif prev.mono and line.mono:
             width = (prev.right - prev.left) / max(len(prev.text), 1)
             text = prev.text + " " * max(1, round(gap / width) if width > 0 else 1) + line.text
+            pieces = (*_pieces_of(prev), *_pieces_of(line))  # a table's cells in a code font: cut there again
         elif gap < 0.3 * prev.height:
             text = f"{prev.text} {line.text.lstrip()}"
+            pieces = ()
         else:
             out.append(line)
             continue
@@ -224,8 +230,13 @@ def join_fragments(lines: list[Line]) -> list[Line]:
         size = min((size for size in (prev.size, line.size) if size > 0), default=0.0)
         words = (*_parts(prev), *_parts(line)) if prev.words or line.words else ()
         out[-1] = replace(prev, text=text, right=max(prev.right, line.right), top=min(prev.top, line.top),
-                          bottom=max(prev.bottom, line.bottom), box=box, size=size, words=words)  # fmt: skip
+                          bottom=max(prev.bottom, line.bottom), box=box, size=size, words=words,
+                          pieces=pieces)  # fmt: skip
     return out
+
+
+def _pieces_of(line: Line) -> tuple[tuple[str, tuple[float, float, float, float]], ...]:
+    return line.pieces or ((line.text, (line.left, line.top, line.right, line.bottom)),)
 
 
 def _parts(line: Line) -> tuple[tuple[str, tuple[float, float, float, float]], ...]:

@@ -1,55 +1,39 @@
-"""Tables of born-digital PDF pages without models: ruled ones by pdfplumber, unruled ones by alignment.
+"""Tables of born-digital PDF pages without models: drawn ones by pdfplumber, unruled ones by alignment.
 
-The native pipeline reports one text line per table cell. Ruled tables (cell borders drawn) are found by
-pdfplumber's line-intersection table finder, which also keeps multi-line cells whole. Unruled tables are
-found here from the lines themselves: consecutive rows of cells printed side by side, whose cells fall
-in the same columns. Two-column prose never matches: the native reading order gives a whole column first.
+Tables the PDF draws rules for (a grid of cell borders, or booktabs rules above, below and under the header) are read
+by drawn_tables.py from pdfplumber's characters. Unruled tables are found here from the native lines themselves:
+consecutive rows of cells printed side by side, whose cells fall in the same columns. Two-column prose never
+matches: the native reading order gives a whole column first.
 """
 
 from __future__ import annotations
 
-import io
 import itertools
-import logging
 import statistics
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import replace
 
-import pdfplumber
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
-from docling.utils.locks import pypdfium2_lock
-
+from .drawn_tables import RuledTable, drawn_pages, ruled_tables
 from .markdown import Segment
 from .pdf_lines import Line, code_text
-from .regions import Box, Located, UnitDraft, rounded, union
+from .regions import Located, UnitDraft, caption_kind, rounded, union
+from .table_cells import join_lines
 
-log = logging.getLogger("docling_service.pdf_tables")
+__all__ = ["RuledTable", "candidate_pages", "drawn_grid_pages", "drawn_tables", "ruled_tables", "with_tables"]
 
-_RULED = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
-MIN_EDGE = 3.0  # points: pdfplumber's edge_min_length, the shortest rule its line strategy reads as a cell border
 MIN_ROWS = 2
 MIN_COLUMNS = 2
 # Longer median cells than this are prose set side by side, not a table.
 MAX_MEDIAN_CELL_CHARS = 40
 # Rows further apart than this many line heights belong to different tables.
 MAX_ROW_GAP = 2.0
+# A wrapped cell's next line lies at most this many of its heights below the row before.
+PARAGRAPH_LEAD = 0.8
+# A "Figure N" caption this close below a drawn grid (points) makes the grid the figure's drawing.
+CAPTION_GAP = 30.0
 # A numbered listing's numbers go up by at most this much a row (every line numbered; a blank one skipped).
 MAX_LISTING_STEP = 2
 
 Item = Line | Segment
-
-
-@dataclass(frozen=True)
-class RuledTable:
-    page: int
-    box: tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
-    rows: tuple[tuple[str, ...], ...]
-    located: tuple[Located, ...] = ()  # each cell's lines where they are printed, in the Markdown's order
-
-    def holds(self, line: Line) -> bool:
-        x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
-        return line.page == self.page and self.box[0] <= x <= self.box[2] and self.box[1] <= y <= self.box[3]
 
 
 def _same_row(a: Line, b: Line) -> bool:
@@ -67,129 +51,29 @@ def _rows(lines: list[Line]) -> list[list[Line]]:
     return rows
 
 
-def candidate_pages(lines: list[Line]) -> set[int]:
-    """Pages with at least one row of side-by-side cells: the only ones worth a table search."""
-    return {row[0].page for row in _rows(lines) if len(row) >= MIN_COLUMNS}
-
-
-def drawn_grid_pages(data: bytes, pages: set[int]) -> set[int]:
-    """Those of ``pages`` (1-based) that draw something both wide and tall: a ruled table needs vertical and
-    horizontal rules of at least pdfplumber's 3-point edge length, and a page that draws only horizontal rules
-    (a running head's line, a TeX \\hrule) or nothing cannot hold one. A form XObject is looked into by pdfplumber
-    only: such a page is kept. pypdfium2 reads the page objects in ~1 ms a page; pdfplumber's search parses the
-    whole page (~0.2 s), so a manual's page of text no longer pays for it (nettle.pdf: 1 of its 106 pages kept)."""
-    kept: set[int] = set()
-    with pypdfium2_lock:
-        try:
-            document = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError:
-            return set(pages)  # pdfplumber decides (and says why it cannot)
-        try:
-            for number in sorted(pages):
-                if 1 <= number <= len(document) and _draws_a_grid(document[number - 1]):
-                    kept.add(number)
-        finally:
-            document.close()
-    return kept
-
-
-def _draws_a_grid(page: pdfium.PdfPage) -> bool:
-    tall = wide = False
-    for item in page.get_objects(max_depth=1):
-        if item.type == pdfium_c.FPDF_PAGEOBJ_FORM:
-            return True
-        if item.type != pdfium_c.FPDF_PAGEOBJ_PATH:
-            continue
-        left, bottom, right, top = item.get_bounds()
-        tall |= top - bottom >= MIN_EDGE
-        wide |= right - left >= MIN_EDGE
-        if tall and wide:
-            return True
-    return False
-
-
-def ruled_tables(data: bytes, pages: set[int]) -> list[RuledTable]:
-    """Tables with drawn cell borders on the given pages (1-based)."""
-    found: list[RuledTable] = []
-    pages = drawn_grid_pages(data, pages) if pages else pages
-    if not pages:
-        return found
-    try:
-        with pdfplumber.open(io.BytesIO(data)) as pdf:
-            for number in sorted(pages):
-                if number > len(pdf.pages):
-                    continue
-                words: list[dict[str, Any]] | None = None  # the page's, read once it has a table
-                for table in pdf.pages[number - 1].find_tables(_RULED):
-                    texts = table.extract()
-                    if len(texts) < MIN_ROWS or max(len(row) for row in texts) < MIN_COLUMNS:
-                        continue
-                    words = words if words is not None else pdf.pages[number - 1].extract_words()
-                    rows, lines = _read_rows(texts, _cell_lines(words, table))
-                    located = tuple(Located(text, number, box) for text, box in lines)
-                    found.append(RuledTable(page=number, box=table.bbox, rows=tuple(rows), located=located))
-    except Exception as exc:  # a PDF pdfminer cannot parse still has its text: tables come out as text
-        log.warning("ruled table search failed; tables stay text", exc_info=exc)
+def candidate_rows(lines: list[Line]) -> dict[int, list[tuple[float, float]]]:
+    """The vertical spans of each page's rows of side-by-side cells: the only pages worth a table search."""
+    found: dict[int, list[tuple[float, float]]] = {}
+    for row in _rows(lines):
+        if len(row) >= MIN_COLUMNS:
+            found.setdefault(row[0].page, []).append((min(c.top for c in row), max(c.bottom for c in row)))
     return found
 
 
-def _cell_lines(words: list[dict[str, Any]], table: Any) -> list[list[list[tuple[str, Box]]]]:
-    """Each cell's text lines where they are printed, row by row (an empty list for a merged cell): pdfplumber's
-    words inside the cell's borders, line by line (a docling line may run across two cells; the cell's own box
-    would mark its empty part too)."""
-    rows: list[list[list[tuple[str, Box]]]] = []
-    for row in table.rows:
-        cells: list[list[tuple[str, Box]]] = []
-        for cell in row.cells:
-            inside = [] if cell is None else [w for w in words if cell[0] <= (w["x0"] + w["x1"]) / 2 <= cell[2]
-                                              and cell[1] <= (w["top"] + w["bottom"]) / 2 <= cell[3]]  # fmt: skip
-            lines: list[list[dict[str, Any]]] = []
-            for word in sorted(inside, key=lambda w: (round(w["top"]), w["x0"])):
-                if lines and abs(lines[-1][0]["top"] - word["top"]) <= 2:
-                    lines[-1].append(word)
-                else:
-                    lines.append([word])
-            boxes = [rounded(union((w["x0"], w["top"], w["x1"], w["bottom"]) for w in line)) for line in lines]
-            cells.append([(" ".join(w["text"] for w in line), box) for line, box in zip(lines, boxes, strict=True)])
-        rows.append(cells)
-    return rows
+def candidate_pages(lines: list[Line]) -> set[int]:
+    """Pages with at least one row of side-by-side cells."""
+    return set(candidate_rows(lines))
 
 
-def _stacked(texts: list[str | None], lines: list[list[tuple[str, Box]]]) -> int:
-    """How many printed rows a ruled row stacks in each of its cells (1 if it does not): a table that rules only
-    its header off prints its body rows in one drawn row, a value a line in each cell (crc-doc's timing tables).
-    Three cells or more with the same number of lines, side by side line for line, are read as that many rows;
-    a cell of wrapped prose beside others rarely has their count of lines, let alone at three cells."""
-    filled = [(text, cell) for text, cell in zip(texts, lines, strict=True) if cell]
-    counts = {len(cell) for _, cell in filled} | {len((text or "").strip().split("\n")) for text, _ in filled}
-    if len(filled) < 3 or len(counts) != 1 or (stack := counts.pop()) < 2:
-        return 1
-    for index in range(stack):
-        tops = [cell[index][1][1] for _, cell in filled]
-        if max(tops) - min(tops) > 2:
-            return 1
-    return stack
+def drawn_grid_pages(data: bytes, pages: set[int]) -> set[int]:
+    """Those of ``pages`` that draw a grid (drawn_tables.drawn_pages, without rows to look between rules for)."""
+    return drawn_pages(data, {page: [] for page in pages})
 
 
-def _read_rows(
-    texts: list[list[str | None]], lines: list[list[list[tuple[str, Box]]]]
-) -> tuple[list[tuple[str, ...]], list[tuple[str, Box]]]:
-    """The table's rows of Markdown cells and its cells' lines in the Markdown's order, a stacked row (above)
-    split into the rows it prints."""
-    rows: list[tuple[str, ...]] = []
-    located: list[tuple[str, Box]] = []
-    for row_texts, row_lines in zip(texts, lines, strict=True):
-        stack = _stacked(row_texts, row_lines)
-        if stack == 1:
-            rows.append(tuple(" ".join((cell or "").split()) for cell in row_texts))
-            located.extend(line for cell in row_lines for line in cell)
-            continue
-        split = [(cell or "").strip().split("\n") if cell_lines else [""] * stack
-                 for cell, cell_lines in zip(row_texts, row_lines, strict=True)]  # fmt: skip
-        for index in range(stack):
-            rows.append(tuple(" ".join(cell[index].split()) for cell in split))
-            located.extend(cell[index] for cell in row_lines if cell)
-    return rows, located
+def drawn_tables(data: bytes, lines: list[Line]) -> list[RuledTable]:
+    """The tables the PDF draws rules for, searched on the pages where the lines show side-by-side cells."""
+    rows = candidate_rows(lines)
+    return ruled_tables(data, drawn_pages(data, rows)) if rows else []
 
 
 def _column(cell: Line, columns: list[tuple[float, float]]) -> int:
@@ -209,19 +93,22 @@ def _fits(row: list[Line], previous: list[Line], columns: list[tuple[float, floa
     return len({_column(cell, columns) for cell in row}) == len(row)
 
 
-def _listing(rows: list[list[Line]], columns: list[tuple[float, float]]) -> Segment | None:
+def _listing(rows: list[list[Line]]) -> Segment | None:
     """A numbered code listing (LaTeX's listings with numbers=left: crc-doc.1.0.pdf's C functions) is printed as
     two columns side by side, a line number and a line of code; it is code, not a table. Read as one: a code
     block, each line its number and its code indented as printed, and no table unit (a table's first row would
     be repeated in each piece of a long one as its header: a line of code out of place). Its rows' numbers go
     up, and its code is indented somewhere or set in a monospaced font: a numbered two-column table ("1 | Asia")
     is neither."""
-    if len(columns) != 2 or any(len(row) != 2 for row in rows):
+    if any(len(row) != 2 for row in rows):
         return None
+    columns = [(min(row[0].left for row in rows), max(row[0].right for row in rows)),
+               (min(row[1].left for row in rows), max(row[1].right for row in rows))]  # fmt: skip
     numbers = [row[0].text.strip() for row in rows]
-    if not all(number.isdigit() for number in numbers):
+    values = [number.removesuffix(":").removesuffix(".") for number in numbers]  # "12", "12:" (dot's guide)
+    if not all(value.isdigit() for value in values):
         return None
-    if any(not 0 < int(b) - int(a) <= MAX_LISTING_STEP for a, b in itertools.pairwise(numbers)):
+    if any(not 0 < int(b) - int(a) <= MAX_LISTING_STEP for a, b in itertools.pairwise(values)):
         return None
     code = [row[1] for row in rows]
     if max(line.left for line in code) - min(line.left for line in code) < 1 and not any(line.mono for line in code):
@@ -235,23 +122,26 @@ def _listing(rows: list[list[Line]], columns: list[tuple[float, float]]) -> Segm
 
 
 def _table_segment(rows: list[list[Line]]) -> Segment | None:
+    if all(cell.mono for row in rows for cell in row):
+        return None  # code whose comments line up ("set output 'a.png'   # the file"), not a table
     columns = [(cell.left, cell.right) for cell in rows[0]]
-    listing = _listing(rows, columns)
-    if listing is not None:
-        return listing
-    grid = []
+    grid: list[list[str]] = []
     for row in rows:
+        if len(row) == 1 and grid and _column(row[0], columns) > 0:  # a wrapped cell's next line
+            at = _column(row[0], columns)
+            grid[-1][at] = join_lines([grid[-1][at], row[0].text])
+            continue
         cells = [""] * len(columns)
         for cell in row:
             cells[_column(cell, columns)] = cell.text.strip()
-        grid.append(tuple(cells))
+        grid.append(cells)
     lengths = [len(cell.text.strip()) for row in rows for cell in row]
     if len(grid) < MIN_ROWS or statistics.median(lengths) > MAX_MEDIAN_CELL_CHARS:
         return None
     page = rows[0][0].page
     boxes = [rounded(union((c.left, c.top, c.right, c.bottom) for c in row)) for row in rows]
     located = tuple(located for row in rows for located in _cells_located(row, columns))
-    return Segment(kind="table", text="", page=page, rows=tuple(grid), located=located,
+    return Segment(kind="table", text="", page=page, rows=tuple(map(tuple, grid)), located=located,
                    units=(UnitDraft("table", page, union(boxes)),))  # fmt: skip
 
 
@@ -262,24 +152,94 @@ def _cells_located(row: list[Line], columns: list[tuple[float, float]]) -> list[
             for cell in sorted(row, key=lambda cell: _column(cell, columns))]  # fmt: skip
 
 
+def _cut(line: Line) -> list[Line]:
+    """A line cut at its column gaps (segments.py gives the pieces), or the line itself."""
+    if not line.pieces:
+        return [line]
+    return [replace(line, text=text, left=box[0], top=box[1], right=box[2], bottom=box[3], words=(), pieces=())
+            for text, box in line.pieces]  # fmt: skip
+
+
+def _continuation(row: list[Line], previous: list[Line], columns: list[tuple[float, float]]) -> bool:
+    """A lone line right under a table row, in a column other than the first: a wrapped cell's next line."""
+    if len(row) != 1 or row[0].page != previous[0].page or (at := _column(row[0], columns)) == 0:
+        return False
+    if row[0].left < columns[at][0] - 1:
+        return False  # it starts before its column: a line of its own (a listing's next numbered line)
+    return 0 <= row[0].top - max(cell.bottom for cell in previous) <= PARAGRAPH_LEAD * row[0].height
+
+
+def _run(rows: list[list[Line]], index: int) -> list[list[Line]]:
+    """The rows from ``index`` on that line up with its cells (wrapped cells' lines among them)."""
+    run = [rows[index]]
+    if len(run[0]) < MIN_COLUMNS:
+        return run
+    columns = [(cell.left, cell.right) for cell in run[0]]
+    while index + len(run) < len(rows):
+        following = rows[index + len(run)]
+        if not (_fits(following, run[-1], columns) or _continuation(following, run[-1], columns)):
+            break
+        run.append(following)
+    while len(run) > 1 and len(run[-1]) < MIN_COLUMNS:
+        run.pop()  # a table ends on a row of its own, not on a wrapped cell's last line
+    return run
+
+
+def _numbered_run(rows: list[list[Line]], index: int) -> list[list[Line]]:
+    """The rows from ``index`` on whose first cell is a line number going up by one or two (a numbered listing:
+    its code lines may be cut at wide gaps into several cells)."""
+    run: list[list[Line]] = []
+    previous: int | None = None
+    for row in rows[index:]:
+        value = row[0].text.strip().removesuffix(":").removesuffix(".")
+        if len(row) < MIN_COLUMNS or not value.isdigit() or row[0].page != rows[index][0].page:
+            break
+        if previous is not None and not 0 < int(value) - previous <= MAX_LISTING_STEP:
+            break
+        run.append(row)
+        previous = int(value)
+    return run
+
+
 def _unruled(lines: list[Line]) -> list[Item]:
+    """Tables of aligned lines (no rules), each line cut at its column gaps (table cells the parser joined into one
+    line); a numbered listing is code; lines of no table stay as they were."""
+    pieces = [(index, piece) for index, line in enumerate(lines) for piece in _cut(line)]
+    rows = _rows([piece for _, piece in pieces])
+    starts = itertools.accumulate([0, *map(len, rows)])
+    owners = [[owner for owner, _ in pieces[start : start + len(row)]]
+              for start, row in zip(starts, rows, strict=False)]  # fmt: skip
     items: list[Item] = []
-    rows = _rows(lines)
+    emitted: set[int] = set()
     index = 0
     while index < len(rows):
-        run = [rows[index]]
-        if len(run[0]) >= MIN_COLUMNS:
-            columns = [(cell.left, cell.right) for cell in run[0]]
-            while index + len(run) < len(rows) and _fits(rows[index + len(run)], run[-1], columns):
-                run.append(rows[index + len(run)])
-        table = _table_segment(run) if len(run) >= MIN_ROWS else None
-        if table is not None:
-            items.append(table)
-        else:
+        numbered = _numbered_run(rows, index)
+        found = _listing([_rejoined(row) for row in numbered]) if len(numbered) >= MIN_ROWS else None
+        run = numbered if found is not None else _run(rows, index)
+        found = found or (_table_segment(run) if len(run) >= MIN_ROWS else None)
+        if found is None:
             run = run[:1]
-            items.extend(run[0])
+        else:
+            items.append(found)
+        for owner in (owner for row in owners[index : index + len(run)] for owner in row):
+            if owner not in emitted and found is None:
+                items.append(lines[owner])
+            emitted.add(owner)
         index += len(run)
     return items
+
+
+def _rejoined(row: list[Line]) -> list[Line]:
+    """A listing's row: its number, and its code's pieces one line again."""
+    if len(row) <= MIN_COLUMNS:
+        return row
+    code = row[1:]
+    width = (code[0].right - code[0].left) / max(len(code[0].text), 1)
+    text = code[0].text
+    for before, piece in itertools.pairwise(code):
+        text += " " * max(1, round((piece.left - before.right) / width) if width > 0 else 1) + piece.text
+    return [row[0], replace(code[0], text=text, right=code[-1].right, top=min(c.top for c in code),
+                            bottom=max(c.bottom for c in code))]  # fmt: skip
 
 
 def _ruled_segment(table: RuledTable) -> Segment:
@@ -287,16 +247,31 @@ def _ruled_segment(table: RuledTable) -> Segment:
                    units=(UnitDraft("table", table.page, rounded(table.box)),))  # fmt: skip
 
 
+def _drawing(table: RuledTable, lines: list[Line]) -> bool:
+    """Whether a drawn grid is a figure's drawing, not a table: a "Figure N" caption right below it (the Graphviz
+    guides draw record-shaped nodes, boxes in boxes, that a line finder reads as cells)."""
+    below = [line for line in lines if line.page == table.page and line.top >= table.box[3] - 1
+             and line.left < table.box[2] and line.right > table.box[0]]  # fmt: skip
+    first = min(below, key=lambda line: line.top, default=None)
+    return first is not None and first.top - table.box[3] <= CAPTION_GAP and caption_kind(first.text) == "figure"
+
+
 def with_tables(lines: list[Line], ruled: list[RuledTable]) -> list[Item]:
     """The lines in reading order, those of each table replaced by one table segment where it starts. A ruled
     region that holds a bookmarked title is not a table (a slide's diagram drawn around its own title: Debian's
-    packaging-tutorial.fr.pdf lost two sections into such "tables"): its lines stay lines."""
-    ruled = [table for table in ruled if not any(line.heading and table.holds(line) for line in lines)]
+    packaging-tutorial.fr.pdf lost two sections into such "tables"): its lines stay lines, as do a figure's drawing's
+    (``_drawing``)."""
+    drawings = [t for t in ruled if _drawing(t, lines)]
+    ruled = [t for t in ruled if not any(line.heading and t.holds(line) for line in lines) and t not in drawings]
     items: list[Item] = []
     pending: list[Line] = []
     placed: set[int] = set()
     for line in lines:
         table = next((index for index, table in enumerate(ruled) if table.holds(line)), None)
+        if table is None and any(drawing.holds(line) for drawing in drawings):
+            items.extend([*_unruled(pending), line])  # a drawing's labels are no table either
+            pending = []
+            continue
         if table is None:
             pending.append(line)
             continue

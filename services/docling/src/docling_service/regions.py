@@ -22,9 +22,11 @@ from typing import Protocol
 from ingestion_contracts.regions import MAX_CAPTION_CHARS, PageSize, Region, Unit, UnitKind
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
+# Caption words in the languages of the manuals measured (English, German, French, Spanish, Italian, Portuguese).
+_NUMBER = r"\s*(?:\d+(?:\.\d+)*|[IVXivx]+)[.:\s]"  # "3", "3.1", "IV", then a stop, a colon or a space
 _CAPTION = {
-    "table": re.compile(r"^\s*(table|tab\.)\s*[\dIVXivx]+[.:\s]", re.IGNORECASE),
-    "figure": re.compile(r"^\s*(figure|fig\.)\s*[\dIVXivx]+[.:\s]", re.IGNORECASE),
+    "table": re.compile(r"^\s*(table|tab\.|tabelle|tableau|tabla|tabella|tabela)" + _NUMBER, re.IGNORECASE),
+    "figure": re.compile(r"^\s*(figure|fig\.|abbildung|abb\.|figura|figur)" + _NUMBER, re.IGNORECASE),
 }
 DIGITS = 1  # coordinates are kept to a tenth of a point
 _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit (str.isalnum), found in C

@@ -31,7 +31,11 @@ from .regions import Box, Located, UnitDraft, rounded, union
 
 # A line taller than this many times its type size is marked word by word (_line_fonts).
 WORDS_MARKED_FROM = 1.2
-LineFont = tuple[str, bool, float, tuple[tuple[str, Box], ...]]  # font, monospaced, size, words
+# A gap between two words of a line wider than this many times its type size is a column gap (a table's cells the
+# parser joined into one line): TeX's widest justified word gaps stay near one size (measured on R's manuals: 1.03).
+COLUMN_GAP = 1.4
+Words = tuple[tuple[str, Box], ...]
+LineFont = tuple[str, bool, float, Words, Words]  # font, monospaced, size, words, pieces
 
 # Furniture that would repeat on every page and split paragraphs across page breaks.
 _SKIPPED_LABELS = {DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER}
@@ -187,10 +191,12 @@ def document_lines(document: DoclingDocument, parsed: Mapping[int, SegmentedPdfP
         top, bottom = sorted((box.t, box.b))
         position = seen[prov.page_no] = seen.get(prov.page_no, -1) + 1
         page_fonts = fonts.get(prov.page_no, [])
-        font, mono, size, words = page_fonts[position] if position < len(page_fonts) else ("", False, 0.0, ())
-        text = clean_text(item.text, code=mono)
+        font, mono, size, words, pieces = page_fonts[position] if position < len(page_fonts) else ("", 0, 0.0, (), ())
+        text = clean_text(item.text, code=bool(mono))
+        pieces = tuple((clean_text(piece, code=bool(mono)), place) for piece, place in pieces)
         lines.append(Line(text=text, page=prov.page_no, left=box.l, top=top, right=box.r, bottom=bottom,
-                          font=font, mono=mono, size=size, words=_same_letters(text, words)))  # fmt: skip
+                          font=font, mono=bool(mono), size=size, words=_same_letters(text, words),
+                          pieces=_same_letters(text, pieces)))  # fmt: skip
     return lines
 
 
@@ -220,12 +226,33 @@ def _line_fonts(page: SegmentedPdfPage, height: float | None) -> list[LineFont]:
         if mono:
             mono = not inside.any() or int(monos[inside].sum()) * 2 > int(inside.sum())
         size = _most_set(heights[inside & plain], letters[inside & plain])
-        parts: tuple[tuple[str, Box], ...] = ()
+        parts: Words = ()
         if size > 0 and height is not None and abs(bottom - top) > WORDS_MARKED_FROM * size:
             parts = tuple((words[index].text, _word_box(words[index].rect.to_bounding_box(), height))
                           for index in np.flatnonzero(inside))  # fmt: skip
-        out.append((font, mono, size, parts))
+        pieces = _pieces(words, boxes, np.flatnonzero(inside), size, height) if height is not None else ()
+        out.append((font, mono, size, parts, pieces))
     return out
+
+
+def _pieces(words: list, boxes: np.ndarray, held: np.ndarray, size: float, height: float) -> Words:
+    """A line's runs of words between column gaps (``COLUMN_GAP``), where it has one: each run's text and box."""
+    if len(held) < 2 or size <= 0:
+        return ()
+    order = held[np.argsort(boxes[held, 0])]
+    gaps = boxes[order[1:], 0] - boxes[order[:-1], 2]
+    if not (gaps > COLUMN_GAP * size).any():
+        return ()
+    runs: list[list[int]] = [[int(order[0])]]
+    for index, gap in zip(order[1:], gaps, strict=True):
+        if gap > COLUMN_GAP * size:
+            runs.append([])
+        runs[-1].append(int(index))
+    out = []
+    for run in runs:
+        box = union(_word_box(words[i].rect.to_bounding_box(), height) for i in run)
+        out.append((" ".join(words[i].text for i in run), box))
+    return tuple(out)
 
 
 def _word_box(box: BoundingBox, height: float) -> Box:

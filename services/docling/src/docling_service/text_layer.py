@@ -72,7 +72,8 @@ def readable(lines: list[Line], data: bytes) -> list[Line]:
                     if text:
                         left, top, right, bottom = box
                         out[mine[index]] = replace(lines[mine[index]], text=clean_text(text), size=size, words=(),
-                                                   left=left, top=top, right=right, bottom=bottom)  # fmt: skip
+                                                   pieces=(), left=left, top=top, right=right,
+                                                   bottom=bottom)  # fmt: skip
         finally:
             document.close()
     return out

@@ -1,6 +1,7 @@
 """Tables and figures as units of the model-free PDF reading: a table gets its caption, figures are found.
 
-- A table's caption is the "Table N ..." paragraph just before or after it on its page.
+- A table's caption is the "Table N ..." paragraph just before or after it on its page (the nearer, where a caption
+  lies between two tables).
 - A figure is found from its caption: the "Figure N ..." (or "Fig. N") line, and the graphics (paths, images,
   shadings) PDFium finds in the band of its column between it and the body text above it (the nearest line of
   text as wide as half the column, else the page's first line: a running header), or below it when that band
@@ -112,18 +113,24 @@ def figure_box(caption: Box, lines: list[Box], graphics: list[Graphic], width: f
 
 
 def _caption_tables(segments: list[Segment]) -> list[Segment]:
+    """Each "Table N" paragraph captions the table next to it in reading order that lies nearer on the page (a
+    caption between two tables, below the first and above the second, is the one whose gap is smaller)."""
     out = list(segments)
-    for index, segment in enumerate(out):
-        if segment.kind != "table" or not segment.units or segment.units[0].caption:
+    for index, segment in enumerate(segments):
+        if segment.kind not in ("paragraph", "caption") or caption_kind(segment.text) != "table":
             continue
-        for neighbour in (index - 1, index + 1):
-            if 0 <= neighbour < len(out) and out[neighbour].page == segment.page:
-                text = out[neighbour].text
-                if out[neighbour].kind in ("paragraph", "caption") and caption_kind(text) == "table":
-                    drafts = (dataclasses.replace(segment.units[0], caption=text), *segment.units[1:])
-                    out[index] = dataclasses.replace(segment, units=drafts)
-                    break
+        box = _box(segment)
+        tables = [i for i in (index - 1, index + 1) if 0 <= i < len(out) and _uncaptioned_table(out[i], segment.page)]
+        if not tables:
+            continue
+        nearest = min(tables, key=lambda i: _gap_y(box, b) if box and (b := _box(out[i])) else abs(i - index))
+        drafts = (dataclasses.replace(out[nearest].units[0], caption=segment.text), *out[nearest].units[1:])
+        out[nearest] = dataclasses.replace(out[nearest], units=drafts)
     return out
+
+
+def _uncaptioned_table(segment: Segment, page: int | None) -> bool:
+    return segment.kind == "table" and segment.page == page and bool(segment.units) and not segment.units[0].caption
 
 
 def _nearest(segments: list[Segment], page: int, box: Box) -> int | None:

@@ -9,7 +9,9 @@ numbers rather than objects (they multiply by the chunk count; docs/evidence.md)
   ``[page, start, end, x0, top, x1, bottom, height, [end of each line but the last]]``: its lines are equally
   spaced from ``top`` to ``bottom``, ``height`` high (a fifth of the bytes of a line each, at 12 lines);
 - ``units``: ``[kind, page, start, end, x0, top, x1, bottom, caption]`` per table or figure (document offsets);
-- ``sizes``: ``[page, width, height]`` per page they name.
+- ``sizes``: ``[page, width, height]`` per page they name;
+- ``furniture``: ``[page, place, text, x0, top, x1, bottom]`` per running head, foot or page number of the pages the
+  chunk holds (place ``h`` or ``f``): not in the chunk's text, shown with its page's (outline.py).
 
 A row written before boxes were kept has no ``boxes`` key: it answers None (not located; re-ingest to locate it),
 which a located chunk without any box (``[]``) is not.
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ingestion_contracts.gateway import RESERVED_METADATA_KEY, ChunkIn, SearchHit
-from ingestion_contracts.regions import PageSize, Region, Unit
+from ingestion_contracts.regions import Furniture, PageSize, Region, Unit
 
 from .passages import ChunkSpan, Layout
 
@@ -84,10 +86,13 @@ def _lines(entry: Sequence[Any]) -> list[Region]:
 
 
 def compact(chunk: ChunkIn, sizes: dict[int, PageSize]) -> dict[str, Any]:
-    """What a chunk's row keeps of its boxes, units and page sizes (nothing for a chunk that was not located)."""
+    """What a chunk's row keeps of its boxes, units, page sizes and furniture (nothing for a chunk that was not
+    located)."""
     if chunk.boxes is None:
         return {}
     kept: dict[str, Any] = {"boxes": [_entry(run) for run in _runs(chunk.boxes)]}
+    if chunk.furniture:
+        kept["furniture"] = [[f.page, f.place[0], f.text, *_box(f.box)] for f in chunk.furniture]
     if chunk.units:
         kept["units"] = [[u.kind, u.page, u.start, u.end, *_box(u.box), u.caption] for u in chunk.units]
     pages = sorted({b.page for b in chunk.boxes} | {u.page for u in chunk.units})
@@ -103,9 +108,10 @@ def with_boxes(stored: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
 
 
 def kept_boxes(stored: dict[str, Any] | None) -> dict[str, Any]:
-    """The compact boxes, units and sizes of a stored row, as ``compact`` made them (for a relabel to copy)."""
+    """The compact boxes, units, sizes and furniture of a stored row, as ``compact`` made them (for a relabel to
+    copy)."""
     ingest = (stored or {}).get(RESERVED_METADATA_KEY) or {}
-    return {key: ingest[key] for key in ("boxes", "units", "sizes") if key in ingest}
+    return {key: ingest[key] for key in ("boxes", "units", "sizes", "furniture") if key in ingest}
 
 
 def stored_boxes(stored: dict[str, Any] | None) -> list[Region] | None:
@@ -121,6 +127,12 @@ def stored_units(stored: dict[str, Any] | None) -> list[Unit] | None:
         return None
     return [Unit(kind=u[0], page=u[1], start=u[2], end=u[3], box=(u[4], u[5], u[6], u[7]), caption=u[8])
             for u in ingest.get("units") or []]  # fmt: skip
+
+
+def stored_furniture(stored: dict[str, Any] | None) -> list[Furniture]:
+    ingest = (stored or {}).get(RESERVED_METADATA_KEY) or {}
+    return [Furniture(page=f[0], place="header" if f[1] == "h" else "footer", text=f[2], box=(f[3], f[4], f[5], f[6]))
+            for f in ingest.get("furniture") or []]  # fmt: skip
 
 
 def stored_sizes(stored: dict[str, Any] | None) -> list[PageSize] | None:

@@ -18,8 +18,9 @@ from typing import Any
 
 from ingestion_contracts.chunker import PageStart
 from ingestion_contracts.gateway import DocumentInfo, DocumentStructure, OutlineSection, SearchHit
+from ingestion_contracts.regions import Furniture
 
-from .boxes import content_regions
+from .boxes import content_regions, stored_furniture
 from .citations import stored_page_starts
 from .passages import ChunkSpan, Layout, layout
 
@@ -244,4 +245,11 @@ def document_structure(
         regions=located[0] if located else None,
         units=located[1] if located else None,
         page_sizes=located[2] if located else None,
+        furniture=_furniture(rows) if located else None,
     )
+
+
+def _furniture(rows: Sequence[dict[str, Any]]) -> list[Furniture]:
+    """The furniture every chunk kept, once each (a page's is kept by the chunks that hold the page), page by page."""
+    found = {(f.page, f.place, f.text, f.box): f for row in rows for f in stored_furniture(row.get("metadata"))}
+    return sorted(found.values(), key=lambda f: (f.page, f.place != "header", f.box[1], f.box[0]))

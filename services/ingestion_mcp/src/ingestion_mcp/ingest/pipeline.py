@@ -27,7 +27,7 @@ from ingestion_contracts.gateway import (
     RelabelRequest,
     UpsertDocumentRequest,
 )
-from ingestion_contracts.regions import PageSize, Region, Unit
+from ingestion_contracts.regions import Furniture, PageSize, Region, Unit
 
 from ..access.audit import require
 from ..backend import Backend, PageProgress
@@ -38,6 +38,7 @@ from ..sources import SourcePolicy
 from ..sources.file_names import escaped
 from . import acquire
 from .acquire import Acquired, file_type_of, sha256, supported_types_text
+from .furniture import furniture_by_chunk
 
 Progress = Callable[[float, str], Awaitable[None]]
 Status = Literal["indexed", "replaced", "updated", "skipped"]
@@ -113,6 +114,7 @@ class Work:
     regions: list[Region] = field(default_factory=list)  # where the Markdown lies on its pages (PDFs, images)
     units: list[Unit] = field(default_factory=list)
     page_sizes: list[PageSize] = field(default_factory=list)
+    furniture: list[Furniture] = field(default_factory=list)  # running heads, feet, page numbers (not in markdown)
     page_count: int | None = None
     pipeline: str | None = None
     levels_known: bool = True  # false: the converter guessed the heading levels (a PDF without bookmarks)
@@ -275,6 +277,7 @@ class Ingestor:
             work.markdown, work.title = converted.markdown, work.item.title or converted.title
             work.page_spans, work.page_count = converted.page_spans, converted.page_count
             work.regions, work.units, work.page_sizes = converted.regions, converted.units, converted.page_sizes
+            work.furniture = converted.furniture
             work.pipeline, work.warnings = converted.pipeline, list(converted.warnings)
             work.levels_known = converted.levels_known
             doc.file_type = converted.file_type
@@ -379,11 +382,13 @@ class Ingestor:
         assert doc is not None and chunked is not None
         # Levels the converter guessed are not stored as the document's: its outline then says levels_known false.
         dropped = set() if work.levels_known else {"heading_levels"}
+        furniture = furniture_by_chunk(chunked.chunks, work.furniture)
         return UpsertDocumentRequest(
             source=work.source[:2048], key=doc.key, title=work.title[:1024], file_type=doc.file_type,
             content_hash=doc.content_hash, page_count=work.page_count or None, last_modified=doc.last_modified,
             tags=work.tags, metadata=work.item.metadata or {},
-            chunks=[ChunkIn(**c.model_dump(exclude=dropped)) for c in chunked.chunks],
+            chunks=[ChunkIn(**c.model_dump(exclude=dropped), furniture=furniture.get(c.index, []))
+                    for c in chunked.chunks],
             chunking=chunking, force=force, vectors=work.vectors, embedding_model=work.model, order=order,
             page_sizes=work.page_sizes,
         )  # fmt: skip

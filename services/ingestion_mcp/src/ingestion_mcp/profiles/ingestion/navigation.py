@@ -87,6 +87,8 @@ class PageText(BaseModel):
     headings: SkipJsonSchema[list[str] | None] = None  # detailed: the sections that begin on the page
     size: SkipJsonSchema[list[float] | None] = None  # detailed: [width, height] in points
     boxes: SkipJsonSchema[list[list[float]] | None] = None  # detailed: [start, end, x0, top, x1, bottom]
+    # The page's running head, foot and number as printed: in no passage, section or page citation.
+    furniture: SkipJsonSchema[list[str] | None] = None
 
 
 class PagesOutput(ToolOutput):
@@ -378,7 +380,10 @@ def read_pages(
     last = last_page or first_page
     count = page_count(doc, first_page, last)
     ranges = page_ranges(doc, first_page, last)
-    pages = [PageText(page=page, text=doc.content[start:end]) for page, start, end in ranges]
+    printed = page_furniture(doc)
+    pages = [
+        PageText(page=page, text=doc.content[start:end], furniture=printed.get(page)) for page, start, end in ranges
+    ]
     if pages and pages[0].page == first_page:
         state.library.budget.check_start(
             start_char,
@@ -394,7 +399,7 @@ def read_pages(
     for i, (page, (_, offset, _)) in enumerate(zip(pages, ranges, strict=True)):
         skip = start_char if i == 0 else 0
         text = page.text[skip : skip + budget]
-        shown.append(PageText(page=page.page, text=text, headings=page.headings))
+        shown.append(PageText(page=page.page, text=text, headings=page.headings, furniture=page.furniture))
         if detailed:
             located_page(doc, shown[-1], offset + skip)
         budget -= len(text)
@@ -415,6 +420,14 @@ def read_pages(
     if detailed and unlocated(doc):
         answer.message += UNLOCATED
     return answer
+
+
+def page_furniture(doc: DocumentStructure) -> dict[int, list[str]]:
+    """Each page's furniture lines, running head first."""
+    found: dict[int, list[str]] = {}
+    for line in doc.furniture or []:
+        found.setdefault(line.page, []).append(line.text)
+    return found
 
 
 def page_note(

@@ -1,0 +1,60 @@
+"""Real PDFs from Debian packages for the benchmarks: found where the package installs them, or unpacked without
+installing (``apt-get download`` and ``dpkg-deb -x`` into a folder of one's choosing), so a large documentation
+package (texlive-publishers-doc is 213 MB) need not be installed to measure on it.
+
+    python -m bench.debian_docs --into ~/.cache/debian-docs graphviz-doc xorg-docs   # unpack these packages
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+DOC = Path("/usr/share/doc")
+
+
+def locate(file: str, roots: Iterable[Path] = ()) -> Path | None:
+    """``file`` (a path under /usr/share/doc) where an unpacked package root or the system holds it."""
+    for root in (*roots, Path("/")):
+        path = root / DOC.relative_to("/") / file
+        if path.is_file():
+            return path
+    return None
+
+
+def read_pdf(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
+
+
+def unpack(packages: Iterable[str], into: Path) -> list[str]:
+    """Download each package and unpack it under ``into`` (nothing is installed); the packages that failed."""
+    into.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for package in packages:
+        with tempfile.TemporaryDirectory() as work:
+            done = subprocess.run(["apt-get", "download", package], cwd=work, capture_output=True, text=True)
+            debs = list(Path(work).glob("*.deb"))
+            if done.returncode != 0 or not debs:
+                failed.append(package)
+                continue
+            subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(into)], check=True)
+    return failed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--into", type=Path, required=True, help="folder to unpack the packages into")
+    parser.add_argument("packages", nargs="+")
+    args = parser.parse_args()
+    failed = unpack(args.packages, args.into)
+    if failed:
+        raise SystemExit(f"could not download: {', '.join(failed)} (run apt-get update first?)")
+
+
+if __name__ == "__main__":
+    main()
