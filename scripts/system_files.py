@@ -31,6 +31,7 @@ R_INTRO_PDF = DOC / "r-doc-pdf/manual/R-intro.pdf"  # Texinfo PDF without Title 
 BIBLATEX_DE = DOC / "texlive-doc/latex/translation-biblatex-de/biblatex-de-Benutzerhandbuch.pdf"  # run-in headings
 WHY3_MANUAL = DOC / "why3-doc-pdf/manual.pdf"  # Sphinx's LaTeX: a bookmarked title above a screenshot
 LIVE_MANUAL_EPUB = DOC / "live-manual/epub/live-manual.en.epub"  # SiSU's EPUB: sections as bold paragraphs
+DOT_GUIDE = DOC / "graphviz/pdf/dotguide.pdf.gz"  # Graphviz's dot guide: ruled tables, vector figures, running heads
 # libfaketime (LD_PRELOAD): a replica started with its clock skewed.
 FAKETIME_DIR = Path(f"/usr/lib/{platform.machine()}-linux-gnu/faketime")
 FAKETIME = FAKETIME_DIR / "libfaketime.so.1"
@@ -53,6 +54,7 @@ PACKAGE_OF: dict[Path, str] = {
     LIVE_MANUAL_EPUB: "live-manual-epub",
     BIBLATEX_DE: "texlive-lang-german",
     WHY3_MANUAL: "why3-doc-pdf",
+    DOT_GUIDE: "graphviz-doc",
     FAKETIME: "faketime",
 }
 

@@ -16,12 +16,14 @@ import pytest
 from ingestion_mcp.state import AppState
 from pypdf import PdfReader, PdfWriter
 
-GUIDE = Path("/usr/share/doc/graphviz/pdf/dotguide.pdf.gz")
+from scripts.system_files import DOT_GUIDE, needs
+
+GUIDE = DOT_GUIDE
 COLLECTION = "printed"
 HEAD = "dot User's Manual, January 5, 2015"  # as the converter writes it (straight apostrophe)
 pytestmark = [
     pytest.mark.timeout(900),
-    pytest.mark.skipif(not GUIDE.exists(), reason="needs Debian's graphviz-doc (apt-get install graphviz-doc)"),
+    needs(GUIDE),
 ]
 
 

@@ -51,8 +51,8 @@ def words_of(found: Sequence[dict[str, object]]) -> list[Word]:
     """pdfplumber's words (``extract_words(x_tolerance_ratio=WORD_GAP, extra_attrs=["size", "fontname"])``)."""
     out = []
     for word in found:
-        box = rounded((float(word["x0"]), float(word["top"]), float(word["x1"]), float(word["bottom"])))  # type: ignore[arg-type]
-        size = float(word.get("size", box[3] - box[1]))  # type: ignore[arg-type]
+        box = rounded((float(word["x0"]), float(word["top"]), float(word["x1"]), float(word["bottom"])))  # type: ignore[arg-type]  # pdfplumber's values are numbers
+        size = float(word.get("size", box[3] - box[1]))  # type: ignore[arg-type]  # a number, as above
         text = _UNMAPPED.sub("", str(word["text"]))
         if text:
             out.append(Word(text, box, size, is_mono_font(str(word.get("fontname", "")))))
