@@ -1,4 +1,4 @@
-"""The MCP server's real HTTP app (main.http_app: /mcp, the console, the probes) under uvicorn on loopback, in
+"""The MCP server's real HTTP app (serving.http_app: /mcp, the console, the probes) under uvicorn on loopback, in
 this process: what the OAuth tests, the browser tests and the console latency bench serve."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ async def serving(state: Any, port: int | None = None, start_timeout_s: float = 
     """Serve ``state`` (an AppState) on ``port`` (a free one if None) until the block ends; yields the base URL."""
     import uvicorn
     from ingestion_mcp.http.cancel_relay import CancelRelay
-    from ingestion_mcp.main import http_app
     from ingestion_mcp.server import build_server
+    from ingestion_mcp.serving import http_app
 
     port = port or free_port()
     app = http_app(build_server(state), state, CancelRelay())

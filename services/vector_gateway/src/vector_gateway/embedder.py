@@ -330,6 +330,10 @@ class EmbedderHolder:
         if self._thread is None:  # load_model_at_startup=False: load now, on first use
             self._load()
             return self.get()
+        if self._settings.model_wait_s > 0 and self._thread.is_alive():
+            self._thread.join(self._settings.model_wait_s)  # the load ends (loaded or failed) or the wait does
+            if self.status() != "loading":  # loaded, or failed: say which
+                return self.get()
         raise DependencyUnavailable(
             "The embedding model is still loading.",
             suggestion="Retry in a few seconds; /readyz answers 200 once it is loaded.",
