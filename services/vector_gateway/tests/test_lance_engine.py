@@ -276,3 +276,22 @@ def test_rows_outside_the_indexes_are_indexed_soon_without_another_write(
     assert lance_upkeep.unindexed_rows(table) == 0 and table.count_rows() == 30
     assert len(store.search("few", mode="keyword", vector=None, text="heron", limit=50, where=None)) == 30
     store.close()
+
+
+def test_opening_a_lance_folder_leaves_lancedbs_rest_client_unimported_yet_whole(tmp_path: Path) -> None:
+    """Issue 49 (the first search within seconds of a start): lancedb's REST namespace client, unused for a folder,
+    is not initialised when a store opens (~0.5 s of the start); anything that reads the package gets it whole."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from vector_gateway.lance import LanceStore\n"
+        f"store = LanceStore({str(tmp_path / 'lance')!r})\n"
+        "store.list_collections()\n"
+        "print(any(name.startswith('lance_namespace_urllib3_client.api') for name in sys.modules))\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "print(client.ApiClient.__name__, 'lance_namespace_urllib3_client.api.table_api' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False", "ApiClient", "True"]

@@ -3,13 +3,13 @@ streamable HTTP, the ready message. Imported after `initialize` may already have
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from servicekit import freeze_when_quiet
 from servicekit.logging import announce
 
 from .backend import Backend
@@ -69,17 +69,8 @@ async def announce_when_ready(
             announce(f"ingestion-mcp is still starting; waiting for: {pending or 'the listener'}", "ingestion_mcp",
                      event="starting", waiting_for=pending)  # fmt: skip
         await anyio.sleep(poll_s)
-    freeze_startup_objects()
+    freeze_when_quiet()  # what start-up allocated: out of the collector's full passes
     announce(message(), "ingestion_mcp", event="ready")
-
-
-def freeze_startup_objects() -> None:
-    """Move what start-up allocated (the model, the libraries: ~600,000 objects) out of the collector's reach.
-
-    Each full collection walked them all: 350-400 ms pauses at random requests, the console's document page
-    at p95 430 ms instead of 88 ms (docs/console.md). They live as long as the process anyway."""
-    gc.collect()
-    gc.freeze()
 
 
 def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:

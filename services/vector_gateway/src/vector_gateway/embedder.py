@@ -7,7 +7,6 @@ Runtime, a model that a full load has verified starts without importing torch at
 
 from __future__ import annotations
 
-import gc
 import importlib
 import logging
 import os
@@ -19,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from servicekit import DependencyUnavailable
+from servicekit import DependencyUnavailable, freeze_when_quiet
 
 from . import int8
 from .int8 import INT8_BATCH, Precision, ensure_int8, identity
@@ -285,10 +284,8 @@ class EmbedderHolder:
                 self._error = f"{type(exc).__name__}: {exc}"
                 log.error("embedding model failed to load: %s", self._error)
                 return
-            # The model's objects live as long as the process: out of the collector's full passes, which
-            # walked them all at random requests (350-400 ms pauses; ingestion_mcp.main.freeze_startup_objects).
-            gc.collect()
-            gc.freeze()
+            # The model's objects live as long as the process: out of the collector's full passes, once quiet.
+            freeze_when_quiet()
             log.info(
                 "embedding model %s loaded (%s %s on %s%s) in %.1f s",
                 self._embedder.model_name,

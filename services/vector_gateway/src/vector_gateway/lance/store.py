@@ -30,6 +30,7 @@ from ..records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
 from ..where import In, Where
 from . import schema
 from .expressions import predicate
+from .namespace_client import defer_client_init
 from .upkeep import FTS_COLUMN, KEEP_VERSIONS, Upkeep, bm25_index, key_indexes
 
 log = logging.getLogger("vector_gateway.lance")
@@ -77,6 +78,7 @@ class LanceStore:
         return self._db
 
     def _connect(self) -> Any:
+        defer_client_init()  # lancedb's REST client is never used here: its import costs the start ~0.5 s
         import lancedb
 
         try:
