@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .handshake import EarlyStdio
+    from .http.front import HttpFront
     from .settings import McpSettings
 
 
@@ -50,26 +50,62 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(settings: McpSettings, early: EarlyStdio | None) -> None:
-    """Load the server and serve; a configuration the tool set or the policy refuses exits with code 2."""
+    """Load the server and serve (on HTTP, behind a front that answers from now on); a configuration the tool set
+    or the policy refuses exits with code 2."""
     import anyio
     from servicekit import configure_idle_trim, configure_logging
 
-    from .access import audit
-    from .access.auth import OAuthGate
-    from .access.policy import PolicyError
-    from .server import ProfileClash
-    from .serving import serve
-
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     configure_idle_trim(settings.idle_trim_s)
-    audit.configure(settings.audit_log)  # its own sink: on at any log level
-    try:
-        if settings.auth_mode == "oauth":  # a bad policy file is a configuration error
-            OAuthGate.from_settings(settings)
-        anyio.run(serve, settings, early)  # the tool set is built first: a profile clash ends it at once
-    except (ProfileClash, PolicyError) as exc:
-        print(f"ingestion-mcp: invalid configuration: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    if settings.transport == "stdio":
+        code = anyio.run(load_and_serve, settings, early, None)
+    else:
+        code = anyio.run(serve_http, settings)
+    if code:
+        raise SystemExit(code)
+
+
+async def load_and_serve(settings: McpSettings, early: EarlyStdio | None, front: HttpFront | None) -> int:
+    """Import the server (in a thread: on HTTP the front answers on this loop meanwhile), then serve."""
+    import importlib
+
+    import anyio
+
+    serving = await anyio.to_thread.run_sync(importlib.import_module, f"{__package__}.serving")
+    code: int = await serving.serve_or_refuse(settings, early, front)
+    return code
+
+
+async def serve_http(settings: McpSettings) -> int:
+    """uvicorn on the front at once (http/front.py), the server loaded and attached behind it."""
+    import anyio
+    import uvicorn
+
+    from .http.front import HttpFront
+
+    loopback = settings.host in ("127.0.0.1", "localhost", "::1")
+    front = HttpFront(
+        profiles=list(settings.profiles), token=settings.token_value() if settings.auth_mode == "token" else None,
+        early=settings.auth_mode != "oauth" and settings.stateless_http,
+        loopback_hosts=("127.0.0.1", "localhost", "::1") if loopback else None,
+    )  # fmt: skip
+    # log_config=None: uvicorn's records go to the root handler (one JSON line each), not to its own text handlers.
+    config = uvicorn.Config(
+        front, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), log_config=None
+    )
+    http = uvicorn.Server(config)
+    code = 0
+
+    async def load() -> None:
+        nonlocal code
+        code = await load_and_serve(settings, None, front)
+        http.should_exit = True  # refused, or the server stopped: so does uvicorn
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(load)
+        await http.serve()
+        tasks.cancel_scope.cancel()
+    return code
 
 
 if __name__ == "__main__":

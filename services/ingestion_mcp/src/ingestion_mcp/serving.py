@@ -4,6 +4,7 @@ streamable HTTP, the ready message. Imported after `initialize` may already have
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from .state import AppState
 
 if TYPE_CHECKING:
     from .http.cancel_relay import CancelRelay
+    from .http.front import HttpFront
     from .http.guard import HttpGuard
 
 log = logging.getLogger("ingestion_mcp")
@@ -29,9 +31,27 @@ log = logging.getLogger("ingestion_mcp")
 STILL_STARTING_S = 60.0
 
 
-async def serve(settings: McpSettings, early: EarlyStdio | None = None) -> None:
-    """Serve until the client leaves (stdio) or the process is stopped (HTTP). The services start in the
-    background: the server answers from its first moment, and a call that needs them waits for them."""
+async def serve_or_refuse(settings: McpSettings, early: EarlyStdio | None, front: HttpFront | None) -> int:
+    """serve(), or 2 with one line on stderr when the configuration is refused (a profile clash, a bad policy)."""
+    from .access import audit
+    from .access.auth import OAuthGate
+    from .access.policy import PolicyError
+    from .server import ProfileClash
+
+    audit.configure(settings.audit_log)  # its own sink: on at any log level
+    try:
+        if settings.auth_mode == "oauth":  # a bad policy file is a configuration error
+            OAuthGate.from_settings(settings)
+        await serve(settings, early, front)  # the tool set is built first: a profile clash ends it at once
+    except (ProfileClash, PolicyError) as exc:
+        print(f"ingestion-mcp: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+async def serve(settings: McpSettings, early: EarlyStdio | None = None, front: HttpFront | None = None) -> None:
+    """Serve until the client leaves (stdio) or the process is stopped (HTTP, behind ``front``, which uvicorn
+    serves). The services start in the background: a call that needs them waits for them."""
     async with open_backend(settings, background=True) as backend:
         state = AppState.create(settings, backend)
         # In a thread (its imports take a second): the services' start goes on meanwhile on this loop.
@@ -46,7 +66,8 @@ async def serve(settings: McpSettings, early: EarlyStdio | None = None) -> None:
                     await run_stdio(server, early)  # the SDK's stdio, with malformed lines answered
                     tasks.cancel_scope.cancel()
                 return
-            await _serve_http(server, state)
+            assert front is not None, "streamable HTTP is served behind the front main.serve_http starts"
+            await _serve_http(server, state, front)
         finally:
             with anyio.CancelScope(shield=True):
                 await state.jobs.aclose()
@@ -112,27 +133,30 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> HttpGuard:
     return guard
 
 
-async def _serve_http(server: Any, state: AppState) -> None:
-    import uvicorn
-
+async def _serve_http(server: Any, state: AppState, front: HttpFront) -> None:
+    """The guarded app attached behind the front (which uvicorn serves already) until uvicorn stops."""
     from .http.cancel_relay import CancelRelay, relay_forever
 
     settings, backend = state.settings, state.backend
     relay = CancelRelay()
     guarded = http_app(server, state, relay)
-    # log_config=None: uvicorn's records go to the root handler (one JSON line each), not to its own text handlers.
-    config = uvicorn.Config(
-        guarded, host=settings.host, port=settings.port, log_level=settings.log_level.lower(), log_config=None
-    )
-    http = uvicorn.Server(config)
-    async with anyio.create_task_group() as tasks:
-        if settings.broker_url:  # beside the server, never around it: a broker fault never stops the server
-            tasks.start_soon(relay_forever, relay, settings.broker_url, settings.broker_timeout_s)
-        tasks.start_soon(announce_when_ready, backend, lambda: http.started, lambda: ready_message(settings))
-        if settings.watch_enabled:
-            tasks.start_soon(state.start_watching().run)
-        await http.serve()
-        tasks.cancel_scope.cancel()
+    async with lifespan_app(guarded).router.lifespan_context(guarded):  # the SDK's session manager runs in it
+        front.attach(guarded)
+        async with anyio.create_task_group() as tasks:
+            if settings.broker_url:  # beside the server, never around it: a broker fault never stops the server
+                tasks.start_soon(relay_forever, relay, settings.broker_url, settings.broker_timeout_s)
+            tasks.start_soon(announce_when_ready, backend, lambda: True, lambda: ready_message(settings))
+            if settings.watch_enabled:
+                tasks.start_soon(state.start_watching().run)
+            await front.stopped()
+            tasks.cancel_scope.cancel()
+
+
+def lifespan_app(app: Any) -> Any:
+    """The Starlette app at the core of the guarded one (each middleware holds the next as ``app``)."""
+    while not hasattr(app, "router"):
+        app = app.app
+    return app
 
 
 async def readiness(state: AppState) -> dict[str, str]:
