@@ -35,8 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "startup.json"
 SETTLE_S = 5.0
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench.startup", "version": "1"}}}  # fmt: skip
+CLIENT = {"name": "bench.startup", "version": "1"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT}}  # fmt: skip
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 SEARCH = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
