@@ -121,6 +121,8 @@ async def test_a_lazy_pool_starts_with_its_first_conversion_and_leaves_nothing_b
         assert pool.ready is False and pool.info is None and _pids(pool) == []
         assert (await pool.convert(report_pdf(2)[0], "first.pdf")).page_count == 2
         assert pool.info is not None and len(_pids(pool)) == 1 and _fork_servers()
+        (worker,) = _pids(pool)  # no layout models: the native pipeline, and no torch loaded (~200 MB; torch_free.py)
+        assert "libtorch" not in Path(f"/proc/{worker}/maps").read_text()
         with anyio.fail_after(30):
             while _pids(pool) or _fork_servers():
                 await anyio.sleep(0.2)

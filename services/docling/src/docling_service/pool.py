@@ -166,8 +166,10 @@ class WorkerPool:
         self.converter = converter
         self.info: WorkerInfo | None = None
         self._context = multiprocessing.get_context("forkserver")
-        # The fork server imports docling once; every worker forks from it in milliseconds.
-        self._context.set_forkserver_preload(["docling_service.worker"])
+        # The fork server imports docling once; every worker forks from it in milliseconds. Without layout models
+        # (the native pipeline) it imports no torch first (torch_free.py: ~200 MB less in it and in each worker).
+        torch_free = [] if converter.artifacts_path else ["docling_service.torch_free"]
+        self._context.set_forkserver_preload([*torch_free, "docling_service.worker"])
         self._idle: collections.deque[Worker] = collections.deque()
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(options.workers)
