@@ -2,7 +2,7 @@
 
 A collection of about ``--chunks`` chunks is built through the real pipeline on the embedded default
 (generated documents, chunked and embedded as ingest_text does), then the server's real HTTP app
-(server_command.http_app: the console beside /mcp) runs under uvicorn on a loopback port, on its own event loop in a
+(serving.http_app: the console beside /mcp) runs under uvicorn on a loopback port, on its own event loop in a
 thread, and httpx GETs every console page ``--repeat`` times, the pages interleaved so load on the machine
 hits them alike. Prints and writes median and p95 per page (target: p95 under 300 ms) to
 bench/results/console_latency.json.

@@ -1,4 +1,4 @@
-"""The MCP server's real HTTP app (server_command.http_app: /mcp, the console, the probes) under uvicorn on loopback, in
+"""The MCP server's real HTTP app (serving.http_app: /mcp, the console, the probes) under uvicorn on loopback, in
 this process: what the OAuth tests, the browser tests and the console latency bench serve."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from scripts.service_stack import free_port
 async def serving(state: Any, port: int | None = None, start_timeout_s: float = 60.0) -> AsyncIterator[str]:
     """Serve ``state`` (an AppState) on ``port`` (a free one if None) until the block ends; yields the base URL."""
     import uvicorn
-    from ingestion_mcp.cli.server_command import http_app
     from ingestion_mcp.http.cancel_relay import CancelRelay
     from ingestion_mcp.server import build_server
+    from ingestion_mcp.serving import http_app
 
     port = port or free_port()
     app = http_app(build_server(state), state, CancelRelay())

@@ -30,6 +30,7 @@ PACKAGES = [
 # floor below everything that imports it and above everything it imports.
 LAYERS = [
     grimp.Layer("cli"),  # the entry points: ingestion-mcp, ingestion-mcp-worker, ingestion-index
+    grimp.Layer("serving"),  # what ingestion-mcp runs once its entry point has read the settings
     grimp.Layer("server", "http"),  # the MCP server of the chosen profiles; the ASGI middleware in front of it
     grimp.Layer("console", "profiles"),
     grimp.Layer("state", "toolkit"),
@@ -38,7 +39,7 @@ LAYERS = [
     grimp.Layer("access"),
     grimp.Layer("backend"),
     grimp.Layer("errors"),
-    grimp.Layer("sources", "observability", "settings", "stopping"),
+    grimp.Layer("sources", "observability", "settings", "stopping", "handshake"),
 ]
 
 

@@ -1,5 +1,5 @@
 """The operator console in a real browser: Debian's headless Chromium driven by selenium, against the real
-server (server_command.http_app under uvicorn on loopback ports) on the embedded default (the three services in-process,
+server (serving.http_app under uvicorn on loopback ports) on the embedded default (the three services in-process,
 Milvus Lite in a temp dir, the bundled model).
 
 The server runs on its own event loop in a thread (anyio's blocking portal): selenium's calls block, and a

@@ -130,3 +130,21 @@ def test_a_service_request_counts_as_work_and_a_probe_does_not() -> None:
             assert process.wait_left() is not None
     finally:
         process.quiet_s = saved
+
+
+def test_a_freeze_asked_for_waits_for_the_quiet_and_comes_with_the_trim() -> None:
+    """freeze_when_quiet (issue 49): the start-up's objects leave the collector's full passes once the process is
+    quiet, not at the moment they were made, when the collection before the freeze held up the first requests."""
+    import gc
+
+    made, clock, calls = trimmer(quiet_s=2.0)
+    frozen = gc.get_freeze_count()
+    made.freeze_next()
+    assert made.poll() is False and gc.get_freeze_count() == frozen  # not during the start
+    with made.busy():
+        clock.now += 5  # a first request
+    clock.now += 2.0
+    try:
+        assert made.poll() is True and calls == [1] and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()

@@ -96,3 +96,36 @@ async def test_a_fork_server_that_refuses_the_first_worker_is_started_again(monk
         assert (await pool.convert(report_pdf(2)[0], "after.pdf")).page_count == 2
     finally:
         await anyio.to_thread.run_sync(pool.close)
+
+
+def _fork_servers() -> list[int]:
+    """This process's docling fork servers (the ones multiprocessing started for the pools)."""
+    import psutil
+
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "forkserver" in " ".join(child.cmdline()):
+                found.append(child.pid)
+        except psutil.Error:  # gone meanwhile
+            continue
+    return found
+
+
+async def test_a_lazy_pool_starts_with_its_first_conversion_and_leaves_nothing_behind_when_idle() -> None:
+    """The embedded server's converter (issue 49): nothing at start, the fork server and a worker with the first
+    conversion, and both gone again once the worker has idled out, so an idle server holds no docling at all;
+    the next conversion starts them again."""
+    pool = await _started(PoolOptions(workers=1, idle_s=1.0, lazy=True))
+    try:
+        assert pool.ready is False and pool.info is None and _pids(pool) == []
+        assert (await pool.convert(report_pdf(2)[0], "first.pdf")).page_count == 2
+        assert pool.info is not None and len(_pids(pool)) == 1 and _fork_servers()
+        (worker,) = _pids(pool)  # no layout models: the native pipeline, and no torch loaded (~200 MB; torch_free.py)
+        assert "libtorch" not in Path(f"/proc/{worker}/maps").read_text()
+        with anyio.fail_after(30):
+            while _pids(pool) or _fork_servers():
+                await anyio.sleep(0.2)
+        assert (await pool.convert(report_pdf(2)[0], "again.pdf")).page_count == 2
+    finally:
+        await anyio.to_thread.run_sync(pool.close)

@@ -15,6 +15,7 @@ import pytest
 from ingestion_mcp.backend import Backend
 from ingestion_mcp.embedded import link as embedded_link
 from ingestion_mcp.embedded.link import SERVICES, FolderLink
+from ingestion_mcp.embedded.on_first_use import OnFirstUse
 from ingestion_mcp.errors import UpstreamError
 from ingestion_mcp.settings import McpSettings
 from servicekit.app import create_service_app
@@ -184,3 +185,87 @@ async def test_a_closed_link_says_so(settings: McpSettings) -> None:
     with pytest.raises(UpstreamError, match="closed its link to the data folder"):
         await backend.gateway.call("GET", "/v1/who")
     await backend.aclose()
+
+
+async def test_a_link_started_in_the_background_answers_its_calls_once_its_services_run(settings: McpSettings) -> None:
+    """The MCP server starts its link in the background (issue 49): calls made meanwhile wait for the services, a
+    call that waits too long says they are still starting, and a later one is answered."""
+    started: list[str] = []
+    one = link(settings, service_apps("one", started, anyio.Event(), start_s=0.5))
+    one.start_soon()
+    backend = one.backend()
+    try:
+        with anyio.fail_after(30):
+            assert [await who(backend) for _ in range(2)] == ["one", "one"] and started == ["one"]
+    finally:
+        await backend.aclose()
+        await one.aclose()
+
+
+async def test_a_call_during_a_slow_background_start_says_the_services_are_starting(
+    settings: McpSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedded_link, "TAKEOVER_WAIT_S", 0.2)
+    started: list[str] = []
+    one = link(settings, service_apps("one", started, anyio.Event(), start_s=1.0))
+    one.start_soon()
+    backend = one.backend()
+    try:
+        with pytest.raises(UpstreamError, match="are still starting") as caught:
+            await who(backend)
+        assert caught.value.code == "SERVICE_UNAVAILABLE" and "Call again" in (caught.value.suggestion or "")
+        with anyio.fail_after(30):
+            while True:
+                with contextlib.suppress(UpstreamError):  # the start goes on meanwhile, once
+                    assert await who(backend) == "one"
+                    break
+        assert started == ["one"]
+    finally:
+        await backend.aclose()
+        await one.aclose()
+
+
+async def test_a_service_that_starts_on_first_use_starts_with_its_first_request_and_stops_with_the_host(
+    settings: McpSettings,
+) -> None:
+    """The converter and the chunker start with the first call that needs them (embedded/on_first_use.py): health
+    probes do not start them, a request does, once for concurrent requests; the host stops them when it closes."""
+    events: list[str] = []
+    plain = service_apps("one", [], anyio.Event())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        events.append("started")
+        yield
+        events.append("stopped")
+
+    def chunker() -> Any:
+        app = create_service_app(name="chunker", version="0", description="test", auth_token=TOKEN, lifespan=lifespan)
+
+        @app.get("/v1/who")
+        async def who_chunker() -> dict[str, str]:
+            return {"host": "chunker"}
+
+        return app
+
+    def make() -> dict[str, Any]:
+        return {**plain(), "chunker": OnFirstUse("chunker", chunker)}
+
+    one = link(settings, make)
+    await one.start()
+    backend = one.backend()
+    try:
+        assert (await backend.readiness())["chunker"] == "ok" and events == []  # a probe starts nothing
+        answers: list[str] = []
+
+        async def ask() -> None:
+            answers.append((await backend.chunker.call("GET", "/v1/who")).json()["host"])
+
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(ask)
+        assert answers == ["chunker"] * 3 and events == ["started"]
+    finally:
+        await backend.aclose()
+        await one.aclose()
+    assert events == ["started", "stopped"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ingestion_mcp.cli import server_command
+from ingestion_mcp import serving
 from ingestion_mcp.settings import McpSettings
 
 
@@ -23,11 +23,9 @@ class SlowBackend:
 async def test_the_message_waits_for_every_service_and_a_slow_start_says_what_it_waits_for(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(server_command, "STILL_STARTING_S", 0.05)
+    monkeypatch.setattr(serving, "STILL_STARTING_S", 0.05)
     backend: Any = SlowBackend(not_ready_polls=20)
-    await server_command.announce_when_ready(
-        backend, lambda: True, lambda embeddings: f"READY{embeddings}", poll_s=0.01
-    )
+    await serving.announce_when_ready(backend, lambda: True, lambda embeddings: f"READY{embeddings}", poll_s=0.01)
     assert backend.polls < 0
     assert capsys.readouterr().err.splitlines() == [
         "ingestion-mcp is still starting; waiting for: vector gateway (HTTP 503)",
@@ -37,7 +35,7 @@ async def test_the_message_waits_for_every_service_and_a_slow_start_says_what_it
 
 def test_with_a_token_the_connect_lines_name_it_without_printing_it(tmp_path: Path) -> None:
     settings = McpSettings.model_validate({"AUTH_TOKEN": "s3cret-value", "data_dir": tmp_path, "port": 8123})
-    text = server_command.ready_message(settings)
+    text = serving.ready_message(settings)
     assert "s3cret-value" not in text
     assert (
         'claude mcp add --transport http ingestion http://127.0.0.1:8123/mcp --header "Authorization: Bearer '

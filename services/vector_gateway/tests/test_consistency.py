@@ -186,3 +186,41 @@ async def test_model_loads_in_the_background(tmp_path, monkeypatch, embedder) ->
                 while (await client.get("/readyz")).status_code != 200:
                     await anyio.sleep(0.05)
             assert (await client.post("/v1/embed", json={"texts": ["x"]})).status_code == 200
+
+
+async def test_with_a_model_wait_a_call_made_while_the_model_loads_waits_for_it(
+    tmp_path, monkeypatch, embedder
+) -> None:
+    """VECTOR_GATEWAY_MODEL_WAIT_S (the embedded server's default: it answers MCP clients before its model is
+    loaded, issue 49): an embedding asked for meanwhile is answered once the model is there, not refused."""
+    import threading
+
+    import anyio
+    import httpx
+    from asgi_lifespan import LifespanManager
+    from vector_gateway import embedder as embedder_module
+    from vector_gateway.main import create_app
+    from vector_gateway.settings import GatewaySettings
+
+    gate = threading.Event()
+
+    def slow_load(settings: GatewaySettings, stored: Any = None) -> Any:
+        assert gate.wait(60)
+        return embedder
+
+    monkeypatch.setattr(embedder_module, "create_embedder", slow_load)
+    app = create_app(GatewaySettings(milvus_uri=str(tmp_path / "m.db"), model_wait_s=30))
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+            answers: list[httpx.Response] = []
+
+            async def embed() -> None:
+                answers.append(await client.post("/v1/embed", json={"texts": ["x"]}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(embed)
+                await anyio.sleep(0.5)
+                assert answers == [] and (await client.get("/readyz")).json()["checks"]["model"] == "loading"
+                gate.set()
+            assert answers[0].status_code == 200 and len(answers[0].json()["vectors"]) == 1

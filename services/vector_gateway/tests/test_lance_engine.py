@@ -276,3 +276,25 @@ def test_rows_outside_the_indexes_are_indexed_soon_without_another_write(
     assert lance_upkeep.unindexed_rows(table) == 0 and table.count_rows() == 30
     assert len(store.search("few", mode="keyword", vector=None, text="heron", limit=50, where=None)) == 30
     store.close()
+
+
+def test_opening_a_lance_folder_leaves_out_what_lancedb_never_uses_here(tmp_path: Path) -> None:
+    """Issue 49 (a first search within seconds of a start, a server at rest in a few hundred MB): when a store
+    opens, lancedb's REST namespace client is not initialised (~0.5 s of the start) and pandas is not imported
+    (~35 MB); searches work, anything that reads the client's package gets it whole, and pandas still imports."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from vector_gateway.lance import LanceStore\n"
+        f"store = LanceStore({str(tmp_path / 'lance')!r})\n"
+        "store.list_collections()\n"
+        "print(any(m.startswith('lance_namespace_urllib3_client.api') for m in sys.modules), 'pandas' in sys.modules)\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "print(client.ApiClient.__name__, 'lance_namespace_urllib3_client.api.table_api' in sys.modules)\n"
+        "import pandas\n"
+        "print(pandas.DataFrame({'a': [1]}).shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False", "False", "ApiClient", "True", "(1,", "1)"]

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
         UnsupportedMediaType,
     )
     from .logging import configure_logging
-    from .memory import IdleTrimmer, configure_allocators, configure_idle_trim, give_back_free_memory, idle_trimmer
+    from .memory import (
+        IdleTrimmer,
+        configure_allocators,
+        configure_idle_trim,
+        freeze_when_quiet,
+        give_back_free_memory,
+        idle_trimmer,
+    )
     from .middleware import Metrics
     from .settings import ServiceSettings, settings_or_exit
 
@@ -33,7 +40,7 @@ _HOME = {
     "ServiceError": "errors", "Unprocessable": "errors", "UnsupportedMediaType": "errors",
     "configure_logging": "logging", "give_back_free_memory": "memory", "Metrics": "middleware",
     "IdleTrimmer": "memory", "configure_allocators": "memory", "configure_idle_trim": "memory",
-    "idle_trimmer": "memory",
+    "idle_trimmer": "memory", "freeze_when_quiet": "memory",
     "ServiceSettings": "settings", "settings_or_exit": "settings",
 }  # fmt: skip
 
@@ -54,6 +61,7 @@ __all__ = [
     "configure_idle_trim",
     "configure_logging",
     "create_service_app",
+    "freeze_when_quiet",
     "give_back_free_memory",
     "idle_trimmer",
     "request_id_var",

@@ -127,6 +127,20 @@ class IdleTrimmer:
         self._last_end = clock()
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._freeze = False  # the next trim also freezes what is alive then (freeze_when_quiet)
+
+    def freeze_next(self) -> None:
+        """Freeze what is alive at the next trim (gc.freeze, after its collection), as soon as it is quiet; at once
+        where trimming is off."""
+        if self.quiet_s <= 0:
+            gc.collect()
+            gc.freeze()
+            return
+        with self._changed:
+            self._freeze = self._worked = True
+            self._last_end = max(self._last_end, self._clock())  # quiet counts from now: not in the start's midst
+            self._changed.notify()
+        self._start()
 
     @contextlib.contextmanager
     def busy(self) -> Iterator[None]:
@@ -167,6 +181,9 @@ class IdleTrimmer:
         before = _resident_mb()
         self._trim()
         self.trims += 1
+        if self._freeze:
+            self._freeze = False
+            gc.freeze()
         log.debug("quiet for %.1f s after work: gave back %.0f MiB", self.quiet_s, before - _resident_mb())
         return True
 
@@ -197,6 +214,14 @@ _PROCESS = IdleTrimmer()
 def idle_trimmer() -> IdleTrimmer:
     """This process's trimmer (malloc's heap is the process's: one trimmer for every app in it)."""
     return _PROCESS
+
+
+def freeze_when_quiet() -> None:
+    """Move the objects alive now (the model, the libraries: ~600,000) out of the collector's full passes, at the
+    next quiet moment: each full collection walked them all (350-400 ms pauses at random requests, docs/console.md),
+    and the collection before the freeze takes ~0.3 s itself, which at start-up held up the first requests. They
+    live as long as the process anyway."""
+    _PROCESS.freeze_next()
 
 
 def configure_idle_trim(quiet_s: float) -> None:

@@ -44,6 +44,7 @@ def build_service(settings: DoclingSettings) -> ConversionService:
             idle_s=settings.worker_idle_s,
             recycle_mb=settings.worker_recycle_mb,
             warm=settings.worker_warm,
+            lazy=settings.lazy_start,
         ),
         converter,
     )
@@ -57,14 +58,15 @@ def create_app(settings: DoclingSettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         info = await anyio.to_thread.run_sync(service.pool.start)
         try:
-            for warning in info.startup_warnings:
-                log.warning(warning, extra={"service": "docling"})
-            log.info(
-                "converter ready (PDF pipeline: %s; up to %d worker process(es), started as conversions need them)",
-                info.pdf_pipeline,
-                service.pool.options.workers,
-                extra={"service": "docling"},
-            )
+            if info is None:
+                log.info("converter: starts with the first conversion", extra={"service": "docling"})
+            else:
+                for warning in info.startup_warnings:
+                    log.warning(warning, extra={"service": "docling"})
+                log.info(
+                    "converter ready (PDF pipeline: %s; up to %d worker process(es), started as conversions need "
+                    "them)", info.pdf_pipeline, service.pool.options.workers, extra={"service": "docling"},
+                )  # fmt: skip
             yield
         finally:
             await anyio.to_thread.run_sync(service.pool.close)

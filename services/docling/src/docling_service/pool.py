@@ -50,6 +50,9 @@ class PoolOptions:
     idle_s: float = 0.0  # a worker idle this long exits (the next conversion starts one); 0: kept
     recycle_mb: int = 0  # a worker grown this much past its ready size is replaced after its conversion; 0: never
     warm: bool = True  # the worker that checked the converter at start stays loaded; False: it exits at once
+    # Nothing at start: the fork server and a worker start with the first conversion, and the fork server stops
+    # again once the last worker has retired (idle_s): an idle laptop server holds no docling at all.
+    lazy: bool = False
 
 
 class Worker:
@@ -163,12 +166,15 @@ class WorkerPool:
         self.converter = converter
         self.info: WorkerInfo | None = None
         self._context = multiprocessing.get_context("forkserver")
-        # The fork server imports docling once; every worker forks from it in milliseconds.
-        self._context.set_forkserver_preload(["docling_service.worker"])
+        # The fork server imports docling once; every worker forks from it in milliseconds. Without layout models
+        # (the native pipeline) it imports no torch first (torch_free.py: ~200 MB less in it and in each worker).
+        torch_free = [] if converter.artifacts_path else ["docling_service.torch_free"]
+        self._context.set_forkserver_preload([*torch_free, "docling_service.worker"])
         self._idle: collections.deque[Worker] = collections.deque()
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(options.workers)
         self._closed = threading.Event()
+        self._busy = 0  # workers taken and not yet released (under _lock)
 
     @property
     def ready(self) -> bool:
@@ -181,11 +187,15 @@ class WorkerPool:
             log.warning("the docling fork server did not answer (%s); starting it again", exc)
             return Worker(self._context, self.converter, self.options.memory_mb)
 
-    def start(self) -> WorkerInfo:
+    def start(self) -> WorkerInfo | None:
         """Start one worker and wait until it has loaded its pipelines (blocking), so a broken converter fails
         the start; the others start when two conversions run at once: an idle service holds one worker's memory,
         not ``workers``'. Not ``warm``: that first worker exits once it answered, and the first conversion starts
-        one (about a second), so an idle service holds no worker at all."""
+        one (about a second), so an idle service holds no worker at all. ``lazy``: nothing starts (None)."""
+        if self.options.idle_s > 0:
+            threading.Thread(target=self._retire_idle, name="docling-pool-idle", daemon=True).start()
+        if self.options.lazy:
+            return None
         first = self._spawn()
         self._idle.append(first)
         self.info = first.wait_ready(self.options.start_timeout_s)
@@ -193,8 +203,17 @@ class WorkerPool:
             with self._lock:
                 self._idle.remove(first)
             first.kill()
-        if self.options.idle_s > 0:
-            threading.Thread(target=self._retire_idle, name="docling-pool-idle", daemon=True).start()
+        return self.info
+
+    def ensure_info(self) -> WorkerInfo:
+        """What the converter offers (its formats, PDF pipeline, OCR); a lazy pool that has not converted yet
+        starts a worker for it (blocking), kept idle for the conversion that usually follows."""
+        if self.info is None:
+            worker = self._take()
+            try:
+                self.info = worker.wait_ready(self.options.start_timeout_s)
+            finally:
+                self._release(worker)
         return self.info
 
     def close(self) -> None:
@@ -214,19 +233,36 @@ class WorkerPool:
             for worker in retired:
                 log.info("stopping a docling worker idle for %.0f s (pid %s)", now - worker.idle_since, worker.pid)
                 worker.kill()
+            if self.options.lazy and retired:
+                with self._lock:  # a conversion taking a worker meanwhile waits: it then starts a fork server
+                    if not self._idle and not self._busy:
+                        stop_fork_server()
 
     def _take(self) -> Worker:
         with self._lock:
+            self._busy += 1
             worker = self._idle.popleft() if self._idle else None
-        if worker is None:  # every started worker is busy, or idle ones were retired: start one
-            return self._spawn()
-        if not worker.alive:  # died while idle (killed from outside): this request gets a fresh one
-            log.warning("a docling worker had ended while idle; starting another")
-            worker.kill()
-            worker = self._spawn()
+        try:
+            if worker is None:  # every started worker is busy, or idle ones were retired: start one
+                return self._spawn()
+            if not worker.alive:  # died while idle (killed from outside): this request gets a fresh one
+                log.warning("a docling worker had ended while idle; starting another")
+                worker.kill()
+                worker = self._spawn()
+        except BaseException:
+            with self._lock:
+                self._busy -= 1
+            raise
         return worker
 
     def _release(self, worker: Worker) -> None:
+        try:
+            self._put_back(worker)
+        finally:
+            with self._lock:
+                self._busy -= 1
+
+    def _put_back(self, worker: Worker) -> None:
         grown = worker.grown_mb() if self.options.recycle_mb and worker.alive else 0.0
         # Grown: the parser kept memory it no longer uses (docling and pdfium do); a fresh worker gives it back.
         spent = worker.stopped or not worker.alive or worker.tasks >= self.options.max_tasks
@@ -267,6 +303,7 @@ class WorkerPool:
                 worker.stop()
                 raise RuntimeError(f"a docling worker did not start within {self.options.start_timeout_s:g} s")
             await anyio.to_thread.run_sync(worker.wait_ready, 0)
+            self.info = self.info or worker.info  # a lazy pool learns what the converter offers here
         await anyio.to_thread.run_sync(worker.send, data, file_name)
         with anyio.move_on_after(self.options.timeout_s):
             while True:
@@ -285,3 +322,24 @@ class WorkerPool:
             f"Converting {file_name!r} took longer than {self.options.timeout_s:g} s; the conversion was stopped.",
             suggestion="Split the document into smaller parts, or ask the operator to raise DOCLING_CONVERT_TIMEOUT_S.",
         )
+
+
+def stop_fork_server() -> None:
+    """Stop this process's fork server (multiprocessing keeps one per process; the next worker starts it again,
+    which imports docling anew) when it has no child left. Through its private handle: the standard library has
+    no public stop. Where its children cannot be read (no /proc), it stays."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    pid = getattr(server, "_forkserver_pid", None)
+    stop = getattr(server, "_stop", None)
+    if pid is None or stop is None:
+        return
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            children = listing.read().split()
+    except OSError:
+        return
+    if not children:
+        log.info("stopping the docling fork server (pid %s): no worker left", pid)
+        stop()

@@ -24,7 +24,7 @@ class ConversionService:
 
     @property
     def ready(self) -> bool:
-        return self.pool.ready
+        return self.pool.ready or self.pool.options.lazy  # lazy: ready to start a worker when asked
 
     async def convert_bytes(self, data: bytes, file_name: str, progress: PoolProgress | None = None) -> ConvertResponse:
         try:
@@ -38,9 +38,8 @@ class ConversionService:
         return await self.convert_bytes(data, real.name)
 
     def formats(self) -> FormatsResponse:
-        info = self.pool.info
-        if info is None:
-            raise RuntimeError("the worker pool has not started")
+        """Blocking: a lazy pool that has not converted yet starts a worker to learn them."""
+        info = self.pool.ensure_info()
         return FormatsResponse(
             formats=info.formats,
             max_upload_bytes=self.max_bytes,

@@ -85,6 +85,13 @@ class DoclingSettings(ServiceSettings):
         "worker that checks the converter at start exits, and the first conversion starts one (about a second); the "
         "embedded default (ingestion-mcp on a laptop) runs so unless DOCLING_WORKER_WARM is set.",
     )
+    lazy_start: bool = Field(
+        default=False,
+        description="Start nothing with the service: the converter (a fork server that imports docling) and its "
+        "first worker start with the first conversion, and the fork server stops again once its last worker has "
+        "left (DOCLING_WORKER_IDLE_S). The embedded default (ingestion-mcp on a laptop: no docling in memory until "
+        "a document needs it); a standalone service checks its converter at start.",
+    )
     worker_recycle_mb: int = Field(
         default=32,
         ge=0,

@@ -16,39 +16,14 @@ from mcp.types import INVALID_PARAMS, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
-from . import __version__
 from .access.client_roots import RootsMiddleware
 from .errors import ToolFailure, failure_from
+from .handshake import identity
 from .profiles import NAMES
 from .profiles.record import Profile, load
 from .state import AppState
 from .toolkit.lean_schema import inline_single_use, lean, shown_once, without_required, without_unreached_limits
 from .toolkit.strict_schema import strict
-
-INSTRUCTIONS = """\
-ingestion-mcp indexes documents and finds passages in them.
-- Every answer carries success and message; a failed one error and suggestion (what to do instead).
-- Tools take an optional collection; without one they use the default collection (search: every collection).
-  A collection name is 1-255 letters, digits, '-', '_' or '.', starting with a letter or digit.
-- To add content: ingest_document (a file path), ingest_from_url (a link), ingest_text (text you have),
-  ingest_batch (many at once).
-- To find content: search (hybrid keyword + semantic); results name the document, page and section.
-- To see what is indexed: get_collections, list_documents; read one with get_document, or a long one by
-  get_document_outline, get_document_section, get_document_pages. Document tools take doc_id or key (the
-  path, URL or name it was ingested with).
-- Long work runs as a job: an ingest tool answers with job_id when it outlives ~40 s; poll get_job_status.
-- Ingest tools also take: source (a filterable label, not the identity; default: the path, or the URL's
-  domain), tags (up to 32, of up to 64 characters), metadata (stored with every chunk), chunking (default: 200
-  tokens a chunk; dense: 100, for precise lookups; sparse: 400, for long prose), force (re-ingest even if
-  unchanged). Their status: indexed, replaced (re-embedded), updated (labels only) or skipped (unchanged).
-- response_format: concise (the default) or detailed; each result schema names what detailed adds.
-- How much comes back: top_k (search results) or limit (list items), from offset (lists) or start_char
-  (text); a cut answer says how to read on.
-- sync_folder's include and exclude are glob patterns on paths in the folder ('*.md', 'notes/*').
-- Evidence (PDFs, images): 'detailed' answers give regions, per page {page, size [w, h], boxes [[start, end, x0, top,
-  x1, bottom]]}: characters start..end of the text lie in that box (points, from the page's top-left);
-  get_document_pages shows a passage's tables and figures whole, and its page as a picture.
-"""
 
 # Rules the instructions state once (collection names; a doc_id is one search or list_documents gave), not
 # listed in every tool's schema; each tool's model still enforces them and its error names the rule.
@@ -73,15 +48,6 @@ UNWRAP = re.compile(r"(?<=\S)\n(?=\S)")
 
 class ProfileClash(ValueError):
     pass
-
-
-def identity(profiles: list[str]) -> tuple[str, str, str | None]:
-    """(name, version, instructions) the server announces for these profiles."""
-    alone = load(profiles[0]).identity if len(profiles) == 1 and profiles[0] in NAMES else None
-    if alone is not None:
-        return (*alone, None)
-    # The instructions name the ingestion tools: other profiles' tools describe themselves.
-    return "ingestion-mcp", __version__, INSTRUCTIONS if "ingestion" in profiles else None
 
 
 class ProfileServer(MCPServer):

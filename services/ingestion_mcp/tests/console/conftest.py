@@ -1,4 +1,4 @@
-"""The console through the server's real HTTP app (server_command.http_app) in-process, on the package's shared embedded
+"""The console through the server's real HTTP app (serving.http_app) in-process, on the package's shared embedded
 backend; documents go in through the console's own ingest form, so through the real pipeline."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from ingestion_mcp.cli.server_command import http_app
 from ingestion_mcp.http.cancel_relay import CancelRelay
 from ingestion_mcp.server import build_server
+from ingestion_mcp.serving import http_app
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from ingestion_mcp.cli import server_command
+from ingestion_mcp import serving
 from ingestion_mcp.jobs import ProgressFn
 from ingestion_mcp.settings import McpSettings
 from ingestion_mcp.state import AppState
@@ -53,5 +53,5 @@ async def test_a_running_job_shows_its_progress_and_is_cancelled_from_the_consol
 
 def test_the_ready_message_names_the_console(tmp_path: Path) -> None:
     settings = McpSettings.model_validate({"AUTH_TOKEN": "s3cret-value", "data_dir": tmp_path, "port": 8123})
-    text = server_command.ready_message(settings)
+    text = serving.ready_message(settings)
     assert "console: http://127.0.0.1:8123/ (log in with AUTH_TOKEN)" in text and "s3cret-value" not in text

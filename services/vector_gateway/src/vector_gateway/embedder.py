@@ -7,7 +7,6 @@ Runtime, a model that a full load has verified starts without importing torch at
 
 from __future__ import annotations
 
-import gc
 import importlib
 import logging
 import os
@@ -19,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from servicekit import DependencyUnavailable
+from servicekit import DependencyUnavailable, freeze_when_quiet
 
 from . import int8
 from .int8 import INT8_BATCH, Precision, ensure_int8, identity
@@ -289,11 +288,8 @@ class EmbedderHolder:
                 self._error = f"{type(exc).__name__}: {exc}"
                 log.error("embedding model failed to load: %s", self._error)
                 return
-            # The model's objects live as long as the process: out of the collector's full passes, which
-            # walked them all at random requests (350-400 ms pauses; ingestion_mcp.cli.server_command
-            # .freeze_startup_objects).
-            gc.collect()
-            gc.freeze()
+            # The model's objects live as long as the process: out of the collector's full passes, once quiet.
+            freeze_when_quiet()
             log.info(
                 "embedding model %s loaded (%s %s on %s%s) in %.1f s",
                 self._embedder.model_name,
@@ -339,6 +335,10 @@ class EmbedderHolder:
         if self._thread is None:  # load_model_at_startup=False: load now, on first use
             self._load()
             return self.get()
+        if self._settings.model_wait_s > 0 and self._thread.is_alive():
+            self._thread.join(self._settings.model_wait_s)  # the load ends (loaded or failed) or the wait does
+            if self.status() != "loading":  # loaded, or failed: say which
+                return self.get()
         raise DependencyUnavailable(
             "The embedding model is still loading.",
             suggestion="Retry in a few seconds; /readyz answers 200 once it is loaded.",

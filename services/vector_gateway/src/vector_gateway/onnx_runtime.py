@@ -97,7 +97,9 @@ class OnnxEncoder:
             return []
         # Longest first, cut into batches of like token length: a batch pads (and attends over) little, whatever
         # the order the caller sends (the pipeline sends 32 chunks in document order: 1.37x the tokens unsorted).
-        lengths = self._token_lengths(texts) if len(texts) > 1 else np.ones(1, dtype=np.int64)
+        # One text a run (int8): nothing pads, so the texts need no counting (a second tokenisation of each).
+        sized = len(texts) > 1 and self.batch_size > 1
+        lengths = self._token_lengths(texts) if sized else np.ones(len(texts), dtype=np.int64)
         order = np.argsort(-lengths, kind="stable")
         vectors = np.empty((len(texts), self._dimension), dtype=np.float32)
         for group in length_groups(lengths[order].tolist(), self.batch_size):

@@ -108,6 +108,10 @@ class GatewaySettings(ServiceSettings):
     rrf_k: int = Field(default=60, ge=1, le=10_000, description="k of reciprocal rank fusion (fusion=rrf).")
     dense_index: DenseIndex = "HNSW"
     load_model_at_startup: bool = True
+    # A call that needs the model while it loads waits up to this long for it; 0: it answers 503 MODEL_LOADING at
+    # once (a service behind a balancer: /readyz keeps it out until loaded). The embedded server waits: it answers
+    # MCP clients before its model is loaded (ingestion_mcp/embedded/services.py).
+    model_wait_s: float = Field(default=0.0, ge=0, le=600)
     # Applies to collections created from now on (a collection keeps the analyzer it was made with).
     bm25_stop_words: Literal["english", "none"] = "english"
     # "snowball_multi": BM25 matches word stems in each document's language, accents folded ("Binärpakete" ~

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, Request
 from ingestion_contracts import ErrorBody
 from ingestion_contracts.docling import ConvertPathRequest, ConvertResponse, ConvertStreamEvent, FormatsResponse
@@ -98,4 +99,4 @@ async def convert_path(body: ConvertPathRequest, request: Request, service: Serv
 @router.get("/formats", operation_id="list_formats", responses={503: _CONVERT_ERRORS[503]})
 async def list_formats(service: ServiceDep) -> FormatsResponse:
     """Supported file types and extensions, the size limit, and which PDF pipeline is active."""
-    return service.formats()
+    return await anyio.to_thread.run_sync(service.formats)

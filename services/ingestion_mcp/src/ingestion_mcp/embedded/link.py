@@ -27,6 +27,7 @@ from ..backend.clients import ServiceClient, make_http_client
 from ..errors import UpstreamError
 from ..settings import McpSettings
 from .asgi_stream import StreamingASGITransport
+from .on_first_use import OnFirstUse, StartRequest
 from .socket import NotPrivate, PrivateDir, prefix, serve_privately, socket_dir
 
 log = logging.getLogger("ingestion_mcp.embedded")
@@ -45,6 +46,7 @@ STILL_STARTING = (
     "services are still starting (the embedding model loads)."
 )
 CALL_AGAIN = "Call again: this process takes the folder over (or attaches to its new host) on the next call."
+STARTING = "ingestion-mcp started {age:.0f} s ago; the services of the data folder {folder} are still starting."
 
 
 def _take_host_lock(folder: Path) -> int | None:
@@ -118,9 +120,39 @@ class FolderLink:
         self.generation = 0
         self._retired: list[_Hosting | _Attached] = []
         self._recovery: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._began = 0.0
 
     async def start(self) -> None:
         self._switch(await self._establish())
+
+    def start_soon(self) -> None:
+        """Start in the background (the MCP server answers meanwhile); a call made before the services run waits
+        for them, up to TAKEOVER_WAIT_S, then says they are still starting. A start that failed is tried again by
+        the next call."""
+        self._began = anyio.current_time()
+        self._starting = asyncio.get_running_loop().create_task(self.start())
+        self._starting.add_done_callback(lambda task: task.cancelled() or task.exception())  # read: no warning
+
+    async def _started(self) -> _Hosting | _Attached:
+        """The role once the background start is done, or an error that says why there is none yet."""
+        assert self._starting is not None
+        if self._starting.done() and not self._starting.cancelled() and self._starting.exception() is not None:
+            self._starting = asyncio.get_running_loop().create_task(self.start())  # the last try failed: again
+        with anyio.move_on_after(TAKEOVER_WAIT_S) as waiting:
+            try:
+                await asyncio.shield(self._starting)  # a caller that leaves does not stop the start
+            except UpstreamError:
+                raise
+            except Exception as exc:  # the services could not start here: say why
+                raise self._error(
+                    f"The services of the data folder {{folder}} could not start: {type(exc).__name__}: {exc}",
+                    "Fix what the message names and call again, or restart ingestion-mcp.", None,
+                ) from exc  # fmt: skip
+        if waiting.cancelled_caught or self.role is None:
+            age = anyio.current_time() - self._began
+            raise self._error(STARTING.format(age=age, folder="{folder}"), "Call again in a few seconds.", None)
+        return self.role
 
     def backend(self) -> Backend:
         """A Backend whose clients always reach the current host; the same object for the process's life."""
@@ -133,6 +165,8 @@ class FolderLink:
         return make_http_client(base_url, token=token, timeout_s=timeout_s, transport=_Routed(self, name))
 
     async def send(self, name: str, request: httpx.Request) -> httpx.Response:
+        if self.role is None and self._starting is not None:
+            await self._started()
         role, generation = self.role, self.generation
         if role is None:
             raise self._error("This process has closed its link to the data folder {folder}.", "Restart it.", role)
@@ -225,6 +259,7 @@ class FolderLink:
             apps = await asyncio.shield(started)
         except asyncio.CancelledError:  # this process is closing: the services stop once started
             stop.set()
+            self._retired.append(_Hosting({}, stop, task))  # closing the link waits for them to stop
             raise
         return _Hosting(apps, stop, task)
 
@@ -235,10 +270,13 @@ class FolderLink:
                 # Milvus Lite's in-process gRPC server logs an unimplemented AllocTimestamp call as an error
                 # on paged queries; it is harmless and would drown real errors on stderr.
                 logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
-                apps = self.apps()
-                # The gateway first: its model loads in the background while docling starts its workers.
+                apps = await anyio.to_thread.run_sync(self.apps)  # imports: off the event loop, which answers MCP
+                requests: asyncio.Queue[StartRequest] = asyncio.Queue()
+                # The gateway first: its model loads in the background meanwhile.
                 for app in sorted(apps.values(), key=lambda app: app is not apps.get("vector gateway")):
-                    if hasattr(app, "router"):
+                    if isinstance(app, OnFirstUse):
+                        app.submit = requests.put_nowait  # started here, by the first request that needs it
+                    elif hasattr(app, "router"):
                         await stack.enter_async_context(app.router.lifespan_context(app))
                 if self.share:  # a short command serves no one: a newcomer waits, then hosts
                     unfinished = {"error": IN_FLIGHT.format(folder=self.folder, pid=os.getpid(), why="exited"),
@@ -246,7 +284,7 @@ class FolderLink:
                     await stack.enter_async_context(serve_privately(apps, self.sockets, unfinished=unfinished))
                 log.info("embedded services started; hosting %s", self.folder, extra={"service": "ingestion_mcp"})
                 started.set_result(apps)
-                await stop.wait()
+                await _start_on_request(stack, requests, stop)
         except BaseException as exc:
             if not started.done() and isinstance(exc, asyncio.CancelledError):
                 started.cancel()
@@ -300,12 +338,45 @@ class FolderLink:
         return UpstreamError(text, suggestion, code="SERVICE_UNAVAILABLE", status=503)
 
     async def aclose(self) -> None:
-        if self._recovery is not None and not self._recovery.done():
-            self._recovery.cancel()
+        for task in (self._recovery, self._starting):
+            if task is not None and not task.done():
+                task.cancel()
+        self._starting = None
         roles, self.role = [*self._retired, self.role], None
         for role in roles:
             if role is not None:
                 await role.aclose()
+
+
+async def _start_on_request(
+    stack: contextlib.AsyncExitStack, requests: asyncio.Queue[StartRequest], stop: asyncio.Event
+) -> None:
+    """Until ``stop``: start each service that starts on first use when asked, in this task (the host's), where
+    its lifespan is left again with the others'."""
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            asked = asyncio.ensure_future(requests.get())
+            await asyncio.wait({asked, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not asked.done():
+                asked.cancel()
+                return
+            service, done = asked.result()
+            try:
+                app = await anyio.to_thread.run_sync(service.make)  # its imports: off the event loop
+                if hasattr(app, "router"):
+                    await stack.enter_async_context(app.router.lifespan_context(app))
+            except Exception as exc:  # noqa: BLE001 - the callers hear why; the next request tries again
+                log.error("the %s service could not start: %s", service.name, exc)
+                if not done.done():
+                    done.set_exception(exc)
+                continue
+            service.app = app
+            log.info("the %s service started on first use", service.name, extra={"service": "ingestion_mcp"})
+            if not done.done():
+                done.set_result(None)
+    finally:
+        stopping.cancel()
 
 
 class _Routed(httpx.AsyncBaseTransport):

@@ -31,10 +31,14 @@ from ..backend import Backend
 from ..backend.clients import ServiceClient, make_http_client
 from ..settings import McpSettings
 from .link import HOST_LOCK, FolderLink
+from .on_first_use import OnFirstUse
 
 # Seconds a docling worker the embedded server started stays after its last conversion: a folder sync's files
 # follow each other within it, and an idle laptop server gets the worker's ~300-450 MB back soon after.
 EMBEDDED_WORKER_IDLE_S = 30.0
+# A call that needs the model while it loads waits this long (the server answers before its model is loaded);
+# below the 60 s after which agents give up on a call.
+EMBEDDED_MODEL_WAIT_S = 45.0
 
 
 def data_folder(settings: McpSettings) -> Path:
@@ -76,29 +80,51 @@ def _embedded_apps(settings: McpSettings, *, index_only: bool) -> dict[str, Any]
         absent = _absent_service_app()
         return {"docling": absent, "chunker": absent, "vector gateway": create_app(gateway)}
     try:
-        from chunker_service.main import create_app as chunker_app
-        from chunker_service.settings import ChunkerSettings
-        from docling_service.main import create_app as docling_app
-        from docling_service.settings import DoclingSettings
         from vector_gateway.main import create_app as gateway_app
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError(
-            "Embedded mode needs the docling, chunker and vector-gateway packages "
-            "(pip install 'ingestion-mcp-server[embedded]'), or set DOCLING_SERVICE_URL, "
-            f"CHUNKER_SERVICE_URL and VECTOR_GATEWAY_URL. Missing: {exc.name}"
-        ) from exc
+        raise _not_installed(exc) from exc
+    # A search needs the gateway alone: the converter and the chunker start with the first call that needs them.
     return {
-        "docling": docling_app(embedded_docling_settings(DoclingSettings())),
-        "chunker": chunker_app(ChunkerSettings()),
+        "docling": OnFirstUse("docling", _docling_app),
+        "chunker": OnFirstUse("chunker", _chunker_app),
         "vector gateway": gateway_app(gateway_settings(settings)),
     }
 
 
+def _docling_app() -> Any:
+    try:
+        from docling_service.main import create_app
+        from docling_service.settings import DoclingSettings
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise _not_installed(exc) from exc
+    return create_app(embedded_docling_settings(DoclingSettings()))
+
+
+def _chunker_app() -> Any:
+    try:
+        from chunker_service.main import create_app
+        from chunker_service.settings import ChunkerSettings
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise _not_installed(exc) from exc
+    return create_app(ChunkerSettings())
+
+
+def _not_installed(exc: ImportError) -> RuntimeError:
+    return RuntimeError(
+        "Embedded mode needs the docling, chunker and vector-gateway packages "
+        "(pip install 'ingestion-mcp-server[embedded]'), or set DOCLING_SERVICE_URL, "
+        f"CHUNKER_SERVICE_URL and VECTOR_GATEWAY_URL. Missing: {exc.name}"
+    )
+
+
 def embedded_docling_settings(docling: Any) -> Any:
-    """A laptop's idle server holds no docling worker: none kept warm at start, and the one a conversion started
-    exits after EMBEDDED_WORKER_IDLE_S of quiet, not the service's 5 minutes (docs/memory.md). Set
-    DOCLING_WORKER_WARM or DOCLING_WORKER_IDLE_S to choose otherwise."""
+    """A laptop's idle server holds no docling: nothing starts with it (the converter's fork server and a worker
+    start with the first conversion), and the worker exits after EMBEDDED_WORKER_IDLE_S of quiet, not the service's
+    5 minutes, the fork server with it (docs/memory.md). Set DOCLING_LAZY_START, DOCLING_WORKER_WARM or
+    DOCLING_WORKER_IDLE_S to choose otherwise."""
     update: dict[str, Any] = {}
+    if "lazy_start" not in docling.model_fields_set:
+        update["lazy_start"] = True
     if "worker_warm" not in docling.model_fields_set:
         update["worker_warm"] = False
     if "worker_idle_s" not in docling.model_fields_set:
@@ -109,9 +135,10 @@ def embedded_docling_settings(docling: Any) -> Any:
 def gateway_settings(settings: McpSettings) -> Any:
     """The embedded gateway's settings: the index in the data folder (the Lance tables' lance/, or Milvus Lite's
     milvus.db: one an earlier version wrote, or VECTOR_GATEWAY_INDEX_ENGINE=milvus) unless VECTOR_GATEWAY_MILVUS_URI
-    / _LANCE_URI says; and any model file the gateway derives (another model's ONNX export, its int8 variant) in the
+    / _LANCE_URI says; any model file the gateway derives (another model's ONNX export, its int8 variant) in the
     data folder's models/, unless VECTOR_GATEWAY_EMBEDDING_CACHE_DIR says: nothing is written outside the data folder
-    (docs/privacy.md). The bundled model ships both files made, so the user's install derives none."""
+    (docs/privacy.md; the bundled model ships both files made, so the user's install derives none); and a call waits
+    for the model while it loads (EMBEDDED_MODEL_WAIT_S) unless VECTOR_GATEWAY_MODEL_WAIT_S says."""
     from vector_gateway.settings import GatewaySettings
 
     data_dir = settings.data_dir.expanduser().resolve()
@@ -124,6 +151,8 @@ def gateway_settings(settings: McpSettings) -> Any:
         update["lance_uri"] = str(data_dir / "lance")
     if "VECTOR_GATEWAY_EMBEDDING_CACHE_DIR" not in os.environ:
         update["embedding_cache_dir"] = data_dir / "models"
+    if "model_wait_s" not in configured.model_fields_set:
+        update["model_wait_s"] = EMBEDDED_MODEL_WAIT_S
     return configured.model_copy(update=update)
 
 
@@ -151,17 +180,24 @@ def _absent_service_app() -> Any:
 
 
 @contextlib.asynccontextmanager
-async def embedded_backend(settings: McpSettings, *, index_only: bool = False) -> AsyncIterator[Backend]:
+async def embedded_backend(
+    settings: McpSettings, *, index_only: bool = False, background: bool = False
+) -> AsyncIterator[Backend]:
     """Host the folder if no process does, else attach to its host; a host that goes away is taken over.
 
     ``index_only``: a short command that only reads or clears the index (`ingestion-index status`,
     `clear`): when it must host, it opens the vector gateway alone, without loading the model, and
     serves no socket; a process arriving meanwhile waits for the folder and then hosts it itself.
     Entering and leaving may happen in different tasks (the worker's start-up and shut-down hooks).
+    ``background``: yield at once and start meanwhile (the MCP server, which answers from its first moment); a
+    call waits for the start.
     """
     folder = data_folder(settings)
     link = FolderLink(settings, folder, lambda: _embedded_apps(settings, index_only=index_only), share=not index_only)
-    await link.start()
+    if background:
+        link.start_soon()
+    else:
+        await link.start()
     backend = link.backend()
     try:
         yield backend
@@ -190,5 +226,10 @@ async def remote_backend(settings: McpSettings) -> AsyncIterator[Backend]:
         await backend.aclose()
 
 
-def open_backend(settings: McpSettings, *, index_only: bool = False) -> contextlib.AbstractAsyncContextManager[Backend]:
-    return embedded_backend(settings, index_only=index_only) if settings.embedded else remote_backend(settings)
+def open_backend(
+    settings: McpSettings, *, index_only: bool = False, background: bool = False
+) -> contextlib.AbstractAsyncContextManager[Backend]:
+    """The embedded services (``background``: started while the caller goes on) or the configured services."""
+    if settings.embedded:
+        return embedded_backend(settings, index_only=index_only, background=background)
+    return remote_backend(settings)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from types import TracebackType
-from typing import Any, Self
+from typing import IO, Any, Self, cast
 
 import anyio
 import pydantic_core
@@ -28,6 +28,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError
 from pydantic import ValidationError
 
+from ..handshake import EarlyStdio
 from .body import read_body, replaying
 
 PARSE_ERROR = -32700
@@ -153,9 +154,13 @@ def _refused_input(exc: Exception) -> Any:
     return next((e["input"] for e in errors if isinstance(e["input"], dict) and "id" in e["input"]), None)
 
 
-async def run_stdio(server: MCPServer) -> None:
-    """`server.run_stdio_async()`, with malformed lines answered (see the module's text)."""
+async def run_stdio(server: MCPServer, early: EarlyStdio | None = None) -> None:
+    """`server.run_stdio_async()`, with malformed lines answered (see the module's text). ``early``: the
+    handshake.EarlyStdio that holds the wire since the process started (what it read goes to the SDK first)."""
     lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
+    files: tuple[anyio.AsyncFile[str] | None, anyio.AsyncFile[str] | None] = (None, None)
+    if early is not None:  # file-like objects of their own (text lines in, text out), read and written as files
+        files = (anyio.wrap_file(cast("IO[str]", early.stdin())), anyio.wrap_file(cast("IO[str]", early.stdout())))
+    async with stdio_server(*files) as (read_stream, write_stream):
         reader = AnsweringReader(read_stream, write_stream)
         await lowlevel.run(reader, write_stream, lowlevel.create_initialization_options())

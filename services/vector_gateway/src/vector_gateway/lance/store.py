@@ -28,7 +28,7 @@ from ..index import MAX_TOPK
 from ..lexical import DEFAULT_ANALYSIS, Analysis
 from ..records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
 from ..where import In, Where
-from . import schema
+from . import lean_import, schema
 from .expressions import predicate
 from .upkeep import FTS_COLUMN, KEEP_VERSIONS, Upkeep, bm25_index, key_indexes
 
@@ -78,7 +78,7 @@ class LanceStore:
         return self._db
 
     def _connect(self) -> Any:
-        import lancedb
+        lancedb = lean_import.lancedb()  # without its REST client's initialisation and without pandas
 
         try:
             Path(self.uri).expanduser().mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from ...ingest.folders import SyncedFolder
 from .evidence import PageRegions, UnitItem
 
 # -- inputs -------------------------------------------------------------------------------
-# Described once, in the server's instructions (server.INSTRUCTIONS), not in each tool that takes them: the
+# Described once, in the server's instructions (handshake.INSTRUCTIONS), not in each tool that takes them: the
 # collection (omitted: the default collection; search: every collection), and the ingest tools' source, tags (and
 # their limits: the model still enforces them), metadata, chunking and force; response_format; paging.
 CollectionArg = Annotated[UserName | None, Field(default=None)]

@@ -16,13 +16,14 @@ from pydantic import BaseModel, Field
 
 from ...access.audit import looked_up_for
 from ...errors import ToolFailure
+from ...handshake import PROFILE_IDENTITIES
 from ...ingest.pipeline import IngestOutcome
 from ...state import AppState
 from ...toolkit.annotations import FETCH, LARGE_RESULT, READ, REMOVE, WRITE
 from ...toolkit.common import ToolDecorator, profile_tools, result
 
-SERVER_NAME = "mcpvectordb"
-SERVER_VERSION = "0.2.0"
+# What it announces in `initialize`, served alone: kept where the early answer reads it (handshake.py).
+SERVER_NAME, SERVER_VERSION = PROFILE_IDENTITIES["mcpvectordb"]
 LibraryArg = Annotated[UserName | None, Field(default=None)]
 DEFAULT_LIBRARY = "default"
 # The ChunkRecord fields a filter compares for equality (content and metadata are not comparable).
