@@ -271,7 +271,7 @@ class Checks:
                 last = exc
                 await asyncio.sleep(2)
         else:
-            raise AssertionError(f"not answering {RECOVERY_S:.0f} s after restarting {service}: {last}")
+            raise AssertionError(f"not answering {RECOVERY_S:.0f} s after restarting {service}: {innermost(last)}")
         return f"answering again after {time.monotonic() - started:.1f} s; every document found once"
 
     # -- OAuth --------------------------------------------------------------------------------
@@ -353,3 +353,10 @@ class Checks:
                                       headers={"Authorization": f"Bearer {forged}"})  # fmt: skip
             assert refused.status_code == 401, f"a forged signature got {refused.status_code}"
         return "reader reads, cannot write; no rights -> nothing; static token and forged signature -> 401"
+
+
+def innermost(error: BaseException | None) -> str:
+    """The first leaf of an exception group (an MCP client's task group wraps the real cause), with its type."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}" if error is not None else "no attempt finished"
