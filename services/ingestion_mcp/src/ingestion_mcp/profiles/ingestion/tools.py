@@ -26,6 +26,7 @@ from ...library import ResponseBudget
 from ...state import AppState
 from ...toolkit.annotations import READ, WRITE
 from ...toolkit.common import ToolDecorator, profile_tools, result
+from ...toolkit.excerpt import excerpt
 from .evidence import NOT_LOCATED, hit_regions, hit_units, not_located
 from .models import (
     ChunkingArg,
@@ -97,8 +98,9 @@ def page_range(hit: SearchHit) -> list[int] | None:
     return [hit.page, hit.page_end]
 
 
-def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
-    text = hit.text if detailed or len(hit.text) <= CONCISE_TEXT_CHARS else hit.text[:CONCISE_TEXT_CHARS] + "…"
+def search_item(hit: SearchHit, detailed: bool, query: str = "") -> SearchResultItem:
+    """One hit as the answer shows it; a concise one's text is cut around the query's words (toolkit/excerpt.py)."""
+    text = hit.text if detailed else excerpt(hit.text, query, CONCISE_TEXT_CHARS)
     item = SearchResultItem(
         title=hit.title or Path(hit.key or hit.source).name, source=hit.source, collection=hit.collection,
         page=cited_page(hit), page_range=page_range(hit), section=" > ".join(hit.heading_path) or None,
@@ -271,7 +273,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         )  # fmt: skip
         found = await state.library.search(request)
         hits, held = gated(found.hits, mode, min_score, on_topic=found.on_topic)
-        items = [search_item(hit, detailed) for hit in hits]
+        items = [search_item(hit, detailed, query) for hit in hits]
         where = f"'{collection}'" if collection else "all collections"
         out = SearchOutput(
             success=True, query=query, mode=found.mode, results=items, total_results=len(items),
