@@ -113,6 +113,7 @@ def search_item(hit: SearchHit, detailed: bool) -> SearchResultItem:
             dense_rank=hit.dense_rank, keyword_rank=hit.keyword_rank, collection=hit.collection,
         )  # fmt: skip
         item.regions, item.units = hit_regions(hit), hit_units(hit)
+        item.cited = hit.cited
     return item
 
 
