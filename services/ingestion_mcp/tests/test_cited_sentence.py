@@ -28,7 +28,7 @@ from .test_evidence import tint, with_blocks
 COLLECTION = "cited"
 QUESTION = "How is a checked out file brought up to date with the head revision?"
 # Page 3: the sentence that answers, inside a paragraph of nine printed lines (the converter straightens quotes).
-ANSWER = "A checked out file is brought up-to-date with the \"head\" revision using the \"update\" command of cvs."
+ANSWER = 'A checked out file is brought up-to-date with the "head" revision using the "update" command of cvs.'
 pytestmark = [pytest.mark.timeout(900), needs(CVS_PAPER)]
 
 
@@ -72,7 +72,7 @@ async def test_the_page_marks_the_cited_lines_apart_from_the_rest(connect, paper
     picture = Image.open(io.BytesIO(base64.b64decode(next(p for p in content if p.type == "image").data)))
     scale = picture.height / 794
     boxes = [box for entry in hit["regions"] if entry["page"] == 3 for box in entry["boxes"]]
-    (start, end), *_ = [span for span in hit["cited"] if "brought up-to-date" in flat(hit["text"][span[0]:span[1]])]
+    (start, end), *_ = [span for span in hit["cited"] if "brought up-to-date" in flat(hit["text"][span[0] : span[1]])]
     cited = [box[2:] for box in boxes if box[0] < end and start < box[1]]
     rest = [box[2:] for box in boxes if not (box[0] < end and start < box[1])]
     strong = min(tint(picture, box, scale) for box in cited)

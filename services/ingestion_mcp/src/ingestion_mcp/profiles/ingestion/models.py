@@ -167,8 +167,7 @@ class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
             "description": "'detailed' adds searched_chunks, search_time_ms; per result tags, metadata, file_type, "
-            "updated (last change), why (score parts, ranks), regions, units, cited ([start, end] of sentences to "
-            "quote)."
+            "updated (last change), why (score parts, ranks), regions, units, cited (sentences to quote)."
         }
     )
     query: str | None = None
