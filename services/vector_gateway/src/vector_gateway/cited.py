@@ -11,7 +11,8 @@ Scoring: the query's content words, stemmed as BM25 sees them (citations.terms),
 among the passage's sentences (log(1 + sentences / sentences holding it)): a word every sentence holds says nothing
 about which one answers. The best sentence is cited, and the second best with it when it scores at least SECOND of
 the best (an answer told in two sentences). bench.cited_sentences measured this against embedding every sentence
-with the model (docs/search-scores.md, "The cited sentence"): as often right, and a hundred times cheaper.
+with the model (docs/search-scores.md, "The cited sentence"): right more often (0.61 against 0.44 of answering
+passages on real manuals) and 500 times cheaper (0.7 ms a search against 339).
 A query that shares no word with the passage (a semantic hit on a paraphrase) cites none: the whole passage stands.
 """
 
