@@ -387,6 +387,11 @@ class SearchHit(WireModel):
         default=None, description="Tables and figures the chunk holds (offsets in the document's Markdown)."
     )
     page_sizes: list[PageSize] | None = Field(default=None, description="Sizes of the pages `boxes` and `units` name.")
+    cited: list[list[int]] | None = Field(
+        default=None,
+        description="The sentences to quote: [start, end] offsets in `text` of the one or two sentences that match "
+        "the query best, in order; empty: none shares a word with the query; null: not a search (a chunk listing).",
+    )
 
 
 class SearchResponse(WireModel):

@@ -206,11 +206,19 @@ class Library:
         return found.chunks[0]
 
     async def page_image(
-        self, collection: str, doc_id: str, page: int, *, chunk: int | None = None, crop: str | None = None
+        self,
+        collection: str,
+        doc_id: str,
+        page: int,
+        *,
+        chunk: int | None = None,
+        crop: str | None = None,
+        query: str | None = None,
     ) -> PageImage:
-        """A page drawn from the document's kept original, passage ``chunk`` marked, or a ``crop`` of it."""
+        """A page drawn from the document's kept original, passage ``chunk`` marked (the sentences it cites for
+        ``query`` apart), or a ``crop`` of it."""
         try:
-            return await self.backend.page_image(collection, doc_id, page, chunk=chunk, crop=crop)
+            return await self.backend.page_image(collection, doc_id, page, chunk=chunk, crop=crop, query=query)
         except (CollectionNotFound, DocumentNotFound) as exc:
             raise self._missing(collection, doc_id, exc) from None
 

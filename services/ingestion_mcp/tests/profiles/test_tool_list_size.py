@@ -23,7 +23,7 @@ from .conftest import profile_state
 
 # Bytes of {"tools": [...]} as compact JSON (per tool and part: scripts/tool_list_sizes.py).
 CEILINGS = {
-    "ingestion": 16_850, "mcpvectordb": 5_650, "vector_store": 4_200, "docs_server": 11_750, "obsidian": 2_100,
+    "ingestion": 16_950, "mcpvectordb": 5_650, "vector_store": 4_200, "docs_server": 11_750, "obsidian": 2_100,
     "chatgpt": 1_200,
 }  # fmt: skip
 # Issues 13 and 30: what a default install costs every conversation; issues 41 and 53: room for two more tools.

@@ -8,6 +8,7 @@ from ingestion_contracts.gateway import SearchHit
 
 from .boxes import stored_boxes, stored_sizes, stored_units
 from .citations import cited_page, stored_page_starts
+from .cited import cited_sentences
 from .fusion import Fused
 from .heading_levels import stored_heading_levels
 from .upsert import split_metadata
@@ -49,4 +50,5 @@ def hit_from_entity(collection: str, entity: dict[str, Any], fused: Fused, query
         boxes=stored_boxes(entity.get("metadata")),
         units=stored_units(entity.get("metadata")),
         page_sizes=stored_sizes(entity.get("metadata")),
+        cited=cited_sentences(entity["text"], query) if query else None,
     )

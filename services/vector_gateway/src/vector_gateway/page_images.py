@@ -5,7 +5,8 @@ PDF pages are rendered by PDFium (pypdfium2, the renderer docling itself uses), 
 long side is at most ``max_side`` pixels (1,568 by default: the largest a vision model reads without scaling it
 down) and the file at most MAX_IMAGE_BYTES: PNG first, as a 256-colour palette when the full-colour file is too
 large (a text page loses nothing visible), else WebP, else smaller. Marks are a translucent fill with an outline,
-so the words under them stay legible. PDFium is not thread-safe: one page renders at a time per process.
+so the words under them stay legible; where a passage's cited sentences are given, their lines are marked so and
+the rest of the passage lighter. PDFium is not thread-safe: one page renders at a time per process.
 """
 
 from __future__ import annotations
@@ -22,12 +23,16 @@ from PIL import Image, ImageDraw, ImageSequence
 from servicekit import Unprocessable
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom in points (an image's pixels), top-left origin
+Color = tuple[int, int, int, int] | None
 ImageFormat = Literal["png", "webp"]
 MAX_SIDE = 1568
 MAX_IMAGE_BYTES = 1_000_000
 MAX_ZOOM = 4.0  # a small crop (a figure) is drawn at most at 288 dpi
 MARK_FILL = (255, 200, 0, 80)
 MARK_LINE = (220, 90, 0, 255)
+# With cited sentences (cited.py), the passage's other lines are marked lighter: found at a glance, not read first.
+REST_FILL = (255, 200, 0, 28)
+REST_LINE = (240, 190, 120, 255)
 FIGURE_LINE = (0, 110, 220, 255)
 _PDFIUM = threading.Lock()
 
@@ -100,7 +105,17 @@ def _clip(box: Box, width: float, height: float) -> Box:
     return (x0, top, x1, bottom)
 
 
-def _mark(picture: Image.Image, area: Box, marks: Sequence[Box], figures: Sequence[Box]) -> Image.Image:
+def _styled(marks: Sequence[Box], cited: Sequence[Box]) -> list[tuple[Sequence[Box], Color, Color]]:
+    """Boxes with their fill and outline: every mark in full; with cited lines, those in full and the rest lighter."""
+    if not cited:
+        return [(marks, MARK_FILL, MARK_LINE)]
+    chosen = set(cited)
+    return [([box for box in marks if box not in chosen], REST_FILL, REST_LINE), (cited, MARK_FILL, MARK_LINE)]
+
+
+def _mark(
+    picture: Image.Image, area: Box, marks: Sequence[Box], figures: Sequence[Box], cited: Sequence[Box] = ()
+) -> Image.Image:
     if not marks and not figures:
         return picture
     sx = picture.width / max(area[2] - area[0], 1e-6)
@@ -108,7 +123,7 @@ def _mark(picture: Image.Image, area: Box, marks: Sequence[Box], figures: Sequen
     layer = Image.new("RGBA", picture.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
     pad = 1.5  # pixels around a line's box: the outline must not cross the glyphs
-    for boxes, fill, line in ((figures, None, FIGURE_LINE), (marks, MARK_FILL, MARK_LINE)):
+    for boxes, fill, line in [(figures, None, FIGURE_LINE), *_styled(marks, cited)]:
         for box in boxes:
             shape = ((box[0] - area[0]) * sx - pad, (box[1] - area[1]) * sy - pad,
                      (box[2] - area[0]) * sx + pad, (box[3] - area[1]) * sy + pad)  # fmt: skip
@@ -138,16 +153,17 @@ def render(
     page: int,
     *,
     marks: Sequence[Box] = (),
+    cited: Sequence[Box] = (),
     figures: Sequence[Box] = (),
     crop: Box | None = None,
     fmt: ImageFormat = "png",
     max_side: int = MAX_SIDE,
 ) -> PageImage:
-    """Page ``page`` (1-based) of the original at ``path``, or the ``crop`` of it, with ``marks`` filled and
-    ``figures`` outlined (boxes in the page's points)."""
+    """Page ``page`` (1-based) of the original at ``path``, or the ``crop`` of it, with ``marks`` filled (those not
+    ``cited`` lighter, when some are) and ``figures`` outlined (boxes in the page's points)."""
     started = time.perf_counter()
     read = _pdf_page if file_type == "pdf" else _image_page
     picture, width, height, area = read(path, page, crop, max_side)
-    data, media_type, (pixels_wide, pixels_high) = _encode(_mark(picture, area, marks, figures), fmt)
+    data, media_type, (pixels_wide, pixels_high) = _encode(_mark(picture, area, marks, figures, cited), fmt)
     return PageImage(data=data, media_type=media_type, width=pixels_wide, height=pixels_high, page_width=width,
                      page_height=height, render_ms=round((time.perf_counter() - started) * 1000, 1))  # fmt: skip

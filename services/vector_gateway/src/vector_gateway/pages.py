@@ -9,6 +9,7 @@ from typing import Any
 from servicekit import NotFound, Unprocessable
 
 from .boxes import stored_boxes, stored_units
+from .cited import cited_sentences
 from .documents import DocumentReader
 from .filters import in_collection
 from .index import DocumentIndex
@@ -24,8 +25,17 @@ PAGED = ("pdf", "image")
 class ShownPage:
     image: PageImage
     marked: int  # boxes of the passage drawn on this page
+    cited: list[Box]  # ... of them, those of the sentences cited for the query (drawn apart)
     passage_pages: list[int]  # every page the passage has boxes on (empty: none, or no passage asked)
     figures: list[Box]  # the passage's figures on this page
+
+    @property
+    def cited_box(self) -> Box | None:
+        """The box around the cited lines (a viewer scrolls to it)."""
+        if not self.cited:
+            return None
+        return (min(b[0] for b in self.cited), min(b[1] for b in self.cited), max(b[2] for b in self.cited),
+                max(b[3] for b in self.cited))  # fmt: skip
 
 
 class PageViews:
@@ -60,8 +70,10 @@ class PageViews:
         crop: Box | None = None,
         fmt: ImageFormat = "png",
         max_side: int = 1568,
+        query: str | None = None,
     ) -> ShownPage:
-        """Page ``page`` of the document's original (or its ``crop``), passage ``chunk``'s boxes marked."""
+        """Page ``page`` of the document's original (or its ``crop``), passage ``chunk``'s boxes marked: those of the
+        sentences it cites for ``query`` (cited.py) in full, the rest lighter."""
         row = self.documents.registry_row(collection, doc_id)
         if row["file_type"] not in PAGED:
             raise Unprocessable(
@@ -79,18 +91,22 @@ class PageViews:
                 suggestion="Ingest the document again with force=true to keep its original; its text stays readable.",
             )
         marks: list[Box] = []
+        cited: list[Box] = []
         figures: list[Box] = []
         pages: list[int] = []
         if chunk is not None:
             passage = self._passage(collection, row, chunk)
             boxes = stored_boxes(passage.get("metadata")) or []
             units = stored_units(passage.get("metadata")) or []
-            marks = [b.box for b in boxes if b.page == page]
+            spans = cited_sentences(passage["text"], query) if query else []
+            on_page = [b for b in boxes if b.page == page]
+            marks = [b.box for b in on_page]
+            cited = [b.box for b in on_page if any(b.start < end and start < b.end for start, end in spans)]
             figures = [u.box for u in units if u.page == page and u.kind == "figure"]
             pages = sorted({b.page for b in boxes} | {u.page for u in units})
-        image = render(path, row["file_type"], page, marks=marks, figures=figures, crop=crop, fmt=fmt,
+        image = render(path, row["file_type"], page, marks=marks, cited=cited, figures=figures, crop=crop, fmt=fmt,
                        max_side=max_side)  # fmt: skip
-        return ShownPage(image=image, marked=len(marks), passage_pages=pages, figures=figures)
+        return ShownPage(image=image, marked=len(marks), cited=cited, passage_pages=pages, figures=figures)
 
     def release(self, collection: str, content_hash: str) -> None:
         """Drop the original of ``content_hash`` if no document of the collection names it any more."""

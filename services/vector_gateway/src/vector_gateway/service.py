@@ -303,9 +303,17 @@ class GatewayService:
         return await self._run(self.pages.keep, collection, content_hash, data)
 
     async def show_page(
-        self, collection: str, doc_id: str, page: int, *, chunk: int | None, crop: Box | None, fmt: ImageFormat
+        self,
+        collection: str,
+        doc_id: str,
+        page: int,
+        *,
+        chunk: int | None,
+        crop: Box | None,
+        fmt: ImageFormat,
+        query: str | None = None,
     ) -> ShownPage:
-        show = functools.partial(self.pages.show, chunk=chunk, crop=crop, fmt=fmt)
+        show = functools.partial(self.pages.show, chunk=chunk, crop=crop, fmt=fmt, query=query)
         return await self._run(self._with_collection(collection, show), collection, doc_id, page)
 
     async def sweep_originals(self) -> int:

@@ -183,10 +183,19 @@ class Backend:
         return await self.gateway.json("PUT", path, OriginalKept, content=data, headers=headers)
 
     async def page_image(
-        self, collection: str, doc_id: str, page: int, *, chunk: int | None = None, crop: str | None = None
+        self,
+        collection: str,
+        doc_id: str,
+        page: int,
+        *,
+        chunk: int | None = None,
+        crop: str | None = None,
+        query: str | None = None,
     ) -> PageImage:
-        """Page ``page`` drawn from the document's kept original, passage ``chunk`` marked (or the ``crop``)."""
-        params: dict[str, Any] = {k: v for k, v in (("chunk", chunk), ("crop", crop)) if v is not None}
+        """Page ``page`` drawn from the document's kept original, passage ``chunk`` marked (the sentences it cites for
+        ``query`` apart), or the ``crop``."""
+        asked = (("chunk", chunk), ("crop", crop), ("query", query))
+        params: dict[str, Any] = {k: v for k, v in asked if v is not None}
         path = f"/v1/collections/{seg(collection)}/documents/{seg(doc_id)}/pages/{page}/image"
         return PageImage.from_response(await self.gateway.call("GET", path, params=params))
 

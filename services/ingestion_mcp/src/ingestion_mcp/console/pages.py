@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ingestion_contracts.gateway import MAX_CHUNK_RANGE, CollectionInfo, DocumentInfo, SearchHit
+from ingestion_contracts.gateway import MAX_CHUNK_RANGE, MAX_QUERY_CHARS, CollectionInfo, DocumentInfo, SearchHit
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ..errors import ToolFailure
 from ..ingest.folders import synced_folders
 from ..state import AppState
+from .cited import cited_top, from_param
 from .render import Refused, handled, page, see_other, write_form
 
 SHOWN = ("pdf", "image")  # file types whose pages are drawn (from the kept original)
@@ -139,15 +140,20 @@ class LibraryPages:
                               f"Choose a page from 1 to {count}.", code="PAGE_NOT_FOUND", status=404)  # fmt: skip
         passage = await self.state.library.passage(name, doc_id, chunk) if chunk is not None else None
         passage_pages = sorted({b.page for b in passage.boxes or []}) if passage is not None else []
+        query = request.query_params.get("q", "")[:MAX_QUERY_CHARS]
+        cited = from_param(request.query_params.get("cited", ""), len(passage.text)) if passage is not None else []
+        top = cited_top(passage, cited, number) if passage is not None else None
         return page(request, "page.html", name=name, doc=doc, number=number, count=count, chunk=chunk,
-                    passage=passage, passage_pages=passage_pages)  # fmt: skip
+                    passage=passage, passage_pages=passage_pages, query=query, cited=cited, cited_top=top)  # fmt: skip
 
     @handled
     async def page_image(self, request: Request) -> Response:
         """The page picture itself (PNG or WebP), for the page view's <img>."""
         name, doc_id, number = request.path_params["name"], request.path_params["doc_id"], request.path_params["page"]
-        picture = await self.state.library.page_image(name, doc_id, number, chunk=_chunk_of(request))
-        return Response(picture.data, media_type=picture.media_type, headers={"X-Marked": str(picture.marked)})
+        query = request.query_params.get("q", "")[:MAX_QUERY_CHARS] or None
+        picture = await self.state.library.page_image(name, doc_id, number, chunk=_chunk_of(request), query=query)
+        headers = {"X-Marked": str(picture.marked), "X-Cited": str(picture.cited)}
+        return Response(picture.data, media_type=picture.media_type, headers=headers)
 
     @handled
     async def delete_document(self, request: Request) -> Response:

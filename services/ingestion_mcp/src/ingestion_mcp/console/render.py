@@ -16,12 +16,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from ..errors import ToolFailure
 from ..observability import new_request_id, tool_var
+from .cited import as_param, pieces
 from .session import Visitor
 
 log = logging.getLogger("ingestion_mcp.console")
 HERE = Path(__file__).parent
 # Autoescape on for everything: a document's text, a title, an error message are always shown as text.
 TEMPLATES = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined)
+TEMPLATES.filters.update(pieces=pieces, cited_param=as_param)  # a search's cited sentences (cited.py)
 Endpoint = Callable[..., Awaitable[Response]]  # (request) or, on a pages class, (self, request)
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 from ingestion_contracts import NAME_PATTERN, ErrorBody
 from ingestion_contracts.common import DOC_ID_PATTERN
 from ingestion_contracts.gateway import (
+    MAX_QUERY_CHARS,
     CollectionInfo,
     CollectionList,
     CollectionNames,
@@ -353,17 +354,25 @@ async def page_image(
     chunk: Annotated[int | None, Query(ge=0, description="Mark this passage's boxes (its chunk_index)")] = None,
     crop: Annotated[str | None, Query(max_length=100, description="x0,top,x1,bottom in points: this part only")] = None,
     format: Annotated[ImageFormat, Query(description="png (a palette PNG, or WebP, when too large) or webp")] = "png",
+    query: Annotated[
+        str | None,
+        Query(max_length=MAX_QUERY_CHARS, description="A search's query: the passage's cited sentences marked apart"),
+    ] = None,
 ) -> Response:
     """A page of a PDF or image document drawn from its kept original (long side at most 1,568 px, at most 1 MB),
-    with a passage's boxes marked. Headers: X-Page-Size (points), X-Marked (boxes drawn on this page),
-    X-Passage-Pages (pages the passage has boxes on), X-Render-Ms."""
-    shown = await service.show_page(collection, doc_id, page, chunk=chunk, crop=_crop(crop), fmt=format)
+    with a passage's boxes marked (given a query, the lines of the sentences a search cites for it in full, the rest
+    lighter). Headers: X-Page-Size (points), X-Marked (boxes drawn on this page), X-Cited (of them, cited lines),
+    X-Cited-Box (around them, points), X-Passage-Pages (pages the passage has boxes on), X-Render-Ms."""
+    shown = await service.show_page(collection, doc_id, page, chunk=chunk, crop=_crop(crop), fmt=format, query=query)
     image = shown.image
     headers = {
         "X-Page-Size": f"{image.page_width:g},{image.page_height:g}",
         "X-Marked": str(shown.marked),
+        "X-Cited": str(len(shown.cited)),
         "X-Passage-Pages": ",".join(map(str, shown.passage_pages)),
         "X-Render-Ms": f"{image.render_ms:g}",
         "Cache-Control": "no-store",
     }
+    if shown.cited_box:  # where the cited lines lie together: a viewer scrolls there
+        headers["X-Cited-Box"] = ",".join(f"{v:g}" for v in shown.cited_box)
     return Response(content=image.data, media_type=image.media_type, headers=headers)

@@ -43,6 +43,8 @@ class ShownImage(BaseModel):
     page: int
     kind: str  # page or figure
     marked: int | None = None  # the passage's boxes drawn on it
+    cited: int | None = None  # ... of them, the cited sentences' lines (the rest lighter)
+    cited_box: list[float] | None = None  # around those lines, as shares (0-1) of the page: a viewer scrolls there
     passage_pages: list[int] | None = None  # the pages the passage has boxes on
 
 
@@ -96,6 +98,15 @@ def whole_units(doc: DocumentStructure, hit: SearchHit) -> list[UnitItem]:
 
 def image_content(image: PageImage) -> ImageContent:
     return ImageContent(type="image", data=base64.b64encode(image.data).decode("ascii"), mime_type=image.media_type)
+
+
+def page_share(image: PageImage) -> list[float] | None:
+    """The box around the cited lines (points) as shares of the page's width and height."""
+    if not image.cited_box or not image.page_size or len(image.cited_box) != 4:
+        return None
+    width, height = image.page_size
+    x0, top, x1, bottom = image.cited_box
+    return [round(x0 / width, 4), round(top / height, 4), round(x1 / width, 4), round(bottom / height, 4)]
 
 
 def crop_of(unit: Unit | UnitItem) -> str:

@@ -158,6 +158,7 @@ class SearchResultItem(PassageItem):
     why: SkipJsonSchema[ScoreParts | None] = None
     regions: SkipJsonSchema[list[PageRegions] | None] = None  # where it lies on its pages (evidence.py)
     units: SkipJsonSchema[list[UnitItem] | None] = None  # the tables and figures it holds
+    cited: SkipJsonSchema[list[list[int]] | None] = None  # [start, end] in text of the 1-2 sentences to quote
     # Any format: the document's file now fails (a synced folder's), this is its last good version (issue 48).
     stale: SkipJsonSchema[str | None] = None
 
@@ -166,7 +167,7 @@ class SearchOutput(ToolOutput):
     model_config = ConfigDict(
         json_schema_extra={
             "description": "'detailed' adds searched_chunks, search_time_ms; per result tags, metadata, file_type, "
-            "updated (last change), why (score parts, ranks), regions, units."
+            "updated (last change), why (score parts, ranks), regions, units, cited (sentences to quote)."
         }
     )
     query: str | None = None

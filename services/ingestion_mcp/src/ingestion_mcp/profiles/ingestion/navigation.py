@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Literal
 
-from ingestion_contracts.gateway import DocumentStructure, OutlineSection, SearchHit
+from ingestion_contracts.gateway import MAX_QUERY_CHARS, DocumentStructure, OutlineSection, SearchHit
 from ingestion_contracts.regions import Unit
 from mcp.server import MCPServer
 from mcp.types import CallToolResult
@@ -33,6 +33,7 @@ from .evidence import (
     crop_of,
     grouped,
     image_content,
+    page_share,
     whole_units,
 )
 from .models import CollectionArg, FormatArg, OffsetArg, ToolOutput, render_error
@@ -323,10 +324,11 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
         response_format: FormatArg = "concise",
         chunk_index: Annotated[int | None, Field(default=None, ge=0, description="A search result's.")] = None,
         image: Annotated[Literal["page", "figure"] | None, Field(default=None)] = None,
+        query: Annotated[str | None, Field(default=None, max_length=MAX_QUERY_CHARS)] = None,
     ) -> Annotated[CallToolResult, PagesOutput]:
         """The text of pages first_page..last_page of a PDF or slides, page by page. chunk_index adds that
-        passage's tables and figures whole; image='page' adds first_page as a picture with it marked, 'figure'
-        its figures (else first_page's)."""
+        passage's tables and figures whole; image='page' adds first_page as a picture with it marked (the search's
+        query: its cited sentences apart), 'figure' its figures (else first_page's)."""
         name = state.collection(collection)
         doc = await read_structure(state, collection, doc_id, key)
         answer = read_pages(state, doc, first_page, last_page, start_char, detailed=response_format == "detailed")
@@ -337,12 +339,13 @@ def register(server: MCPServer, state: AppState) -> None:  # three tools, one re
             return result(answer)
         pictures, answer.images = [], []
         if image == "page":
-            picture = await state.library.page_image(name, doc.doc_id, first_page, chunk=chunk_index)
+            picture = await state.library.page_image(name, doc.doc_id, first_page, chunk=chunk_index, query=query)
             pictures.append(image_content(picture))
             answer.images.append(ShownImage(page=first_page, kind="page", marked=picture.marked if passage else None,
+                                            cited=picture.cited or None, cited_box=page_share(picture),
                                             passage_pages=picture.passage_pages or None))  # fmt: skip
             note = page_note(first_page, last_page, passage is not None, picture.marked, picture.passage_pages,
-                             unlocated=unlocated(doc))  # fmt: skip
+                             unlocated=unlocated(doc), cited=picture.cited)  # fmt: skip
             answer.message = f"{answer.message}{note}"
         else:
             for unit in figures_of(doc, passage, first_page):
@@ -431,13 +434,22 @@ def page_furniture(doc: DocumentStructure) -> dict[int, list[str]]:
 
 
 def page_note(
-    page: int, last_page: int | None, asked: bool, marked: int, passage_pages: list[int], *, unlocated: bool
+    page: int,
+    last_page: int | None,
+    asked: bool,
+    marked: int,
+    passage_pages: list[int],
+    *,
+    unlocated: bool,
+    cited: int = 0,
 ) -> str:
     """What the page picture shows, and where to look when the passage is not on it. Ingesting again is advised
     only where it locates the passage: a document indexed before boxes were kept (a test follows the advice)."""
     note = f" Page {page} is the first image" + (" (one page a call)." if last_page and last_page > page else ".")
     if asked and marked:
         note += f" The passage is marked on it ({marked} boxes)."
+        if cited:
+            note += f" The {cited} lines of the sentences cited for the query are marked in full, the rest lighter."
     elif asked and passage_pages:
         note += (
             f" The passage lies on page(s) {', '.join(map(str, passage_pages))}: ask for first_page={passage_pages[0]}."

@@ -115,6 +115,7 @@ def search_item(hit: SearchHit, detailed: bool, query: str = "") -> SearchResult
             dense_rank=hit.dense_rank, keyword_rank=hit.keyword_rank, collection=hit.collection,
         )  # fmt: skip
         item.regions, item.units = hit_regions(hit), hit_units(hit)
+        item.cited = hit.cited
     return item
 
 
