@@ -135,11 +135,12 @@ def mixed_pdf(scan: Image.Image) -> bytes:
     return bytes(pdf.output())
 
 
-def scan_image(pdf_bytes: bytes, *, dpi: int = 150, angle: int = 0, seed: int = 7) -> Image.Image:
-    """Page 1 as a scanner sees it: grey, slightly blurred, speckled, optionally turned by ``angle`` degrees."""
+def scan_image(pdf_bytes: bytes, *, dpi: int = 150, angle: float = 0, seed: int = 7, page: int = 1) -> Image.Image:
+    """A page (1-based) as a scanner sees it: grey, slightly blurred, speckled, optionally turned by ``angle``
+    degrees counter-clockwise (a fraction of a degree too: a page laid slightly askew; resampled smoothly)."""
     document = pdfium.PdfDocument(pdf_bytes)
     try:
-        image = document[0].render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
+        image = document[page - 1].render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
     finally:
         document.close()
     image = image.filter(ImageFilter.GaussianBlur(0.6))
@@ -147,7 +148,10 @@ def scan_image(pdf_bytes: bytes, *, dpi: int = 150, angle: int = 0, seed: int = 
     pixels = image.load()
     for _ in range(image.width * image.height // 400):
         pixels[rng.randrange(image.width), rng.randrange(image.height)] = rng.choice((40, 200))
-    return image.rotate(angle, expand=True, fillcolor=255) if angle else image
+    if not angle:
+        return image
+    smooth = Image.Resampling.NEAREST if angle % 90 == 0 else Image.Resampling.BICUBIC
+    return image.rotate(angle, resample=smooth, expand=True, fillcolor=255)
 
 
 def image_pdf(image: Image.Image) -> bytes:

@@ -6,6 +6,7 @@ a worker that never meets a scan never loads the models.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -13,9 +14,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from .deskew import Straightened, skew_angle, straighten
 from .options import OcrOptions
 from .pdf_lines import Line
 from .reading_order import column_order
+from .regions import union
 
 
 def engine_name(model: str) -> str:
@@ -34,6 +37,12 @@ UPSIDE_DOWN_SCORE = 0.75
 # may not use, as a font's own box has them).
 INK_MARGIN = 0.04
 INK_CONTRAST = 48  # grey levels between the darkest and lightest pixel of a box; less: nothing to tighten to
+# A line read on a page turned straight is slanted on the page as given: mapped back whole, its box would take in
+# the lines above and below (a 1000 px line at 1 degree rises 17 px, a line's height). It is cut at word gaps into
+# pieces short enough that each piece's slant adds at most this share of the line's height to its box.
+PIECE_SLANT = 0.15
+
+Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,9 @@ class OcrLine:
     text: str
     score: float
     box: tuple[float, float, float, float]  # left, top, right, bottom in pixels
-    page_box: tuple[float, float, float, float] | None = None  # where it is on the image as given, if read turned
+    page_box: Box | None = None  # where it is on the image as given, if read turned or straightened
+    turn: int = 0  # degrees the page was turned by to read it (90, 180, 270), counter-clockwise
+    page_words: tuple[tuple[str, Box], ...] = ()  # on a straightened page: its pieces where they are on the page
 
 
 def _unturned(
@@ -59,6 +70,43 @@ def _unturned(
         points = [(width - x, height - y) for x, y in corners]
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     return (min(xs), min(ys), max(xs), max(ys))
+
+
+def _scaled(box: Box, scale: float) -> Box:
+    return (box[0] / scale, box[1] / scale, box[2] / scale, box[3] / scale)
+
+
+def _pieces(line: OcrLine, angle: float) -> list[tuple[str, Box]]:
+    """``line`` cut at word gaps into pieces whose slant at ``angle`` degrees adds at most PIECE_SLANT of its height
+    (each piece's box: its share of the line's width, by characters)."""
+    left, top, right, bottom = line.box
+    slant = (right - left) * abs(math.sin(math.radians(angle)))
+    count = math.ceil(slant / max(PIECE_SLANT * (bottom - top), 1.0))
+    words = line.text.split()
+    if count <= 1 or len(words) <= 1:
+        return [(line.text, line.box)]
+    per_char = (right - left) / max(len(line.text), 1)
+    pieces: list[tuple[str, Box]] = []
+    start = 0  # the character the current piece starts at
+    for group in np.array_split(np.arange(len(words)), min(count, len(words))):
+        text = " ".join(words[i] for i in group)
+        at = line.text.index(text.split()[0], start)
+        end = line.text.index(text.split()[-1], at) + len(text.split()[-1])
+        pieces.append((text, (left + at * per_char, top, left + end * per_char, bottom)))
+        start = end
+    return pieces
+
+
+def _mapped_back(line: OcrLine, back: Straightened) -> OcrLine:
+    """A line read on the page turned straight, located on the page as given: its pieces (_pieces) each as the hull
+    of its corners. Its reading frame is moved back by the margin the turn added, to lie over the page."""
+    frame_size = back.straight_size
+    pieces = _pieces(line, back.angle)
+    boxes = [back.to_page(_unturned(box, line.turn, frame_size) if line.turn else box) for _, box in pieces]
+    dx, dy = (frame_size[0] - back.size[0]) / 2, (frame_size[1] - back.size[1]) / 2
+    box = (line.box[0] - dx, line.box[1] - dy, line.box[2] - dx, line.box[3] - dy)
+    words = tuple((text, place) for (text, _), place in zip(pieces, boxes, strict=True)) if len(pieces) > 1 else ()
+    return replace(line, box=box, page_box=union(boxes), page_words=words)
 
 
 def tightened(gray: np.ndarray, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
@@ -143,8 +191,16 @@ class OcrEngine:
         return lines
 
     def read(self, image: Image.Image) -> list[OcrLine]:
-        """The text lines of an image in reading order (column by column: reading_order.py); a page turned by 90 or
-        180 degrees is turned back first."""
+        """The text lines of an image in reading order (column by column: reading_order.py). A skewed page is read
+        turned straight (deskew.py), its lines' boxes mapped back to the page as given, cut where they slant."""
+        angle = skew_angle(image) if self.options.deskew else 0.0
+        if not angle:
+            return self._read_turned(image)
+        straight, back = straighten(image, angle)
+        return [_mapped_back(line, back) for line in self._read_turned(straight)]
+
+    def _read_turned(self, image: Image.Image) -> list[OcrLine]:
+        """The text lines of an image in reading order; a page turned by 90 or 180 degrees is turned back first."""
         lines = self._run(image)
         readings: list[tuple[int, list[OcrLine]]] = []
         if lines and _mostly_vertical(lines):
@@ -158,7 +214,8 @@ class OcrEngine:
         angle, lines = max(readings, key=lambda reading: _weight(reading[1]))
         # Read upright (the paragraph merger needs that order), located where they are on the page as given.
         lines = _in_columns(lines)
-        return [replace(line, page_box=_unturned(line.box, angle, image.size)) if angle else line for line in lines]
+        return [replace(line, page_box=_unturned(line.box, angle, image.size), turn=angle) if angle else line
+                for line in lines]  # fmt: skip
 
     def page_lines(self, image: Image.Image, page: int, scale: float) -> list[Line]:
         """OCR lines as page lines in points (``scale`` pixels per point), for the paragraph merger."""
@@ -171,6 +228,7 @@ class OcrEngine:
                 right=line.box[2] / scale,
                 bottom=line.box[3] / scale,
                 box=tuple(v / scale for v in line.page_box) if line.page_box else None,  # type: ignore[arg-type]  # four floats
+                words=tuple((text, _scaled(box, scale)) for text, box in line.page_words),
             )
             for line in self.read(image)
         ]

@@ -42,6 +42,9 @@ class OcrOptions:
     # A 3 x 3 median filter first: scanner speckles (dust, toner) read as periods and stray accents by the tiny
     # recognizer ("Harbour. Office", "extension 447.1") are gone; lines of text lose nothing (docs/pdf.md).
     despeckle: bool = True
+    # A page skewed by up to 5 degrees is read turned straight, its boxes mapped back (deskew.py): read skewed, a
+    # line's box took in its neighbours (18 of 57 boxes on a page turned 0.9 degrees; docs/pdf.md).
+    deskew: bool = True
 
     def params(self) -> dict[str, Any]:
         """RapidOCR's parameters (names from the config.yaml in its wheel)."""

@@ -122,6 +122,11 @@ class DoclingSettings(ServiceSettings):
         "small's recognition cost) or small (rapidocr wheel; adds Japanese kana, rare CJK, Latin Extended-B).",
     )
 
+    ocr_deskew: bool = Field(
+        default=True,
+        description="Straighten a scanned page skewed by up to 5 degrees before OCR (angle found from its lines).",
+    )
+
     @field_validator("ocr_det_side")
     @classmethod
     def _check_det_side(cls, value: int) -> int:
@@ -140,6 +145,7 @@ class DoclingSettings(ServiceSettings):
             render_dpi=self.ocr_render_dpi,
             det_side=self.ocr_det_side,
             model=self.ocr_model,
+            deskew=self.ocr_deskew,
         )
 
     @field_validator("allowed_roots", mode="before")
