@@ -24,15 +24,15 @@ from .state import AppState
 
 if TYPE_CHECKING:
     from .http.cancel_relay import CancelRelay
-    from .http.front import HttpFront
     from .http.front_door import FrontDoor
+    from .http.loading_front import LoadingFront
 
 log = logging.getLogger("ingestion_mcp")
 # Not ready after this long (a slow model load, an unreachable service): say what is awaited, once.
 STILL_STARTING_S = 60.0
 
 
-async def serve_or_refuse(settings: McpSettings, early: EarlyStdio | None, front: HttpFront | None) -> int:
+async def serve_or_refuse(settings: McpSettings, early: EarlyStdio | None, front: LoadingFront | None) -> int:
     """serve(), or 2 with one line on stderr when the configuration is refused (a profile clash, a bad policy)."""
     from .access import audit
     from .access.auth import OAuthGate
@@ -50,7 +50,7 @@ async def serve_or_refuse(settings: McpSettings, early: EarlyStdio | None, front
     return 0
 
 
-async def serve(settings: McpSettings, early: EarlyStdio | None = None, front: HttpFront | None = None) -> None:
+async def serve(settings: McpSettings, early: EarlyStdio | None = None, front: LoadingFront | None = None) -> None:
     """Serve until the client leaves (stdio) or the process is stopped (HTTP, behind ``front``, which uvicorn
     serves). The services start in the background: a call that needs them waits for them."""
     async with open_backend(settings, background=True) as backend:
@@ -146,7 +146,7 @@ def http_app(server: Any, state: AppState, relay: CancelRelay) -> FrontDoor:
     return guard
 
 
-async def _serve_http(server: Any, state: AppState, front: HttpFront) -> None:
+async def _serve_http(server: Any, state: AppState, front: LoadingFront) -> None:
     """The guarded app attached behind the front (which uvicorn serves already) until uvicorn stops."""
     from .http.cancel_relay import CancelRelay, relay_forever
 

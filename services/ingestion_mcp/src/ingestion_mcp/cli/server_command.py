@@ -3,7 +3,8 @@
 Light on purpose: it reads the settings, checks the data folder and, on stdio, starts answering `initialize`
 (handshake.py) before it imports the MCP SDK, the tools and the services (serving.py), which take seconds (issue 49:
 answered within a second of the process start; the services and the model load after, and a call that needs them
-waits). Over streamable HTTP uvicorn serves a front (http/front.py) at once, and the server behind it once loaded.
+waits). Over streamable HTTP uvicorn serves a front (http/loading_front.py) at once, and the server behind it once
+loaded.
 Stopped by a signal, the process ends as that signal would, its exit handlers run first (stopping.py).
 """
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..handshake import EarlyStdio
-    from ..http.front import HttpFront
+    from ..http.loading_front import LoadingFront
     from ..settings import McpSettings
 
 
@@ -92,7 +93,7 @@ def run(settings: McpSettings, early: EarlyStdio | None) -> None:
         raise SystemExit(code)
 
 
-async def load_and_serve(settings: McpSettings, early: EarlyStdio | None, front: HttpFront | None) -> int:
+async def load_and_serve(settings: McpSettings, early: EarlyStdio | None, front: LoadingFront | None) -> int:
     """Import the server (in a thread: on HTTP the front answers on this loop meanwhile), then serve."""
     import importlib
 
@@ -118,16 +119,16 @@ async def serve_stdio(settings: McpSettings, early: EarlyStdio | None) -> int:
 
 
 async def serve_http(settings: McpSettings) -> tuple[int, int | None]:
-    """uvicorn on the front at once (http/front.py), the server loaded and attached behind it; returns the exit code
-    and the signal that stopped uvicorn (None: none did)."""
+    """uvicorn on the front at once (http/loading_front.py), the server loaded and attached behind it; returns the exit
+    code and the signal that stopped uvicorn (None: none did)."""
     import anyio
     import uvicorn
 
-    from ..http.front import HttpFront
+    from ..http.loading_front import LoadingFront
     from ..stopping import HTTP_SIGNALS, SignalTrap, exit_on_signals
 
     loopback = settings.host in ("127.0.0.1", "localhost", "::1")
-    front = HttpFront(
+    front = LoadingFront(
         profiles=list(settings.profiles), token=settings.token_value() if settings.auth_mode == "token" else None,
         early=settings.auth_mode != "oauth" and settings.stateless_http,
         loopback_hosts=("127.0.0.1", "localhost", "::1") if loopback else None,

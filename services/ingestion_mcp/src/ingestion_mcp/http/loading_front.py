@@ -31,7 +31,7 @@ EARLY_BODY_LIMIT = 1 << 20
 WAIT_S = 60.0  # a request waits this long for the server to load (a cold start: seconds), then 503
 
 
-class HttpFront:
+class LoadingFront:
     """ASGI: answers while the server loads, then hands every request to it."""
 
     def __init__(

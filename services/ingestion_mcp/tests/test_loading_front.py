@@ -1,4 +1,4 @@
-"""The HTTP front (http/front.py, issue 49): while the server loads, the process is alive, says it is starting,
+"""The HTTP front (http/loading_front.py, issue 49): while the server loads, the process is alive, says it is starting,
 answers an `initialize` that no check of the guard could refuse, and holds everything else; once the server is
 attached, every request goes to it unchanged."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import httpx
 from ingestion_mcp.handshake import answer
-from ingestion_mcp.http.front import HttpFront
+from ingestion_mcp.http.loading_front import LoadingFront
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -19,12 +19,12 @@ INITIALIZE = {
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
-def front(**options: Any) -> HttpFront:
+def front(**options: Any) -> LoadingFront:
     settings = {"profiles": ["ingestion"], "token": None, "early": True, "loopback_hosts": ("127.0.0.1", "localhost")}
-    return HttpFront(**{**settings, "wait_s": 0.3, **options})
+    return LoadingFront(**{**settings, "wait_s": 0.3, **options})
 
 
-def client(app: HttpFront) -> httpx.AsyncClient:
+def client(app: LoadingFront) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000")
 
 
