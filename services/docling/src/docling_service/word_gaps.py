@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import statistics
 import unicodedata
+from difflib import SequenceMatcher
 from dataclasses import replace
 
 import pypdfium2 as pdfium
@@ -123,39 +124,62 @@ def _holds(line: Line, x: float, y: float) -> bool:
 
 
 def respace(text: str, chars: list[Char]) -> str:
-    """``text`` with a space before each character that stands a word gap from those before it (``chars``: the
-    line's characters left to right, as PDFium reads them), where its characters spell the text; else ``text``."""
-    breaks = _breaks(chars)
+    """``text`` with a space where ``chars`` (the line's characters left to right, as PDFium reads them) stand a word
+    gap apart and the text has none between the same two letters or digits (the two spellings aligned letter by letter:
+    a quotation mark may differ, a list's number be another line's); before the punctuation the gap comes before."""
+    theirs, breaks = _breaks(chars)
     if not breaks:
         return text
-    spelt = "".join(char[0] for char in chars)
-    if spelt != _key(text):
-        return text
-    out: list[str] = []
-    offset = 0
-    for char in text:
-        if offset in breaks and out and not out[-1].isspace() and not char.isspace():
-            out.append(" ")
-        out.append(char)
-        offset += len(_key(char))
+    ours = [(index, letter) for index, char in enumerate(text) for letter in _key(char) if letter.isalnum()]
+    mine = "".join(letter for _, letter in ours)
+    blocks = (
+        [(0, 0, len(theirs))]
+        if mine == theirs
+        else SequenceMatcher(None, theirs, mine, autojunk=False).get_matching_blocks()
+    )
+    at: dict[int, int] = {}  # where in ``text`` a space goes: the index it goes before
+    for first, mine_first, size in blocks:
+        for offset in range(1, size):
+            if (before := breaks.get(first + offset)) is not None:
+                at.update(_place(text, ours[mine_first + offset - 1][0], ours[mine_first + offset][0], before))
+    out = list(text)
+    for index in sorted(at, reverse=True):
+        out.insert(index, " ")
     return "".join(out)
 
 
-def _breaks(chars: list[Char]) -> set[int]:
-    """Offsets into the line's spelt text (its characters' keys joined) where a word gap comes before a character."""
+def _place(text: str, left: int, right: int, before_punctuation: bool) -> dict[int, int]:
+    """Where a space goes between the letters at ``left`` and ``right`` of ``text``: none if one is there (or both
+    letters are one character's), else before ``right``, or before the punctuation that follows ``left``."""
+    between = text[left + 1 : right]
+    if right <= left or any(char.isspace() for char in between):
+        return {}
+    index = left + 1 if before_punctuation and between else right
+    return {index: index}
+
+
+def _breaks(chars: list[Char]) -> tuple[str, dict[int, bool]]:
+    """The line's letters and digits as PDFium spells them, and which of them follow a word gap (by index: True
+    where the gap comes before punctuation that precedes the letter)."""
+    letters: list[str] = []
+    breaks: dict[int, bool] = {}
     if len(chars) < 2:
-        return set()
+        return "", breaks
     right = chars[0][2]
-    gaps = []
+    gaps = [0.0]
     for char in chars[1:]:
         gaps.append(char[1] - right)
         right = max(right, char[2])
-    floor = max(MIN_GAP, SPACING * max(statistics.median(gaps), 0.0))
-    breaks = set()
-    offset = len(chars[0][0])
-    for char, gap in zip(chars[1:], gaps, strict=True):
-        if gap > floor and gap > WORD_BREAK * char[3] and char[0]:
-            breaks.add(offset)
-        offset += len(char[0])
-    return breaks
-
+    floor = max(MIN_GAP, SPACING * max(statistics.median(gaps[1:]), 0.0))
+    pending: bool | None = None  # a gap seen, not yet followed by a letter: whether punctuation came first
+    for char, gap in zip(chars, gaps, strict=True):
+        if letters and gap > floor and gap > WORD_BREAK * char[3] and pending is None:
+            pending = False
+        word = [letter for letter in char[0] if letter.isalnum()]
+        if not word and char[0] and pending is False:
+            pending = True
+        if word and pending is not None:
+            breaks[len(letters)] = pending
+            pending = None
+        letters.extend(word)
+    return "".join(letters), breaks
