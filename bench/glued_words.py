@@ -17,9 +17,11 @@ boundary poppler has between two letters or digits is looked for in the converte
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -150,41 +152,101 @@ def measure(file: str, generator: str, converted: dict[str, Any], pdf: Path) -> 
             "convert_s": converted["convert_s"], "examples": found.examples}  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--roots", type=Path, nargs="*", default=[], help="folders packages were unpacked into")
-    parser.add_argument("--checkout", type=Path, help="measure this checkout's converter instead of this one's")
-    parser.add_argument("--only", nargs="*", default=[], help="only the PDFs whose path holds one of these")
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--emit", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.emit is not None:
-        args.out.write_text(json.dumps(emit(json.loads(args.emit.read_text()))))
-        return
-    generators = {t["file"]: t["generator"] for t in json.loads(LABELS.read_text(encoding="utf-8"))["tables"]}
-    paths = {file: str(path) for file in generators if (path := locate(file, args.roots)) is not None
-             and (not args.only or any(part in file for part in args.only))}
+def speed(paths: dict[str, str], rounds: int, pages: int) -> dict[str, Any]:
+    """What reading word gaps costs: each PDF's first ``pages`` pages converted with and without it, in alternate
+    rounds in one process (the same converter, warmed up), the median of each side and their ratio."""
+    from docling_service import native_pdf
+    from docling_service.converter import Converter, ConverterOptions
+    from pypdf import PdfReader, PdfWriter
+
+    converter = Converter(ConverterOptions())
+    converter.start()
+    cut = {}
+    for file, path in paths.items():
+        reader, writer = PdfReader(io.BytesIO(read_pdf(Path(path)))), PdfWriter()
+        for page in reader.pages[:pages]:
+            writer.add_page(page)
+        out = io.BytesIO()
+        writer.write(out)
+        cut[file] = (out.getvalue(), min(pages, len(reader.pages)))
+    real = native_pdf.spaced
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for round_ in range(2 * rounds + 1):
+        side = ("with", "without")[round_ % 2]
+        native_pdf.spaced = real if side == "with" else (lambda lines, _data: lines)  # type: ignore[assignment]
+        began = time.perf_counter()
+        for file, (data, _) in cut.items():
+            converter.convert(data, Path(file).name.removesuffix(".gz"))
+        if round_:  # the first round warms the converter up
+            times[side].append(time.perf_counter() - began)
+    native_pdf.spaced = real
+    total = sum(count for _, count in cut.values())
+    medians = {side: statistics.median(values) for side, values in times.items()}
+    return {"pdfs": len(cut), "pages": total, "rounds": rounds,
+            "median_s": {side: round(value, 3) for side, value in medians.items()},
+            "ms_per_page": {side: round(1000 * value / total, 1) for side, value in medians.items()},
+            "ratio": round(medians["with"] / medians["without"], 3)}  # fmt: skip
+
+
+def _totals(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    pages, glued, split = (sum(r[k] for r in reports) for k in ("pages", "glued", "split"))
+    per_10 = {"glued_per_10_pages": round(10 * glued / pages, 2), "split_per_10_pages": round(10 * split / pages, 2)}
+    return {"pdfs": len(reports), "pages": pages, "glued": glued, "split": split, **per_10}
+
+
+def words(paths: dict[str, str], generators: dict[str, str], checkout: Path | None) -> dict[str, Any]:
+    """Glued and split word pairs of each PDF, of each generator and in all."""
     began = time.time()
-    converted = _converted(paths, args.checkout)
+    converted = _converted(paths, checkout)
     with tempfile.TemporaryDirectory() as work:
         reports = []
         for index, (file, path) in enumerate(paths.items()):
             plain = Path(work) / f"{index}.pdf"  # pdftotext reads no gzip
             plain.write_bytes(read_pdf(Path(path)))
             reports.append(measure(file, generators[file], converted[file], plain))
-    pages, glued, split = (sum(r[k] for r in reports) for k in ("pages", "glued", "split"))
-    result = {
-        "command": "python -m bench.glued_words" + (" --checkout ..." if args.checkout else ""),
+    by_generator: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for report in reports:
+        by_generator[report["generator"]].append(report)
+    return {
+        "command": "python -m bench.glued_words" + (" --checkout ..." if checkout else ""),
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(began)),
         "load_average": [round(v, 2) for v in os.getloadavg()],
-        "all": {"pdfs": len(reports), "pages": pages, "glued": glued, "split": split,
-                "glued_per_10_pages": round(10 * glued / pages, 2), "split_per_10_pages": round(10 * split / pages, 2)},
-        "pdfs": reports, "missing": sorted(set(generators) - set(paths)),
-    }  # fmt: skip
-    print(json.dumps(result["all"]))
-    for r in reports:
-        print(f"{Path(r['file']).name} ({r['generator']}, {r['pages']} pages): glued {r['glued']} "
-              f"({r['glued_per_10_pages']} per 10 pages), split {r['split']} ({r['split_per_10_pages']})")  # fmt: skip
+        "all": _totals(reports),
+        "by_generator": {generator: _totals(group) for generator, group in sorted(by_generator.items())},
+        "pdfs": reports,
+        "missing": sorted(set(generators) - set(paths)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--roots", type=Path, nargs="*", default=[], help="folders packages were unpacked into")
+    parser.add_argument("--checkout", type=Path, help="measure this checkout's converter instead of this one's")
+    parser.add_argument("--only", nargs="*", default=[], help="only the PDFs whose path holds one of these")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--speed", type=int, metavar="ROUNDS", help="time the word gaps' cost instead (A/B rounds)")
+    parser.add_argument("--pages", type=int, default=20, help="with --speed: the first pages of each PDF")
+    parser.add_argument("--emit", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.emit is not None:
+        args.out.write_text(json.dumps(emit(json.loads(args.emit.read_text()))))
+        return
+    generators = {t["file"]: t["generator"] for t in json.loads(LABELS.read_text(encoding="utf-8"))["tables"]}
+    located = {
+        file: locate(file, args.roots) for file in generators if not args.only or any(p in file for p in args.only)
+    }
+    paths = {file: str(path) for file, path in located.items() if path is not None}
+    if args.speed:
+        result = {"command": f"python -m bench.glued_words --speed {args.speed} --pages {args.pages}",
+                  "load_average": [round(v, 2) for v in os.getloadavg()],
+                  **speed(paths, args.speed, args.pages)}  # fmt: skip
+        print(json.dumps(result))
+    else:
+        result = words(paths, generators, args.checkout)
+        print(json.dumps(result["all"]))
+        for generator, totals in result["by_generator"].items():
+            print(f"{generator} ({totals['pages']} pages): glued {totals['glued_per_10_pages']} per 10 pages, "
+                  f"split {totals['split_per_10_pages']}")  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
 

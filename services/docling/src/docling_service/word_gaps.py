@@ -19,11 +19,11 @@ line's word gaps fall under it (0.17 of the type size in biblatex's German manua
 
 from __future__ import annotations
 
-import ctypes
+import itertools
 import statistics
 import unicodedata
-from difflib import SequenceMatcher
 from dataclasses import replace
+from difflib import SequenceMatcher
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -51,7 +51,7 @@ def _key(text: str) -> str:
 def glued_on_page(text: str, lines: list[Line]) -> bool:
     """Whether a word of the parser's ``lines`` is two words of PDFium's ``text`` of the page, run together."""
     theirs = [_key(token) for token in text.split()]
-    pairs = {first + second for first, second in zip(theirs, theirs[1:], strict=False) if first and second}
+    pairs = {first + second for first, second in itertools.pairwise(theirs) if first and second}
     return any(_key(token) in pairs for line in lines for token in line.text.split())
 
 
