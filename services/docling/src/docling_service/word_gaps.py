@@ -14,7 +14,9 @@ line's word gaps fall under it (0.17 of the type size in biblatex's German manua
 - a space goes into the line's text where the gap is wider than ``WORD_BREAK`` of the font size and than twice the
   line's median gap (a letter-spaced line's spacing is no word gap), and the line has none there; kerned pairs (TeX's
   kerns are negative or a few hundredths of an em) stay one word. A line whose characters do not spell its text
-  (another line's glyphs in its box) is left as the parser read it.
+  (another line's glyphs in its box) is left as the parser read it. Code (a monospaced line) keeps the parser's
+  reading, and so does a line the gaps would cut into letters (a listing set on fixed columns in a proportional
+  font, zlib's crc-doc: pdftotext reads "i n t e r l e a v e d").
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from .pdf_lines import Line
 
 WORD_BREAK = 0.1  # of the font size: a wider gap between two characters is a word gap (poppler's minWordBreakSpace)
 SPACING = 2.0  # ... and wider than this many times the line's median gap between characters
+# Cutting a line into this many more one-letter words reads a letter-spaced line (a fixed-column listing: "i nt e r l
+# eaved"), not words: it keeps the parser's reading.
+LETTERS_ALONE = 2
 # A gap narrower than this (points) is no word gap at any size: the font size is not asked for.
 MIN_GAP = 0.4
 
@@ -59,7 +64,7 @@ def spaced(lines: list[Line], data: bytes) -> list[Line]:
     """``lines`` with a space where their characters stand a word gap apart and the text has none."""
     by_page: dict[int, list[int]] = {}
     for index, line in enumerate(lines):
-        if line.printed and line.box is None and line.text.strip():
+        if line.printed and line.box is None and not line.mono and line.text.strip():
             by_page.setdefault(line.page, []).append(index)
     if not by_page:
         return lines
@@ -145,7 +150,12 @@ def respace(text: str, chars: list[Char]) -> str:
     out = list(text)
     for index in sorted(at, reverse=True):
         out.insert(index, " ")
-    return "".join(out)
+    respaced = "".join(out)
+    return text if _letters_alone(respaced) >= _letters_alone(text) + LETTERS_ALONE else respaced
+
+
+def _letters_alone(text: str) -> int:
+    return sum(len(token) == 1 and token.isalnum() for token in text.split())
 
 
 def _place(text: str, left: int, right: int, before_punctuation: bool) -> dict[int, int]:
