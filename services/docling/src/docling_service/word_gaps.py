@@ -91,7 +91,7 @@ def _page_texts(document: pdfium.PdfDocument, number: int, lines: list[Line]) ->
         text = textpage.get_text_range()
         if not glued_on_page(text, lines):
             return {}
-        owned = _owned_chars(textpage, text, page.get_height(), lines)
+        owned = _owned_chars(textpage, page.get_height(), lines)
     finally:
         textpage.close()
         page.close()
@@ -103,12 +103,14 @@ def _page_texts(document: pdfium.PdfDocument, number: int, lines: list[Line]) ->
     return found
 
 
-def _owned_chars(textpage: pdfium.PdfTextPage, text: str, height: float, lines: list[Line]) -> dict[int, list[Char]]:
-    """Each line's characters (by position in ``lines``): those whose centre its box holds, left to right."""
+def _owned_chars(textpage: pdfium.PdfTextPage, height: float, lines: list[Line]) -> dict[int, list[Char]]:
+    """Each line's characters (by position in ``lines``): those whose centre its box holds, left to right. Each is
+    asked for by its index (the page's text as one string is no map of them: crc-doc's page 4 ran one off)."""
     owned: dict[int, list[Char]] = {}
     box = pdfium_c.FS_RECTF()
     current = 0
-    for at, char in enumerate(text):
+    for at in range(pdfium_c.FPDFText_CountChars(textpage.raw)):
+        char = chr(min(pdfium_c.FPDFText_GetUnicode(textpage.raw, at), 0xFFFD))  # none past Unicode's range
         if char.isspace() or not pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, at, box):
             continue  # a space PDFium generated or the PDF printed, a line break
         x, y = (box.left + box.right) / 2, height - (box.top + box.bottom) / 2
