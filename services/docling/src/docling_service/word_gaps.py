@@ -110,7 +110,8 @@ def _owned_chars(textpage: pdfium.PdfTextPage, height: float, lines: list[Line])
     box = pdfium_c.FS_RECTF()
     current = 0
     for at in range(pdfium_c.FPDFText_CountChars(textpage.raw)):
-        char = chr(min(pdfium_c.FPDFText_GetUnicode(textpage.raw, at), 0xFFFD))  # none past Unicode's range
+        # Past U+FFFD (PDFium's line-end hyphen U+FFFE, a math letter): no letter, the alignment steps over it.
+        char = chr(min(pdfium_c.FPDFText_GetUnicode(textpage.raw, at), 0xFFFD))
         if char.isspace() or not pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, at, box):
             continue  # a space PDFium generated or the PDF printed, a line break
         x, y = (box.left + box.right) / 2, height - (box.top + box.bottom) / 2
