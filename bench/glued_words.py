@@ -237,7 +237,8 @@ def main() -> None:
     }
     paths = {file: str(path) for file, path in located.items() if path is not None}
     if args.speed:
-        result = {"command": f"python -m bench.glued_words --speed {args.speed} --pages {args.pages}",
+        result = {"command": f"python -m bench.glued_words --speed {args.speed} --pages {args.pages}"
+                  + (f" --only {' '.join(args.only)}" if args.only else ""),
                   "load_average": [round(v, 2) for v in os.getloadavg()],
                   **speed(paths, args.speed, args.pages)}  # fmt: skip
         print(json.dumps(result))
