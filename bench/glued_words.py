@@ -1,6 +1,6 @@
 """Words as printed (issue 47, point 2): word pairs the converter glues, counted against pdftotext's words.
 
-The PDFs of bench/table_rows.json (17 real PDFs from Debian packages; xdvipdfmx writes no space characters, and a
+The PDFs of bench/table_rows.json (18 real PDFs from Debian packages; xdvipdfmx writes no space characters, and a
 text layer's spacing is then read from the characters' gaps). Each is converted by the docling service's converter;
 each page's text (its Markdown, by page spans, with the furniture beside it) is compared with poppler's reading of the
 page (`pdftotext`, line-end hyphens joined): both with every space taken out, aligned letter by letter, and each word
@@ -12,6 +12,11 @@ boundary poppler has between two letters or digits is looked for in the converte
 
     python -m bench.glued_words --roots DIR --out bench/results/glued_words.json
     python -m bench.glued_words --roots DIR --checkout OTHER_CHECKOUT --out bench/results/glued_words_before.json
+    python -m bench.glued_words --speed 3 --pages 20 --only dotguide XACE install.en biblatex gnuplot R-lang
+
+``--roots``: folders Debian packages were unpacked into (python -m bench.debian_docs --into DIR PACKAGE...), for those
+not installed; ``--checkout`` measures another checkout's converter in a child process (the code before a change);
+``--speed`` times the word gaps' cost instead (with and without them, alternate rounds).
 """
 
 from __future__ import annotations
