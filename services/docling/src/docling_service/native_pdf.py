@@ -24,6 +24,7 @@ from .pdf_title import page_title
 from .scans import ocr_pdf_pages, pdf_page_sizes, scanned_pages
 from .text_layer import readable
 from .units import with_units
+from .word_gaps import spaced
 
 # (pages done, pages in all), called after each window and each page read by OCR.
 PageProgress = Callable[[int, int], None]
@@ -71,6 +72,7 @@ def windowed_native_segments(
             ocr_lines.extend(ocr_pdf_pages(data, here, ocr, on_page=lambda number: progress(number, page_count)))
         progress(last, page_count)
     lines = readable(lines, data)  # a page docling-parse could not decode (a Type 3 font): PDFium's text
+    lines = spaced(lines, data)  # word gaps docling-parse took for kerning (word_gaps.py)
     heights = {page: size[1] for page, size in pdf_page_sizes(data, {line.page for line in lines}).items()}
     lines, furniture = page_furniture(lines, heights)
     bookmarks = read_bookmarks(data)
