@@ -58,3 +58,12 @@ def test_french_words_printed_without_spaces_stand_apart(converter: Converter, d
     assert "ne sera pas ajoutée pour les questions" in " ".join(result.markdown.split())
     found = against_pdftotext(result, page)
     assert found.glued <= 1 and found.split == 0, found.examples
+
+
+def test_a_bold_heading_keeps_its_word_gaps(converter: Converter, debian_pdf: Pages) -> None:
+    """The German installation guide (DBLaTeX, xdvipdfmx), page 41: its heading read "5.2.7 Theme mit hohemKontrast",
+    and the outline with it (issue 51, seen from outside)."""
+    page = debian_pdf("installation-guide-amd64", "installation-guide-amd64/de/install.de.pdf.gz", 41)
+    result = converter.convert(page, "install_de_p41.pdf")
+    headings = [block.text for block in result.blocks if block.kind == "heading"]
+    assert "5.2.7 Theme mit hohem Kontrast" in headings, headings
