@@ -159,30 +159,3 @@ def test_control_characters_and_zero_width_text(chunker: TextChunker, check) -> 
 def test_overlap_must_be_smaller_than_the_window(chunker: TextChunker) -> None:
     with pytest.raises(ValueError, match="smaller than the window"):
         chunker.chunk("text", window=16, overlap=16)
-
-
-def test_a_text_that_fits_in_one_window_is_one_chunk(chunker: TextChunker, counter: TokenCounter, check) -> None:
-    """Issue 49: a short document (a note, an abstract) of more than window - overlap tokens but no more than the
-    window was cut in two overlapping chunks, embedded twice over; now it is one, and each section that fits alone
-    of a longer Markdown text too, while a section longer than the window is still cut with overlaps."""
-    text = next(t for seed in range(200) if 170 <= counter.count(t := _prose(seed, 2, (40, 80))) <= 200)
-    result = chunker.chunk(text, window=200, overlap=40)
-    check(text, result, 200, 40)
-    assert [(c.start, c.end, c.token_count) for c in result.chunks] == [(0, len(text), counter.count(text))]
-    long = _prose(7, 30)
-    document = f"# First\n\n{text}\n\n# Second\n\n{long}\n"
-    chunks = chunker.chunk(document, window=200, overlap=40).chunks
-    assert chunks[0].heading_path == ("First",) and chunks[1].heading_path == ("Second",)
-    assert document[chunks[0].start : chunks[0].end].endswith(text)  # the first section, whole, in one chunk
-    assert len(chunks) > 3 and chunks[2].start < chunks[1].end  # the long one overlaps as before
-
-
-def test_a_sections_first_chunk_fills_the_window(chunker: TextChunker, counter: TokenCounter, check) -> None:
-    """The first chunk of a section carries no overlap, so it may hold the whole window: a one-paragraph text of
-    300-350 tokens (a SciFact abstract's size) is two chunks, not three; the second still overlaps the first."""
-    sentences = " ".join(_prose(11, 30).split("\n\n")).replace("; ", ". ").split(". ")
-    text = next(t for n in range(len(sentences)) if 300 <= counter.count(t := ". ".join(sentences[:n]) + ".") <= 350)
-    result = chunker.chunk(text, window=200, overlap=40)
-    check(text, result, 200, 40)
-    first, second = result.chunks
-    assert first.token_count > 160 and second.start < first.end

@@ -115,7 +115,8 @@ def _fork_servers() -> list[int]:
 async def test_a_lazy_pool_starts_with_its_first_conversion_and_leaves_nothing_behind_when_idle() -> None:
     """The embedded server's converter (issue 49): nothing at start, the fork server and a worker with the first
     conversion, and both gone again once the worker has idled out, so an idle server holds no docling at all;
-    the next conversion starts them again."""
+    the next conversion starts them again. Fork servers other tests' pools left in this process are not its own."""
+    others = set(_fork_servers())
     pool = await _started(PoolOptions(workers=1, idle_s=1.0, lazy=True))
     try:
         assert pool.ready is False and pool.info is None and _pids(pool) == []
@@ -124,7 +125,7 @@ async def test_a_lazy_pool_starts_with_its_first_conversion_and_leaves_nothing_b
         (worker,) = _pids(pool)  # no layout models: the native pipeline, and no torch loaded (~200 MB; torch_free.py)
         assert "libtorch" not in Path(f"/proc/{worker}/maps").read_text()
         with anyio.fail_after(30):
-            while _pids(pool) or _fork_servers():
+            while _pids(pool) or set(_fork_servers()) - others:
                 await anyio.sleep(0.2)
         assert (await pool.convert(report_pdf(2)[0], "again.pdf")).page_count == 2
     finally:

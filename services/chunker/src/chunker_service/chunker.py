@@ -3,14 +3,10 @@
 How a text becomes chunks:
 
 1. Markdown sections (``markdown.py``): a chunk never spans two sections.
-2. Each section is cut into *base spans* by langchain's ``RecursiveCharacterTextSplitter``
-   (paragraph, line, sentence, clause, then word boundaries), run without overlap and without
-   stripping so that its pieces tile the section exactly: the offsets come from the tiling, never
-   from searching the text for the chunk. A section's first span gets no overlap, so it may fill
-   the whole window: the longest prefix that fits at a good boundary (a section that fits in one
-   window is one chunk); the rest are cut to at most ``window - overlap`` tokens. (Issue 49: every
-   span cut to ``window - overlap`` made a 190-token note two overlapping chunks and a 330-token
-   abstract three, each token embedded once more per overlap.)
+2. Each section is cut into *base spans* of at most ``window - overlap`` tokens by langchain's
+   ``RecursiveCharacterTextSplitter`` (paragraph, line, sentence, clause, then word boundaries),
+   run without overlap and without stripping so that its pieces tile the section exactly: the
+   offsets come from the tiling, never from searching the text for the chunk.
 3. Every base span is counted with the model's tokenizer (one batch call); a span still too
    big (a word longer than the window, a run of [UNK]) is cut at token offsets, and
    neighbours that fit together (a heading left alone before a long paragraph) are joined.
@@ -84,16 +80,16 @@ class TextChunker:
         sections = split_sections(text, markdown=markdown)
         # Room for a table's header in front of the rows that continue it (tables.py), if wider than the overlap.
         budget = window - max(overlap, header_reserve(text, self.counter, window) if markdown else 0)
-        pieces, heads = self._split_sections(text, sections, budget, window)
+        pieces = self._split_sections(text, sections, budget)
         bases: list[BaseSpan] = []
         total_tokens = 0
         for i in range(0, len(pieces), ENCODE_BATCH):  # bounded memory: Encodings are large
             group = pieces[i : i + ENCODE_BATCH]
             encodings = self.counter.encode_many([text[s:e] for s, e, _ in group])
             total_tokens += sum(len(e.ids) for e in encodings)
-            bases.extend(self._fit(text, group, encodings, budget, keep=max(overlap, 1), heads=(heads, window)))
+            bases.extend(self._fit(text, group, encodings, budget, keep=max(overlap, 1)))
         bases.sort(key=lambda b: b.start)
-        bases = _merge_neighbours(text, bases, budget, keep=max(overlap, 1), window=window)
+        bases = _merge_neighbours(text, bases, budget, keep=max(overlap, 1))
         bases = attach_headings(text, bases, window)  # no chunk of headings or markup alone (headings.py)
         chunks = self._add_overlap(text, sections, bases, window, overlap)
         if markdown:  # a chunk starts at a table row and carries the table's header row (tables.py)
@@ -101,51 +97,43 @@ class TextChunker:
         return ChunkedText(chunks=chunks, total_tokens=total_tokens)
 
     # -- 2. langchain's recursive split, as exact offsets -------------------------------------
-    def _split_sections(
-        self, text: str, sections: list[Section], budget: int, window: int
-    ) -> tuple[list[tuple[int, int, int]], set[int]]:
-        """The pieces (start, end, section) that tile every section, and the starts of each section's first piece
-        (a head: up to ``window`` tokens, the others up to ``budget``)."""
-        size = self.counter.size_function()
-        splitter, whole = (RecursiveCharacterTextSplitter(
-            separators=SEPARATORS, is_separator_regex=True, keep_separator="end", strip_whitespace=False,
-            chunk_size=limit, chunk_overlap=0, length_function=size,
-        ) for limit in (budget, window))  # fmt: skip
+    def _split_sections(self, text: str, sections: list[Section], budget: int) -> list[tuple[int, int, int]]:
+        splitter = RecursiveCharacterTextSplitter(
+            separators=SEPARATORS,
+            is_separator_regex=True,
+            keep_separator="end",
+            strip_whitespace=False,
+            chunk_size=budget,
+            chunk_overlap=0,
+            length_function=self.counter.size_function(),
+        )
         spans: list[tuple[int, int, int]] = []
-        heads: set[int] = set()
         for index, section in enumerate(sections):
             offset = section.start
-            body = text[section.start : section.end]
-            head = next(iter(whole.split_text(body)), "") if budget < window else ""
-            for number, piece in enumerate(([head] if head else []) + splitter.split_text(body[len(head) :])):
+            for piece in splitter.split_text(text[section.start : section.end]):
                 start, end = _trim(text, offset, offset + len(piece))
                 if text[offset : offset + len(piece)] != piece:
                     raise RuntimeError("the text splitter changed the text; its pieces no longer tile the input")
                 offset += len(piece)
                 if start < end:
                     spans.append((start, end, index))
-                    if number == 0 and head:
-                        heads.add(start)
             if offset != section.end:
                 raise RuntimeError("the text splitter dropped text; its pieces no longer tile the input")
-        return spans, heads
+        return spans
 
     # -- 3. exact token counts; cut what is still too big --------------------------------------
     def _fit(
-        self, text: str, pieces: list[tuple[int, int, int]], encodings: list, budget: int, keep: int,
-        heads: tuple[set[int], int] = (set(), 0),
-    ) -> list[BaseSpan]:  # fmt: skip
-        """Bases of at most ``budget`` tokens (a section's head: the window, ``heads``); each keeps the starts of its
-        last ``keep`` tokens."""
+        self, text: str, pieces: list[tuple[int, int, int]], encodings: list, budget: int, keep: int
+    ) -> list[BaseSpan]:
+        """Bases of at most ``budget`` tokens; each keeps the starts of its last ``keep`` tokens."""
+        char_cap = budget * MAX_CHARS_PER_TOKEN
         fitted: list[BaseSpan] = []
         while pieces:
             too_big: list[tuple[int, int, int]] = []
             for (start, end, section), encoding in zip(pieces, encodings, strict=True):
-                limit = heads[1] if start in heads[0] else budget
-                char_cap = limit * MAX_CHARS_PER_TOKEN
                 cuts = None
-                if len(encoding.ids) > limit or end - start > char_cap:
-                    cuts = _cut_points(text, start, end, encoding, limit, char_cap)
+                if len(encoding.ids) > budget or end - start > char_cap:
+                    cuts = _cut_points(text, start, end, encoding, budget, char_cap)
                 if not cuts:
                     starts = [start + a for a, _ in encoding.offsets[-keep:]]
                     fitted.append(BaseSpan(start, end, section, len(encoding.ids), starts))
@@ -229,19 +217,18 @@ def _splits_words(gap: str) -> bool:
     return any(c in " \t\n\r" or unicodedata.category(c) == "Zs" for c in gap)
 
 
-def _merge_neighbours(text: str, bases: list[BaseSpan], budget: int, keep: int, window: int = 0) -> list[BaseSpan]:
+def _merge_neighbours(text: str, bases: list[BaseSpan], budget: int, keep: int) -> list[BaseSpan]:
     """Join neighbours that fit together (langchain leaves a heading or a short line alone
-    before a paragraph it had to split further); into a section's first base, up to ``window``."""
+    before a paragraph it had to split further)."""
+    char_cap = budget * MAX_CHARS_PER_TOKEN
     merged: list[BaseSpan] = []
     for base in bases:
         last = merged[-1] if merged else None
-        head = last is not None and (len(merged) == 1 or merged[-2].section != last.section)
-        limit = max(window, budget) if head else budget
         if (
             last is not None
             and last.section == base.section
-            and last.tokens + base.tokens <= limit
-            and base.end - last.start <= limit * MAX_CHARS_PER_TOKEN
+            and last.tokens + base.tokens <= budget
+            and base.end - last.start <= char_cap
             and _splits_words(text[last.end : base.start])
         ):
             starts = (last.token_starts + base.token_starts)[-keep:]

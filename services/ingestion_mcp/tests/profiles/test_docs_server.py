@@ -205,7 +205,9 @@ async def test_remove_file_deletes_its_chunks(docs_mcp: Any, web_port: int, capl
             assert (await error_of(docs_client, "remove_file", filePath=path))["code"] == "INDEX_NOT_FOUND"
         assert Path(path).exists()  # the index forgets the file; the file itself stays
     # Both deletes are on the audit record, the second (a file no longer indexed) as a failure.
-    records = [r.fields for r in caplog.records if r.name == "ingestion_mcp.audit"]
+    records = [
+        r.fields for r in caplog.records if r.name == "ingestion_mcp.audit" and r.fields["tool"] == "remove_file"
+    ]
     assert [(f["action"], f["result"]) for f in records] == [
         ("delete_document", "ok"),
         ("delete_document", "failed:INDEX_NOT_FOUND"),
