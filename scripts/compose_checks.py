@@ -181,10 +181,12 @@ class Checks:
         for kind, query in MARKERS.items():
             hits = await search_hits(client, query, collection=COLLECTION)
             assert hits, f"nothing found for {kind} ({query!r})"
-            top = hits[0]
             expected = self.ingested[kind].get("doc_id")
+            # Found, not necessarily first: the long scans the job steps ingest share the memo's office words, and
+            # which of them ranks first depends on how each is chunked.
             if expected:
-                assert top["doc_id"] == expected, f"{kind}: top hit {top['source']} is not the ingested document"
+                found = [hit["source"] for hit in hits]
+                assert expected in {hit["doc_id"] for hit in hits}, f"{kind}: the ingested one is not among {found}"
             assert len({(h["doc_id"], h["chunk_index"]) for h in hits}) == len(hits), f"{kind}: duplicated hits"
 
     async def search(self) -> str:
