@@ -9,12 +9,33 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
+import os
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 DOC = Path("/usr/share/doc")
+
+
+def converted(
+    module: str, paths: dict[str, str], checkout: Path | None, emit: Callable[[dict[str, str]], dict[str, Any]]
+) -> dict[str, Any]:
+    """``emit(paths)`` here, or (``checkout``: another checkout's converter, for a before/after) the same module run
+    as ``python -m MODULE --emit PATHS --out ANSWER`` with that checkout's docling service, contracts and servicekit."""
+    if checkout is None:
+        return emit(paths)
+    sources = [checkout / part for part in ("services/docling/src", "libs/contracts/src", "libs/servicekit/src")]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, sources))}
+    with tempfile.TemporaryDirectory() as work:
+        request, answer = Path(work) / "paths.json", Path(work) / "out.json"
+        request.write_text(json.dumps(paths))
+        command = [sys.executable, "-m", module, "--emit", str(request), "--out", str(answer)]
+        subprocess.run(command, cwd=Path(__file__).resolve().parent.parent, env=environment, check=True)
+        return dict(json.loads(answer.read_text()))
 
 
 def locate(file: str, roots: Iterable[Path] = ()) -> Path | None:

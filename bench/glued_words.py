@@ -28,7 +28,6 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import unicodedata
@@ -38,7 +37,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from .debian_docs import locate, read_pdf
+from .debian_docs import converted, locate, read_pdf
 from .table_rows import LABELS
 
 HERE = Path(__file__).resolve().parent
@@ -133,16 +132,7 @@ def emit(paths: dict[str, str]) -> dict[str, Any]:
 
 
 def _converted(paths: dict[str, str], checkout: Path | None) -> dict[str, Any]:
-    if checkout is None:
-        return emit(paths)
-    sources = [checkout / part for part in ("services/docling/src", "libs/contracts/src", "libs/servicekit/src")]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, sources))}
-    with tempfile.TemporaryDirectory() as work:
-        request, answer = Path(work) / "paths.json", Path(work) / "out.json"
-        request.write_text(json.dumps(paths))
-        command = [sys.executable, "-m", "bench.glued_words", "--emit", str(request), "--out", str(answer)]
-        subprocess.run(command, cwd=HERE.parent, env=environment, check=True)
-        return json.loads(answer.read_text())
+    return converted("bench.glued_words", paths, checkout, emit)
 
 
 def measure(file: str, generator: str, converted: dict[str, Any], pdf: Path) -> dict[str, Any]:

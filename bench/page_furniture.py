@@ -22,13 +22,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from .debian_docs import locate, read_pdf
+from .debian_docs import converted, locate, read_pdf
 from .table_rows import LABELS
 
 HERE = Path(__file__).resolve().parent
@@ -141,16 +140,7 @@ def measure(file: str, converted: dict[str, Any], lines: list[tuple[int, str, Bo
 
 
 def _converted(paths: dict[str, str], checkout: Path | None) -> dict[str, Any]:
-    if checkout is None:
-        return emit(paths)
-    sources = [checkout / part for part in ("services/docling/src", "libs/contracts/src", "libs/servicekit/src")]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, sources))}
-    with tempfile.TemporaryDirectory() as work:
-        request, answer = Path(work) / "paths.json", Path(work) / "out.json"
-        request.write_text(json.dumps(paths))
-        command = [sys.executable, "-m", "bench.page_furniture", "--emit", str(request), "--out", str(answer)]
-        subprocess.run(command, cwd=HERE.parent, env=environment, check=True)
-        return json.loads(answer.read_text())
+    return converted("bench.page_furniture", paths, checkout, emit)
 
 
 def main() -> None:

@@ -29,16 +29,13 @@ import argparse
 import json
 import os
 import re
-import subprocess
-import sys
-import tempfile
 import time
 import unicodedata
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .debian_docs import locate, read_pdf
+from .debian_docs import converted, locate, read_pdf
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "table_rows.json"
@@ -126,16 +123,7 @@ def emit(paths: dict[str, str]) -> dict[str, Any]:
 
 
 def _converted(paths: dict[str, str], checkout: Path | None) -> dict[str, Any]:
-    if checkout is None:
-        return emit(paths)
-    sources = [checkout / part for part in ("services/docling/src", "libs/contracts/src", "libs/servicekit/src")]
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, sources))}
-    with tempfile.TemporaryDirectory() as work:
-        request, answer = Path(work) / "paths.json", Path(work) / "out.json"
-        request.write_text(json.dumps(paths))
-        command = [sys.executable, "-m", "bench.table_rows", "--emit", str(request), "--out", str(answer)]
-        subprocess.run(command, cwd=HERE.parent, env=environment, check=True)
-        return json.loads(answer.read_text())
+    return converted("bench.table_rows", paths, checkout, emit)
 
 
 def _caption_ok(label: dict[str, Any], table: dict[str, Any] | None, units: list[dict[str, Any]]) -> bool | None:
