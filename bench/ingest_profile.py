@@ -186,7 +186,7 @@ async def profile(docs: list[Doc], batch: int | None) -> dict[str, Any]:
     from ingestion_mcp.state import AppState
     from mcp import Client
 
-    with tempfile.TemporaryDirectory(prefix="ingest-profile-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="ingest-profile-", ignore_cleanup_errors=True) as scratch:
         folder, data = Path(scratch) / "docs", Path(scratch) / "data"
         folder.mkdir()
         size = write_folder(docs, folder)
