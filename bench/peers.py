@@ -13,7 +13,11 @@ precision the peer runs), hybrid indexing (BM25 + dense) as always; chroma-mcp, 
 ``sync_folder`` of one text file per document (``--path sync``) or ``ingest_batch`` of 100 texts (``--path
 batch``); chroma-mcp by ``chroma_add_documents`` of 100 texts. The servers run one after another, in an order that
 rotates each round (``--rounds``), and the load average is sampled throughout: the machine may be shared, and
-ratios mean something only between runs of one sitting under like load. docs/peers.md gives the figures.
+ratios mean something only between runs of one sitting under like load. docs/startup.md gives the figures.
+
+ingestion-mcp starts as a user's install does: the bundled model's ONNX export, its manifest and its int8 variant
+(which the ingestion-mcp-minilm wheel ships) are made once before anything is timed (``model_cache``), so no run
+pays a model export with torch loaded.
 
 The peer is installed into an environment of its own, outside this project; its model comes from this project:
 the runner places the gateway's fp32 ONNX export of the bundled all-MiniLM-L6-v2 and its tokenizer where chromadb
@@ -48,7 +52,7 @@ from mcp.client.stdio import stdio_client
 from .data import Doc, load
 from .metrics import ndcg_at_k
 from .pdf_scale import MB, TreeSampler
-from .peers_servers import Chroma, Ours, Server, fp32_export
+from .peers_servers import Chroma, Ours, Server, fp32_export, model_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "peers.json"
@@ -139,13 +143,14 @@ async def measure(server: Server, docs: list[Doc], folder: Path, queries: dict[s
 
 def make_servers(names: list[str], peer: list[str] | None, path: str) -> list[Server]:
     made: list[Server] = []
+    cache = model_cache()
     for name in names:
         if name in ("int8", "fp32"):
-            made.append(Ours(f"ingestion-mcp {name}", [], precision=name, path=path))
+            made.append(Ours(f"ingestion-mcp {name}", [], precision=name, path=path, model_cache=cache))
         elif name == "chroma":
             if not peer:
                 raise SystemExit("--peer: the chroma-mcp command (see this module's docstring to install it)")
-            made.append(Chroma("chroma-mcp", peer, model_dir=fp32_export()))
+            made.append(Chroma("chroma-mcp", peer, model_dir=fp32_export(cache)))
         else:
             raise SystemExit(f"unknown server {name!r}: int8, fp32 or chroma")
     return made

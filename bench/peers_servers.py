@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,11 +86,14 @@ class Ours(Server):
     path: str = "sync"  # sync: sync_folder of the files; batch: ingest_batch of texts
 
     docs: Path | None = None  # the folder of the corpus' files, where the server may read
+    model_cache: Path | None = None  # the model's files as the user's install ships them (model_cache())
 
     def params(self, scratch: Path) -> StdioServerParameters:
         env = {**os.environ, "INGESTION_MCP_DATA_DIR": str(scratch / "data"), "INGESTION_MCP_ALLOWED_ROOTS":
                str(self.docs or scratch), "HF_HUB_OFFLINE": "1", "VECTOR_GATEWAY_EMBEDDING_PRECISION": self.precision,
                "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in SRC_DIRS)}  # fmt: skip
+        if self.model_cache is not None:
+            env["VECTOR_GATEWAY_EMBEDDING_CACHE_DIR"] = str(self.model_cache)
         for name in SERVICE_URLS:
             env.pop(name, None)
         args = ["-m", "ingestion_mcp.cli.server_command"]
@@ -175,13 +179,32 @@ def place_minilm(home: Path, onnx_dir: Path | None) -> None:
         shutil.copyfile(tokenizer_dir / name, target / name)
 
 
-def fp32_export() -> Path:
-    """The folder of the gateway's fp32 ONNX export of the bundled model (made here if it is not cached yet)."""
-    from vector_gateway.embedder import bundled_model_dir, create_embedder
-    from vector_gateway.onnx_export import onnx_file
-    from vector_gateway.settings import GatewaySettings
+_PREPARE = """
+import sys
+from vector_gateway.embedder import create_embedder
+from vector_gateway.settings import GatewaySettings
+for precision in ("fp32", "int8"):
+    create_embedder(GatewaySettings(embedding_cache_dir=sys.argv[1], embedding_precision=precision))
+"""
 
-    path = onnx_file(bundled_model_dir())
-    if not path.is_file():
-        create_embedder(GatewaySettings(embedding_precision="fp32"))
-    return path.parent
+
+def model_cache() -> Path:
+    """The folder that holds the bundled model's ONNX export, its manifest (light.json) and its int8 variant, made
+    once before any server is timed (in a process of its own: making them loads torch). A user's install ships these
+    files (the ingestion-mcp-minilm wheel), so its server starts torch-free; a server given a fresh data folder and
+    no such folder would make them again at every start, with torch loaded (about 1 GB more at rest), which is no
+    user's case."""
+    from vector_gateway.onnx_export import default_cache_dir
+
+    cache = default_cache_dir()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in SRC_DIRS)}
+    subprocess.run([sys.executable, "-c", _PREPARE, str(cache)], check=True, env=env, capture_output=True)
+    return cache
+
+
+def fp32_export(cache: Path) -> Path:
+    """The folder of the gateway's fp32 ONNX export of the bundled model in ``cache`` (model_cache)."""
+    from vector_gateway.embedder import bundled_model_dir
+    from vector_gateway.onnx_export import onnx_file
+
+    return onnx_file(bundled_model_dir(), cache).parent
