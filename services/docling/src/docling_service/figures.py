@@ -200,7 +200,7 @@ def _inside_any(box: Box, outers: list[Box]) -> bool:
 def _bounds(block: TextBlock, page: PageGraphics) -> list[Box]:
     """The lines of ``block`` that bound a figure's band: body text and captions, outside every drawing."""
     outside = [line for line in block.lines if not _inside_any(line, page.clusters)]
-    if block.caption or block.kind in ("heading", "title", "table"):
+    if block.caption or block.kind in ("heading", "title"):
         return outside
     if block.kind == "code":  # a listing: what a figure may show beside its drawing
         return []
