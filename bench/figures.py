@@ -77,7 +77,9 @@ def emit(paths: dict[str, str]) -> dict[str, Any]:
         spent[0] = 0.0
         began = time.perf_counter()
         result = converter.convert(read_pdf(Path(path)), Path(file).name.removesuffix(".gz"))
-        figures = [{"page": u.page, "box": list(u.box), "caption": u.caption} for u in result.units if u.kind == "figure"]
+        figures = [
+            {"page": u.page, "box": list(u.box), "caption": u.caption} for u in result.units if u.kind == "figure"
+        ]
         out[file] = {"figures": figures, "pages": result.page_count or 0,
                      "convert_s": round(time.perf_counter() - began, 3), "units_s": round(spent[0], 4)}  # fmt: skip
     return out

@@ -35,6 +35,7 @@ BACKGROUND_SHARE = 0.6  # a graphic over this share of the page is its backgroun
 MIN_DRAWING = (72.0, 48.0)  # points: an uncaptioned drawing is at least an inch wide and two thirds of one high
 BODY_WIDTH = 0.3  # a body line is at least this share of the page wide
 BODY_WORDS = 6
+TEXT_GAP = 18.0  # points: the blocks of a listing captioned as a figure lie closer than this to one another
 LABEL_REACH = 12.0  # points: text this far above or below a figure's graphics is its (axis, tick) labels
 _GRAPHICS = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_SHADING)
 _MAX_SEGMENTS = 400  # path segments looked at per path when telling a drawing from a frame
@@ -260,9 +261,43 @@ def _band(
     held = [b for b in text if b.lines and in_column(union(b.lines))
             and all(lo <= line[1] and line[3] <= hi for line in b.lines)]  # fmt: skip
     if not graphics:
-        return [], [line for b in held for line in b.lines]
+        return [], _adjoining(held, band[1] if above else band[0], above=above)
     drawn = union(graphics)
     reach = (drawn[1] - LABEL_REACH, hi) if above else (lo, drawn[3] + LABEL_REACH)
     lines = [line for b in held if any(reach[0] <= line[3] and line[1] <= reach[1] for line in b.lines)
              for line in b.lines]  # fmt: skip
     return graphics, lines
+
+
+def _adjoining(held: list[TextBlock], edge: float, *, above: bool) -> list[Box]:
+    """The lines of the blocks that follow one another from the caption's ``edge`` with gaps under TEXT_GAP: a
+    listing captioned as a figure, not the running head far above it."""
+    boxes = sorted((union(b.lines) for b in held), key=lambda box: -box[3] if above else box[1])
+    out: list[Box] = []
+    for box in boxes:
+        gap = (edge - box[3]) if above else (box[1] - edge)
+        if out and gap > TEXT_GAP:
+            break
+        out.append(box)
+        edge = box[1] if above else box[3]
+    return out
+
+
+def uncaptioned(page: PageGraphics, blocks: list[TextBlock]) -> list[Box]:
+    """The page's drawings that are figures without a caption, each with the labels beside it (ticks, axis titles):
+    the text lines within LABEL_REACH of it that are no body text. A drawing holding body text (a warning's box,
+    its sign drawn beside the words) is a frame around text, none."""
+    body = [row for b in blocks for row in _rows(list(b.lines)) if _body(b, page)]
+    labels = [line for b in blocks if not _body(b, page) for line in b.lines]
+    out = []
+    for box in page.drawn:
+        if any(_inside_any(row, [box]) for row in body):
+            continue
+        out.append(rounded(union([box, *(line for line in labels if _near(line, box, LABEL_REACH))])))
+    return out
+
+
+def _body(block: TextBlock, page: PageGraphics) -> bool:
+    """A paragraph of BODY_WORDS words or more with a row BODY_WIDTH of the page wide, wherever it lies."""
+    wide = any(row[2] - row[0] >= BODY_WIDTH * page.width for row in _rows(list(block.lines)))
+    return block.kind not in ("code", "heading", "title") and not block.caption and wide and block.words >= BODY_WORDS

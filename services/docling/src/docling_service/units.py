@@ -24,7 +24,7 @@ import dataclasses
 import logging
 import re
 
-from .figures import PageGraphics, TextBlock, figure_box, page_graphics
+from .figures import PageGraphics, TextBlock, figure_box, page_graphics, uncaptioned
 from .markdown import Segment
 from .regions import Box, Located, UnitDraft, caption_kind, union
 
@@ -110,7 +110,7 @@ def _with_figures(segments: list[Segment], data: bytes, outlined: bool) -> list[
                     draft = UnitDraft("figure", page, figure, segments[index].text)
                     out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))
                     figures.setdefault(page, []).append(figure)
-        for box in _uncaptioned(found, figures.get(page, []), _tables(out, page)):
+        for box in _uncaptioned(found, page_blocks, figures.get(page, []), _tables(out, page)):
             carrier = _nearest(out, page, box)
             if carrier is not None:
                 out[carrier] = dataclasses.replace(
@@ -124,13 +124,13 @@ def _tables(segments: list[Segment], page: int) -> list[Box]:
     return [u.box for s in segments if s.page == page for u in s.units if u.kind == "table"]
 
 
-def _uncaptioned(found: PageGraphics, claimed: list[Box], tables: list[Box]) -> list[Box]:
+def _uncaptioned(found: PageGraphics, blocks: list[TextBlock], claimed: list[Box], tables: list[Box]) -> list[Box]:
     """Raster images at least MIN_PICTURE_SIDE a side and drawings (figures.py) that no figure or table holds."""
     pictures = [
         g.box for g in found.graphics if g.picture and min(g.box[2] - g.box[0], g.box[3] - g.box[1]) >= MIN_PICTURE_SIDE
     ]
     out: list[Box] = []
-    for box in [*pictures, *found.drawn]:
+    for box in [*pictures, *uncaptioned(found, blocks)]:
         if not any(_overlaps(box, other) for other in [*claimed, *tables, *out]):
             out.append(box)
     return out
