@@ -12,7 +12,7 @@ per set: the share found, the median IoU, and the figures whose caption has no u
 
     python -m bench.figures --out bench/results/figures.json
     python -m bench.figures --checkout OTHER_CHECKOUT --out bench/results/figures_before.json
-    python -m bench.figures --checkout OTHER_CHECKOUT --rounds 3   # the figure step's cost, alternating rounds
+    python -m bench.figures --checkout OTHER_CHECKOUT --rounds 3 --out bench/results/figures_cost.json
 
 The packages (graphviz-doc, db5.3-doc, cvs, texlive-base) are read from /usr/share/doc when installed, else from
 ``--roots`` (``python -m bench.debian_docs --into DIR PACKAGE...``). ``--checkout`` measures another checkout's
@@ -69,7 +69,7 @@ def emit(paths: dict[str, str]) -> dict[str, Any]:
         finally:
             spent[0] += time.perf_counter() - began
 
-    native_pdf.with_units = timed  # type: ignore[assignment]
+    native_pdf.with_units = timed
     converter = Converter(ConverterOptions())
     converter.start()
     out: dict[str, Any] = {}
@@ -114,8 +114,9 @@ def _totals(reports: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summary(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    groups: dict[str, dict[str, list[dict[str, Any]]]] = {"by_generator": defaultdict(list),
-                                                          "by_kind": defaultdict(list), "by_set": defaultdict(list)}  # fmt: skip
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {
+        "by_generator": defaultdict(list), "by_kind": defaultdict(list), "by_set": defaultdict(list)
+    }  # fmt: skip
     for report in reports:
         groups["by_generator"][report["generator"]].append(report)
         if "kind" in report:
@@ -172,8 +173,13 @@ def main() -> None:
     if args.rounds:
         if args.checkout is None:
             parser.error("--rounds needs --checkout: the other side of the comparison")
-        timing = cost(paths, args.checkout, args.rounds)
-        print(json.dumps({"ms_per_page": timing, "load_average": [round(v, 2) for v in os.getloadavg()]}))
+        load = [round(v, 2) for v in os.getloadavg()]
+        timing = {"command": f"python -m bench.figures --checkout ... --rounds {args.rounds}", "load_before": load,
+                  "ms_per_page": cost(paths, args.checkout, args.rounds),
+                  "load_after": [round(v, 2) for v in os.getloadavg()]}  # fmt: skip
+        print(json.dumps(timing))
+        if args.out:
+            args.out.write_text(json.dumps(timing, indent=1) + "\n")
         return
     reports = measure(labels, converted("bench.figures", paths, args.checkout, emit))
     result = {

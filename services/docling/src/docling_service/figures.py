@@ -91,9 +91,9 @@ def _bends(obj: pdfium.PdfObject) -> bool:
         point = (x.value, y.value)
         if kind == pdfium_c.FPDF_SEGMENT_BEZIERTO:
             return True
-        if kind == pdfium_c.FPDF_SEGMENT_LINETO and previous is not None:
-            if abs(point[0] - previous[0]) > 1 and abs(point[1] - previous[1]) > 1:
-                return True
+        slanted = previous is not None and abs(point[0] - previous[0]) > 1 and abs(point[1] - previous[1]) > 1
+        if kind == pdfium_c.FPDF_SEGMENT_LINETO and slanted:
+            return True
         previous = point
     return False
 
