@@ -134,7 +134,7 @@ def cost(paths: dict[str, str], checkout: Path, rounds: int) -> dict[str, Any]:
     of the units step, each side."""
     seconds: dict[str, dict[str, list[float]]] = {"this": defaultdict(list), "other": defaultdict(list)}
     for _ in range(rounds):
-        for side, where in (("this", None), ("other", checkout)):
+        for side, where in (("this", HERE.parent), ("other", checkout)):  # each in a child process of its own
             done = converted("bench.figures", paths, where, emit)
             pages = sum(d["pages"] for d in done.values())
             seconds[side]["convert"].append(sum(d["convert_s"] for d in done.values()) / pages)

@@ -7,14 +7,14 @@
   axes), found through a grid of cells, so a page of 10,000 paths is not compared pair by pair.
 - A caption's figure is what lies in the band of its column between it and the nearest body text or other caption
   above it (else below it): the graphics there, and the text lines there that sit beside or under them (a graph's
-  labels, a chart's ticks, the listing printed beside its drawing). Body text is a heading, or a paragraph of six
-  words or more with a line as wide as ``BODY_WIDTH`` of the page, outside every drawing: the labels of a graph set
-  on one baseline, read as one wide line, are not body text. A band holding no graphic but text (a listing captioned
-  "Figure 1") is a figure of that text.
+  labels, a chart's ticks, the listing printed beside its drawing). Body text is a heading, or a paragraph (not code)
+  of six words or more with a row as wide as ``BODY_WIDTH`` of the page, outside every drawing: the labels of a graph
+  set on one baseline, read as one wide line, are not body text. A band holding no graphic but text (a listing
+  captioned "Figure 1") is a figure of the blocks adjoining the caption.
 - A drawing no caption claims is a figure when it is at least ``MIN_DRAWING`` points wide and high and drawn: one of
-  its paths, not its outer frame, bends or runs slanted. A ruled table, a rule, an underline, a page frame or a box
-  around a listing is made of straight lines along the page's axes (or of a frame with rounded corners only), and
-  is none.
+  its paths, not its outer frame, bends or runs slanted, and it holds no body text. A ruled table, a rule, an
+  underline, a page frame or a box around a listing is made of straight lines along the page's axes (or of a frame
+  with rounded corners only); a warning's box holds body text beside its drawn sign: none of them is a figure.
 """
 
 from __future__ import annotations
@@ -287,8 +287,11 @@ def uncaptioned(page: PageGraphics, blocks: list[TextBlock]) -> list[Box]:
     """The page's drawings that are figures without a caption, each with the labels beside it (ticks, axis titles):
     the text lines within LABEL_REACH of it that are no body text. A drawing holding body text (a warning's box,
     its sign drawn beside the words) is a frame around text, none."""
+    if not page.drawn:
+        return []
     body = [row for b in blocks for row in _rows(list(b.lines)) if _body(b, page)]
-    labels = [line for b in blocks if not _body(b, page) for line in b.lines]
+    # Not a heading either: one set just over a chart stays a heading, not a label the drawing's box takes in.
+    labels = [line for b in blocks if not _body(b, page) and b.kind not in ("heading", "title") for line in b.lines]
     out = []
     for box in page.drawn:
         if any(_inside_any(row, [box]) for row in body):

@@ -110,7 +110,8 @@ def _with_figures(segments: list[Segment], data: bytes, outlined: bool) -> list[
                     draft = UnitDraft("figure", page, figure, segments[index].text)
                     out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))
                     figures.setdefault(page, []).append(figure)
-        for box in _uncaptioned(found, page_blocks, figures.get(page, []), _tables(out, page)):
+        tables = [unit.box for index, _ in on_page for unit in out[index].units if unit.kind == "table"]
+        for box in _uncaptioned(found, page_blocks, figures.get(page, []), tables):
             carrier = _nearest(out, page, box)
             if carrier is not None:
                 out[carrier] = dataclasses.replace(
@@ -118,10 +119,6 @@ def _with_figures(segments: list[Segment], data: bytes, outlined: bool) -> list[
                 )
                 figures.setdefault(page, []).append(box)
     return _figure_interiors(out, figures, outlined)
-
-
-def _tables(segments: list[Segment], page: int) -> list[Box]:
-    return [u.box for s in segments if s.page == page for u in s.units if u.kind == "table"]
 
 
 def _uncaptioned(found: PageGraphics, blocks: list[TextBlock], claimed: list[Box], tables: list[Box]) -> list[Box]:
