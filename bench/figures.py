@@ -133,8 +133,9 @@ def cost(paths: dict[str, str], checkout: Path, rounds: int) -> dict[str, Any]:
     """This checkout and ``checkout`` in turn, ``rounds`` times: median seconds per page of the whole conversion and
     of the units step, each side."""
     seconds: dict[str, dict[str, list[float]]] = {"this": defaultdict(list), "other": defaultdict(list)}
-    for _ in range(rounds):
-        for side, where in (("this", HERE.parent), ("other", checkout)):  # each in a child process of its own
+    sides = [("this", HERE.parent), ("other", checkout)]  # each in a child process of its own
+    for turn in range(rounds):
+        for side, where in sides if turn % 2 == 0 else sides[::-1]:  # which goes first alternates too
             done = converted("bench.figures", paths, where, emit)
             pages = sum(d["pages"] for d in done.values())
             seconds[side]["convert"].append(sum(d["convert_s"] for d in done.values()) / pages)
