@@ -23,7 +23,8 @@ from ingestion_contracts.regions import MAX_CAPTION_CHARS, PageSize, Region, Uni
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom in points, top-left origin
 # Caption words in the languages of the manuals measured (English, German, French, Spanish, Italian, Portuguese).
-_NUMBER = r"\s*(?:\d+(?:\.\d+)*|[IVXivx]+)[.:\s]"  # "3", "3.1", "IV", then a stop, a colon or a space
+# "3", "3.1", "5a" (a part of figure 5), "IV", then a stop, a colon or a space
+_NUMBER = r"\s*(?:\d+(?:\.\d+)*[a-z]?|[IVXivx]+)[.:\s]"
 _CAPTION = {
     "table": re.compile(r"^\s*(table|tab\.|tabelle|tableau|tabla|tabella|tabela)" + _NUMBER, re.IGNORECASE),
     "figure": re.compile(r"^\s*(figure|fig\.|abbildung|abb\.|figura|figur)" + _NUMBER, re.IGNORECASE),

@@ -23,29 +23,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from dataclasses import dataclass
 
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
-from docling.utils.locks import pypdfium2_lock
-
+from .figures import PageGraphics, TextBlock, figure_box, page_graphics, uncaptioned
 from .markdown import Segment
-from .regions import Box, Located, UnitDraft, caption_kind, rounded, union
+from .regions import Box, Located, UnitDraft, caption_kind, union
 
 log = logging.getLogger("docling_service.units")
 
-MIN_FIGURE_HEIGHT = 12.0  # points: graphics lower than this (a rule under a heading) are no figure
 MIN_PICTURE_SIDE = 36.0  # half an inch: smaller images are bullets, logos, icons
-BACKGROUND_SHARE = 0.6  # a graphic over this share of the page is its background, not a figure
 # One to three letters repeated eight times or more, the whole word: a pattern drawn with a font, not a word.
 _PATTERN = re.compile(r"([^\W\d_]{1,3})\1{7,}")
-_GRAPHICS = (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_SHADING)
-
-
-@dataclass(frozen=True)
-class Graphic:
-    box: Box
-    picture: bool  # a raster image
 
 
 def _box(segment: Segment) -> Box | None:
@@ -55,61 +42,6 @@ def _box(segment: Segment) -> Box | None:
 def _gap_y(a: Box, b: Box) -> float:
     """Vertical distance between two boxes (0 when they overlap)."""
     return max(a[1] - b[3], b[1] - a[3], 0.0)
-
-
-def page_graphics(data: bytes, pages: set[int]) -> tuple[dict[int, list[Graphic]], dict[int, float]]:
-    """The graphics of the given pages (1-based), top-left origin, page backgrounds left out; and each page's width."""
-    found: dict[int, list[Graphic]] = {}
-    widths: dict[int, float] = {}
-    if not pages:
-        return found, widths
-    with pypdfium2_lock:
-        document = pdfium.PdfDocument(data)
-        try:
-            for number in sorted(pages):
-                if number > len(document):
-                    continue
-                page = document[number - 1]
-                width, height = page.get_size()
-                graphics = []
-                for obj in page.get_objects(filter=list(_GRAPHICS), max_depth=4):
-                    left, bottom, right, top = obj.get_bounds()
-                    box = rounded((left, height - top, right, height - bottom))
-                    if (box[2] - box[0]) * (box[3] - box[1]) <= BACKGROUND_SHARE * width * height:
-                        graphics.append(Graphic(box, obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE))
-                found[number], widths[number] = graphics, width
-                page.close()
-        finally:
-            document.close()
-    return found, widths
-
-
-def _column(caption: Box, lines: list[Box], width: float) -> tuple[float, float]:
-    """The left and right edges of the text column the caption is centred in (the whole page when none)."""
-    middle = (caption[0] + caption[2]) / 2
-    holding = [line for line in lines if line[0] <= middle <= line[2] and line[2] - line[0] >= 0.3 * width]
-    if not holding:
-        return 0.0, width
-    return min(line[0] for line in holding), max(line[2] for line in holding)
-
-
-def figure_box(caption: Box, lines: list[Box], graphics: list[Graphic], width: float) -> Box | None:
-    """The figure a caption names: the graphics of its column between it and the body text above it (else below
-    it), with the labels among them; None when that band holds no graphic."""
-    left, right = _column(caption, lines, width)
-    wide = [line for line in lines if line[2] - line[0] >= 0.5 * (right - left) and line[0] < right and line[2] > left]
-    column = [g for g in graphics if left - 2 <= g.box[0] and g.box[2] <= right + 2]
-    above = [line[3] for line in wide if line[3] <= caption[1] + 1]
-    top = max(above) if above else min((line[1] for line in lines), default=0.0)
-    below = [line[1] for line in wide if line[1] >= caption[3] - 1 and line != caption]
-    bottom = min(below) if below else max((line[3] for line in lines), default=caption[3])
-    for band in ((top, caption[1] + 1), (caption[3] - 1, bottom)):
-        inside = [g.box for g in column if band[0] - 0.5 <= g.box[1] and g.box[3] <= band[1] + 0.5]
-        if inside and (union(inside)[3] - union(inside)[1] > MIN_FIGURE_HEIGHT or any(g.picture for g in column)):
-            box = union(inside)
-            labels = [line for line in lines if _inside(line, box)]
-            return rounded(union([box, *labels]))
-    return None
 
 
 def _caption_tables(segments: list[Segment]) -> list[Segment]:
@@ -144,41 +76,69 @@ def _nearest(segments: list[Segment], page: int, box: Box) -> int | None:
     return min(placed, key=lambda item: _gap_y(item[1], box))[0] if placed else None
 
 
+def _blocks(segments: list[Segment]) -> dict[int, list[tuple[int, TextBlock]]]:
+    """Each page's segments as the figure search sees them, with their index."""
+    out: dict[int, list[tuple[int, TextBlock]]] = {}
+    for index, segment in enumerate(segments):
+        if segment.page and segment.located:
+            block = TextBlock(
+                tuple(line.box for line in segment.located), len(segment.text.split()),
+                kind=segment.kind, caption=caption_kind(segment.text) is not None,
+            )  # fmt: skip
+            out.setdefault(segment.page, []).append((index, block))
+    return out
+
+
 def _with_figures(segments: list[Segment], data: bytes, outlined: bool) -> list[Segment]:
-    captions = {i: box for i, s in enumerate(segments)
-                if s.page and caption_kind(s.text) == "figure" and (box := _box(s)) is not None}  # fmt: skip
-    pages = {s.page for s in segments if s.page}
+    blocks = _blocks(segments)
     try:
-        graphics, widths = page_graphics(data, pages)
+        graphics = page_graphics(data, set(blocks))
     except Exception as exc:  # a page PDFium cannot read keeps its text; only its figures go
         log.warning("figure search failed; figures are left out", exc_info=exc)
         return segments
     out = list(segments)
-    claimed: list[Box] = []
     figures: dict[int, list[Box]] = {}
-    for index, caption in captions.items():
-        page = segments[index].page
-        assert page is not None
-        lines = [line.box for segment in segments if segment.page == page for line in segment.located]
-        first_line = next((line.box for line in segments[index].located), caption)  # "Figure 1." itself
-        figure = figure_box(first_line, lines, graphics.get(page, []), widths.get(page, 0.0))
-        if figure is not None:
-            draft = UnitDraft("figure", page, rounded(figure), segments[index].text)
-            out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))
-            claimed.append(figure)
-            figures.setdefault(page, []).append(figure)
-    for page, found in graphics.items():
-        for graphic in found:
-            box = graphic.box
-            big = box[2] - box[0] >= MIN_PICTURE_SIDE and box[3] - box[1] >= MIN_PICTURE_SIDE
-            if not graphic.picture or not big or any(_inside(box, c) for c in claimed):
-                continue
+    for page, on_page in blocks.items():
+        found = graphics.get(page)
+        if found is None:
+            continue
+        page_blocks = [block for _, block in on_page]
+        for index, block in on_page:
+            if block.caption and caption_kind(segments[index].text) == "figure":
+                figure = figure_box(block, page_blocks, found)
+                if figure is not None:
+                    draft = UnitDraft("figure", page, figure, segments[index].text)
+                    out[index] = dataclasses.replace(out[index], units=(*out[index].units, draft))
+                    figures.setdefault(page, []).append(figure)
+        tables = [unit.box for index, _ in on_page for unit in out[index].units if unit.kind == "table"]
+        for box in _uncaptioned(found, page_blocks, figures.get(page, []), tables):
             carrier = _nearest(out, page, box)
             if carrier is not None:
-                drafts = (*out[carrier].units, UnitDraft("figure", page, box))
-                out[carrier] = dataclasses.replace(out[carrier], units=drafts)
-                claimed.append(box)
+                out[carrier] = dataclasses.replace(
+                    out[carrier], units=(*out[carrier].units, UnitDraft("figure", page, box))
+                )
+                figures.setdefault(page, []).append(box)
     return _figure_interiors(out, figures, outlined)
+
+
+def _uncaptioned(found: PageGraphics, blocks: list[TextBlock], claimed: list[Box], tables: list[Box]) -> list[Box]:
+    """Raster images at least MIN_PICTURE_SIDE a side and drawings (figures.py) that no figure or table holds."""
+    pictures = [
+        g.box for g in found.graphics if g.picture and min(g.box[2] - g.box[0], g.box[3] - g.box[1]) >= MIN_PICTURE_SIDE
+    ]
+    out: list[Box] = []
+    for box in [*pictures, *uncaptioned(found, blocks)]:
+        if not any(_overlaps(box, other) for other in [*claimed, *tables, *out]):
+            out.append(box)
+    return out
+
+
+def _overlaps(box: Box, other: Box) -> bool:
+    """Whether most of ``box`` lies inside ``other``."""
+    width = min(box[2], other[2]) - max(box[0], other[0])
+    height = min(box[3], other[3]) - max(box[1], other[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return width > 0 and height > 0 and width * height >= 0.5 * max(area, 1e-6)
 
 
 def _drawn_pattern(text: str) -> bool:
