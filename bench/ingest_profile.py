@@ -15,7 +15,7 @@ pipeline's own bookkeeping).
 
     python -m bench.ingest_profile [--docs 1000] [--batch N] [--out bench/results/ingest_profile.json]
 
-docs/ingest-speed.md gives the figures and what they say.
+docs/startup.md ("Where a folder of small files' ingest time goes") gives the figures and what they say.
 """
 
 from __future__ import annotations
