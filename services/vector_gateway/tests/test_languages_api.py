@@ -53,3 +53,22 @@ async def test_a_collection_keeps_the_analysis_it_was_built_with(
         assert app.state.gateway.store.analysis_of("old") == "snowball_en"
         found = await search(client, query="mutated genome", collections=["old"], mode="keyword")
         assert [hit["source"] for hit in found["hits"]] == ["old.md"]
+
+
+def test_the_language_model_is_let_go_when_unused_and_comes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The identifier is needed only while documents are written (issue 49: what only ingest needs is released after
+    idleness): it holds ~51 MB while loaded (not 78: the full model it keeps to change languages is dropped), none
+    once unused for LANGUAGE_MODEL_IDLE_S, and the next document loads it again."""
+    import time
+
+    from vector_gateway import lexical
+
+    monkeypatch.setattr(lexical, "LANGUAGE_MODEL_IDLE_S", 0.3)
+    assert lexical.document_language(GERMAN) == "de"
+    held = lexical._identifier
+    assert held is not None and held._full_model[0] is held.nb_ptc  # the 27 MB full model is not kept beside it
+    deadline = time.monotonic() + 15
+    while lexical._identifier is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lexical._identifier is None
+    assert lexical.document_language([FRENCH]) == "fr"

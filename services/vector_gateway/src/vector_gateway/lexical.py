@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
@@ -54,6 +55,11 @@ LANGUAGE_MARK = "\u01c2"
 _local = threading.local()
 _identifier_lock = threading.Lock()
 _identifier: Any = None
+# The identifier (about 55 MB once its full model is dropped) is needed only while documents are written: it goes
+# after this long unused, and the next write loads it again (0.7 s), as the converter's workers go (issue 49).
+LANGUAGE_MODEL_IDLE_S = 50.0
+_identifier_used = 0.0
+_releaser: threading.Thread | None = None
 
 # Lucene's English stop set (Milvus' `stop` filter gets the same list; see schema.py).
 ENGLISH_STOP_WORDS = frozenset(
@@ -130,16 +136,39 @@ def analyze_query(text: str, analysis: Analysis) -> str:
 
 
 def _language_identifier() -> Any:
-    """py3langid's identifier, restricted to the languages analysed here (loaded once: ~1.7 s)."""
-    global _identifier
+    """py3langid's identifier, restricted to the languages analysed here (loaded on first use: 0.7 s; released
+    after LANGUAGE_MODEL_IDLE_S unused)."""
+    global _identifier, _identifier_used, _releaser
     with _identifier_lock:
         if _identifier is None:
             from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
             identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
             identifier.set_languages(sorted(set(LANGUAGES) & set(identifier.nb_classes)))
+            # It keeps the whole model to set other languages later, which this never does: 27 MB freed.
+            if hasattr(identifier, "_full_model"):
+                identifier._full_model = (identifier.nb_ptc, identifier.nb_pc, identifier.nb_classes)
             _identifier = identifier
+        _identifier_used = time.monotonic()
+        if _releaser is None:
+            _releaser = threading.Thread(target=_release_when_idle, name="language-model-release", daemon=True)
+            _releaser.start()
         return _identifier
+
+
+def _release_when_idle() -> None:
+    """Drop the identifier once unused for LANGUAGE_MODEL_IDLE_S (a caller holding it keeps it until done)."""
+    global _identifier, _releaser
+    while True:
+        with _identifier_lock:
+            left = _identifier_used + LANGUAGE_MODEL_IDLE_S - time.monotonic()
+            if left <= 0:
+                _identifier = _releaser = None
+                break
+        time.sleep(min(left, 1.0))  # a shorter idle time set meanwhile (a test) is seen within a second
+    from servicekit.memory import collect_and_trim
+
+    collect_and_trim()
 
 
 def document_language(texts: Sequence[str]) -> str:
