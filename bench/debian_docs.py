@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,27 @@ def converted(
         command = [sys.executable, "-m", module, "--emit", str(request), "--out", str(answer)]
         subprocess.run(command, cwd=Path(__file__).resolve().parent.parent, env=environment, check=True)
         return dict(json.loads(answer.read_text()))
+
+
+Totals = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+def labelled_summary(reports: list[dict[str, Any]], totals: Totals) -> dict[str, Any]:
+    """A labelled set's reports (one per hand-labelled item; ``{"missing": package}`` where its PDF was not found) in
+    ``totals`` for all of them, by generator, by kind and by set (tune or holdout), with the packages missing."""
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {
+        "by_generator": defaultdict(list), "by_kind": defaultdict(list), "by_set": defaultdict(list)
+    }  # fmt: skip
+    for report in reports:
+        groups["by_generator"][report["generator"]].append(report)
+        if "kind" in report:
+            groups["by_kind"][report["kind"]].append(report)
+            groups["by_set"][report["set"]].append(report)
+    out: dict[str, Any] = {"all": totals(reports)}
+    for name, group in groups.items():
+        out[name] = {key: totals(value) for key, value in sorted(group.items())}
+    out["missing"] = sorted({r["missing"] for r in reports if "missing" in r})
+    return out
 
 
 def locate(file: str, roots: Iterable[Path] = ()) -> Path | None:

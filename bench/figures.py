@@ -33,7 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .debian_docs import converted, locate, read_pdf
+from .debian_docs import converted, labelled_summary, locate, read_pdf
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "figures.json"
@@ -114,19 +114,7 @@ def _totals(reports: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summary(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    groups: dict[str, dict[str, list[dict[str, Any]]]] = {
-        "by_generator": defaultdict(list), "by_kind": defaultdict(list), "by_set": defaultdict(list)
-    }  # fmt: skip
-    for report in reports:
-        groups["by_generator"][report["generator"]].append(report)
-        if "kind" in report:
-            groups["by_kind"][report["kind"]].append(report)
-            groups["by_set"][report["set"]].append(report)
-    out: dict[str, Any] = {"all": _totals(reports)}
-    for name, group in groups.items():
-        out[name] = {key: _totals(value) for key, value in sorted(group.items())}
-    out["missing"] = sorted({r["missing"] for r in reports if "missing" in r})
-    return out
+    return labelled_summary(reports, _totals)
 
 
 def cost(paths: dict[str, str], checkout: Path, rounds: int) -> dict[str, Any]:

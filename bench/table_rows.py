@@ -31,11 +31,10 @@ import os
 import re
 import time
 import unicodedata
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .debian_docs import converted, locate, read_pdf
+from .debian_docs import converted, labelled_summary, locate, read_pdf
 
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "table_rows.json"
@@ -169,21 +168,7 @@ def _totals(reports: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summary(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    by_generator: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    by_set: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for report in reports:
-        by_generator[report["generator"]].append(report)
-        if "kind" in report:
-            by_kind[report["kind"]].append(report)
-            by_set[report["set"]].append(report)
-    return {
-        "all": _totals(reports),
-        "by_generator": {name: _totals(group) for name, group in sorted(by_generator.items())},
-        "by_kind": {name: _totals(group) for name, group in sorted(by_kind.items())},
-        "by_set": {name: _totals(group) for name, group in sorted(by_set.items())},
-        "missing": sorted({r["missing"] for r in reports if "missing" in r}),
-    }
+    return labelled_summary(reports, _totals)
 
 
 def _print(result: dict[str, Any]) -> None:
