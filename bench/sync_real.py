@@ -22,9 +22,11 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,16 @@ async def watched_change(client: Client, folder: Path) -> dict[str, Any]:
     return {"files": CHANGED, "searchable_s": round(max(seen.values()), 2) if seen else None, "missing": len(missing)}
 
 
+async def phase(name: str, step: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """One phase, with the 1-minute load average at its start and end (the machine's other work shows there)."""
+    load = os.getloadavg()[0]
+    print(f"{time.strftime('%H:%M:%S')} {name}: started (load {load:.1f})", file=sys.stderr, flush=True)
+    result = await step
+    result["load"] = [round(load, 2), round(os.getloadavg()[0], 2)]
+    print(f"{time.strftime('%H:%M:%S')} {name}: {json.dumps(result, default=str)[:300]}", file=sys.stderr, flush=True)
+    return result
+
+
 async def run(files: int, repeats: int, work: Path) -> dict[str, Any]:
     folder, data = work / "docs", work / "data"
     made = build(folder, files)
@@ -143,9 +155,9 @@ async def run(files: int, repeats: int, work: Path) -> dict[str, Any]:
     params = server(ROOT, folder, data)
     with open(work / "server.log", "w") as errlog:
         async with Client(stdio_client(params, errlog), read_timeout_seconds=7200) as client:
-            first = await sync(client, folder, COLLECTION)
-            again = [await sync(client, folder, COLLECTION) for _ in range(repeats)]
-            watched = await watched_change(client, folder)
+            first = await phase("first sync", sync(client, folder, COLLECTION))
+            again = [await phase("unchanged re-sync", sync(client, folder, COLLECTION)) for _ in range(repeats)]
+            watched = await phase("watched change", watched_change(client, folder))
     seconds = [r["seconds"] for r in again]
     counts = first["counts"]
     listed = sum(
