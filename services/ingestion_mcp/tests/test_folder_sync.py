@@ -192,6 +192,38 @@ async def test_progress_tells_the_real_stage_from_the_first_file_on(app_state: A
                                 "done"}, job.step_ms  # one timing per stage, not one per file  # fmt: skip
 
 
+async def test_the_next_batch_is_read_while_one_is_embedded(app_state: AppState, docs_dir: Path) -> None:
+    """Issue 49: one batch at a time kept 1.6 of 2 cores busy on a folder of small files. Two batches are in the
+    pipeline at once (never more), every file is written once, and the progress still only rises."""
+    folder = docs_dir / "inflight"
+    write(
+        folder, {f"b{i:02}.md": f"# Barge {i}\n\nBarge number {i} carries gravel down the canal.\n" for i in range(9)}
+    )
+    engine = FolderSync(app_state.backend, app_state.settings.model_copy(update={"index_batch_size": 2}))
+    real, running, peak = engine.ingestor.ingest_many, [0], [0]
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        try:
+            return await real(*args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    engine.ingestor.ingest_many = counted  # type: ignore[method-assign]  # counts the calls, runs the real pipeline
+    told: list[float] = []
+
+    async def progress(done: float, total: int, message: str) -> None:
+        told.append(done / total)
+
+    report = await engine.run(SyncOptions(str(folder), "sync_inflight"), progress=progress)
+    assert report.counts() == {"added": 9, "replaced": 0, "unchanged": 0, "removed": 0, "failed": 0}
+    assert peak[0] == 2 and running[0] == 0
+    assert told == sorted(told) and told[-1] == 1.0, told
+    listed = await Library(app_state.backend, app_state.settings).documents("sync_inflight", limit=50)
+    assert sorted(d.source for d in listed.documents) == [f"b{i:02}.md" for i in range(9)]
+
+
 async def test_a_sync_of_changed_paths_looks_at_those_only(app_state: AppState, docs_dir: Path) -> None:
     """What a watched folder's batch does: the changed files and folders are synced, a gone path's documents
     (a whole sub-folder's too) are pruned, and nothing else is looked at."""

@@ -75,6 +75,20 @@ def test_the_int8_embedder_is_close_to_fp32_and_says_what_it_is(
     assert graph.is_file() and graph.stat().st_size < 0.8 * graph.with_name("model.onnx").stat().st_size
 
 
+def test_int8_runs_texts_side_by_side_one_thread_each(int8_embedder: Embedder) -> None:
+    """One text a run is too small to share between threads: a document batch runs its texts in lanes of one thread
+    (as many as the CPUs), and each text's vector is the one it has alone, in any order and any company."""
+    from vector_gateway.onnx_runtime import available_cpus
+
+    settings_ = getattr(int8_embedder, "session_settings", {})
+    assert settings_["intra_op_threads"] == 1 and settings_["lanes"] == available_cpus(), settings_
+    texts = TEXTS * 3
+    together = np.asarray(int8_embedder.embed_documents(texts))
+    alone = np.asarray([int8_embedder.embed_query(text) for text in texts])
+    assert np.allclose(together, alone, atol=1e-6)
+    assert np.allclose(np.asarray(int8_embedder.embed_documents(texts[::-1])), together[::-1], atol=1e-6)
+
+
 async def test_a_collection_keeps_its_precision_and_the_other_is_refused(
     open_gateway: Any, tmp_path: Path, upsert: Any, make_doc: Any, int8_embedder: Embedder, fp32_embedder: Embedder
 ) -> None:

@@ -243,7 +243,9 @@ def onnx_embedder(
     record_light_path(embedder, model, path, onnx_path)
     if precision == "int8":
         graph, threads = ensure_int8(onnx_path, onnx_path.parent), settings.embedding_threads
-        embedder = OnnxEmbedder(identity(name, "int8"), model, graph, batch_size=INT8_BATCH, threads=threads)
+        embedder = OnnxEmbedder(
+            identity(name, "int8"), model, graph, batch_size=INT8_BATCH, threads=threads, lanes=True
+        )
         embedder.precision = "int8"
     return embedder
 

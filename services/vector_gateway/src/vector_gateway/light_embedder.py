@@ -179,7 +179,7 @@ def open_light(
         graph = onnx_path
         if precision == "int8":  # shipped beside a packaged export (no onnx needed), else made once in the cache
             graph = packaged_int8(onnx_path) or ensure_int8(onnx_path, onnx_file(model_dir, cache_dir).parent)
-        session = open_session(graph, threads)
+        session = open_session(graph, threads, lanes=precision == "int8")
         batch_size = INT8_BATCH if precision == "int8" else batch_size
         embedder = LightEmbedder(identity(name, precision), tokenizer, session, manifest, batch_size=batch_size)
         embedder.precision = precision

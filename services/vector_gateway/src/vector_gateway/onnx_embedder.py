@@ -77,7 +77,14 @@ class OnnxEmbedder(OnnxEncoder):
     path = "sentence-transformers"
 
     def __init__(
-        self, model_name: str, model: SentenceTransformer, onnx_path: Path, *, batch_size: int = 64, threads: int = 0
+        self,
+        model_name: str,
+        model: SentenceTransformer,
+        onnx_path: Path,
+        *,
+        batch_size: int = 64,
+        threads: int = 0,
+        lanes: bool = False,
     ) -> None:
         self._model = model
         self._post = list(model)[1:]
@@ -85,7 +92,7 @@ class OnnxEmbedder(OnnxEncoder):
         name = model.default_prompt_name
         self._prompt = model.prompts.get(name) if name else None
         self.fast = FastPath.of(model, inputs, self._prompt)
-        super().__init__(model_name, open_session(onnx_path, threads), inputs, batch_size=batch_size)
+        super().__init__(model_name, open_session(onnx_path, threads, lanes=lanes), inputs, batch_size=batch_size)
         self.session_settings["fast_path"] = {"tokenize": self.fast.tokenize, "mean_pooling": self.fast.mean_pooling}
 
     def _token_lengths(self, texts: list[str]) -> np.ndarray:

@@ -9,6 +9,7 @@ the full one, how token embeddings become a sentence vector; everything else is 
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,26 +37,33 @@ class Session:
     # otherwise keeps the largest batch's ~250 MB for good (341 chunks: RSS 465 vs 235 MB after, 0-10% fewer
     # texts/s within noise; a query's run allocates little and keeps the arena as it is). docs/embeddings.md.
     release: Any
+    # Texts run at once, each on one thread (lanes), where a run holds one text (int8): ONNX Runtime sessions run
+    # concurrently, and one text is too small a run to share between threads (2 cores, 602 SciFact passages: 72
+    # texts/s in 2 lanes of 1 thread against 60 with 2 threads a run; docs/embeddings.md "Lanes").
+    lanes: int = 1
 
 
-def open_session(onnx_path: Path, threads: int) -> Session:
+def open_session(onnx_path: Path, threads: int, *, lanes: bool = False) -> Session:
+    """A session with ``threads`` intra-op threads (0: the CPUs this process may use); ``lanes``: as many lanes of
+    one thread instead, for callers that run one text at a time (int8)."""
     import onnxruntime as ort
 
     threads = threads or available_cpus()
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
+    options.intra_op_num_threads = 1 if lanes else threads
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # Idle worker threads sleep instead of spinning: the CPU they would burn is the CPU Milvus Lite, the
     # chunker and the event loop share in this process (bench/results: no loss in throughput).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    settings = {"intra_op_threads": threads, "inter_op_threads": 1, "spinning": False,
+    settings = {"intra_op_threads": 1 if lanes else threads, "lanes": threads if lanes else 1, "inter_op_threads": 1,
+                "spinning": False,
                 "graph_optimization": "all", "onnxruntime": ort.__version__}  # fmt: skip
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     release = ort.RunOptions()
     release.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     settings["arena_shrunk_after_documents"] = True
-    return Session(session, threads, settings, release)
+    return Session(session, threads, settings, release, lanes=threads if lanes else 1)
 
 
 class OnnxEncoder:
@@ -78,6 +86,7 @@ class OnnxEncoder:
         self.session = session
         self.threads = session.threads
         self.session_settings: dict[str, object] = {**session.settings, "path": self.path}
+        self._lanes = ThreadPoolExecutor(session.lanes, "embed-lane") if session.lanes > 1 and batch_size == 1 else None
         self._dimension = int(self._encode(["dimension probe"]).shape[1])
 
     @property
@@ -98,6 +107,8 @@ class OnnxEncoder:
         # Longest first, cut into batches of like token length: a batch pads (and attends over) little, whatever
         # the order the caller sends (the pipeline sends 32 chunks in document order: 1.37x the tokens unsorted).
         # One text a run (int8): nothing pads, so the texts need no counting (a second tokenisation of each).
+        if self._lanes is not None and len(texts) > 1:  # one text a run, runs side by side (Session.lanes)
+            return [vector.tolist() for vector in self._lanes.map(lambda text: self._encode([text])[0], texts)]
         sized = len(texts) > 1 and self.batch_size > 1
         lengths = self._token_lengths(texts) if sized else np.ones(len(texts), dtype=np.int64)
         order = np.argsort(-lengths, kind="stable")
