@@ -30,7 +30,7 @@ import logging
 import os
 import stat
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +56,9 @@ HASH_BLOCK = 1 << 20
 PROGRESS_EVERY_S = 0.5  # while comparing files, at most this often
 # Failures that mean "this file has nothing to index", not "something went wrong".
 NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})
+# Failures the file's content decides (with the converter's 4xx answers): the same bytes fail the same way.
+SETTLED_CODES = NOTHING_TO_INDEX | {"UNSUPPORTED_FORMAT", "FILE_TOO_LARGE", "TEXT_TOO_LONG"}
+SETTLED_FOR_S = 3600.0  # a settled failure is read again after this long anyway (settings may have changed)
 Progress = Callable[[float, int, str], Awaitable[None]]  # files done, files in all, message
 TagsFor = Callable[[str], list[str]]
 # Told of each file's verdict as it is reached: (verdict, folder-relative path, detail). Verdicts: added,
@@ -158,10 +161,11 @@ class FolderSync:
     async def run(
         self, options: SyncOptions, *, tags_for: TagsFor = lambda rel: [], progress: Progress = _no_progress,
         cancelled: Callable[[], bool] = lambda: False, on_file: OnFile = _no_lines, report: SyncReport | None = None,
-        window: Window | None = None,
+        window: Window | None = None, settled: Mapping[str, Settled] | None = None,
     ) -> SyncReport:  # fmt: skip
         """Sync once. `report` (given) is filled as the sync goes: what was done before a failure is in it.
-        `window`: the folder's recent removals, which the bound counts (None: this sync's alone)."""
+        `window`: the folder's recent removals, which the bound counts (None: this sync's alone). `settled`: files
+        that failed for their content at an earlier sync (the folder's record), not read again while unchanged."""
         check_patterns(options.include, options.exclude)
         root = folder_root(options.folder, self.settings)
         prefix = folder_prefix(root) if options.key_prefix is None else options.key_prefix
@@ -171,6 +175,7 @@ class FolderSync:
         # the second reads the state the first left, so it finds nothing left to do.
         async with folder_sync_lock(lock_path(self.settings.data_dir, options.collection, prefix)):
             self.window = window or NoWindow()
+            self.settled = {} if options.recheck else dict(settled or {})
             self.moves, self.seen_moved = None, set()
             self.owned = [folder_prefix(Path(f)) for f in options.elsewhere]
             await self._run(options, root, prefix, tags_for, progress, cancelled, on_file, report)
@@ -268,12 +273,24 @@ class FolderSync:
             _fail(report, on_file, Failure(item.rel, too_long(key)))
             return None
         verdict = self._compare(item, known.get(key), options)
+        if verdict in ("new", "changed") and (failure := self._still_failing(item)) is not None:
+            verdict = failure
         if isinstance(verdict, Failure):
             _fail(report, on_file, verdict)
         elif verdict == "unchanged":
             report.unchanged += 1
             on_file("unchanged", item.rel, "")
         return Pending(item, key) if verdict in ("new", "changed") else None
+
+    def _still_failing(self, item: Entry) -> Failure | None:
+        """The failure of a file that failed for its content at an earlier sync and has not changed since: it would
+        fail the same way, so it is not read again (a PDF without text cost a conversion on every re-sync: 7 such
+        files made an unchanged re-sync of 200 notes 0.8 s instead of 0.03 s). Read again once changed, or an hour
+        after it was last read (a setting such as OCR may have changed), or on a recheck."""
+        was = self.settled.get(item.rel)
+        if was is None or (was.size, was.mtime_ns) != (item.size, item.mtime_ns) or was.expired():
+            return None
+        return Failure(item.rel, was.reason, was.kind, settled=(item.size, item.mtime_ns), again=True)
 
     @staticmethod
     def _compare(item: Entry, was: Known | None, options: SyncOptions) -> str | Failure:
@@ -520,6 +537,20 @@ def _under(key: str, prefix: str, paths: list[str] | None) -> bool:
 
 
 @dataclass(frozen=True)
+class Settled:
+    """A file that failed for its content, as the folder's record keeps it (folders.FolderRecord.settled)."""
+
+    size: int
+    mtime_ns: int
+    reason: str
+    kind: str
+    at: float  # when it was last read (epoch seconds)
+
+    def expired(self, now: float | None = None) -> bool:
+        return (time.time() if now is None else now) - self.at >= SETTLED_FOR_S
+
+
+@dataclass(frozen=True)
 class Pending:
     entry: Entry
     key: str
@@ -530,11 +561,15 @@ def _fail(report: SyncReport, on_file: OnFile, failure: Failure) -> None:
     on_file(failure.kind, failure.rel, failure.reason)
 
 
-def _failure(rel: str, exc: ToolFailure) -> Failure:
-    if exc.code in NOTHING_TO_INDEX:
-        return Failure(rel, exc.message, "empty")
+def _failure(rel: str, exc: ToolFailure, stat: tuple[int, int] | None = None) -> Failure:
+    """The failure of one file; ``stat`` (its size and mtime) is kept when its content decided it (SETTLED_CODES, or
+    a converter that answered 4xx: a damaged or unreadable document)."""
     service_down = isinstance(exc, UpstreamError) and (exc.status is None or exc.status >= 500)
-    return Failure(rel, exc.message, "service" if service_down else "failed")
+    content = exc.code in SETTLED_CODES or (isinstance(exc, UpstreamError) and not service_down)
+    settled = stat if content else None
+    if exc.code in NOTHING_TO_INDEX:
+        return Failure(rel, exc.message, "empty", settled=settled)
+    return Failure(rel, exc.message, "service" if service_down else "failed", settled=settled)
 
 
 def _record(
@@ -542,7 +577,7 @@ def _record(
 ) -> None:
     rel = p.entry.rel
     if isinstance(outcome, ToolFailure):
-        _fail(report, on_file, _failure(rel, outcome))
+        _fail(report, on_file, _failure(rel, outcome, (p.entry.size, p.entry.mtime_ns)))
         return
     detail = f"{outcome.chunks} chunks"
     if outcome.status == "skipped":

@@ -11,9 +11,13 @@ class Failure:
     rel: str
     reason: str
     kind: str = "failed"  # refused (by the walk), empty (nothing to index), service (a service failed), failed
+    # (size, mtime_ns) of the file when its content decided the failure (no text, not UTF-8, a damaged or unsupported
+    # file): it fails the same way until it changes, so the next syncs do not read it again (folder_sync.Settled).
+    settled: tuple[int, int] | None = None
+    again: bool = False  # failed at an earlier sync and unchanged since: not read again this time
 
     def __str__(self) -> str:
-        return f"{self.rel}: {self.reason}"
+        return f"{self.rel}: {self.reason}" + (" (unchanged since it failed: not read again)" if self.again else "")
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,14 @@ from ...ingest.folder_sync import (
 )
 from ...ingest.folders import (
     FAILING_PAGE,
+    FolderRecord,
     LastSync,
     RecordWindow,
     SyncedFolder,
     failing_after,
     latest_sync,
+    settled_after,
+    settled_of,
     stale_after,
 )
 from ...ingest.walk import scope_labels
@@ -80,7 +83,8 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
     began, report = time.perf_counter(), SyncReport()
     try:
         window = RecordWindow(state.folders, options.collection, real)
-        await state.folder_sync().run(options, progress=report_progress, report=report, window=window)
+        settled = settled_of(await _record_of(state, options.collection, real))
+        await state.folder_sync().run(options, progress=report_progress, report=report, window=window, settled=settled)
     except BaseException as exc:
         if not options.dry_run:
             await uninterrupted(_remember(state, options, real, params, report, began, exc))
@@ -94,6 +98,14 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
         "ignored": report.ignored, "passed_over": report.passed_over(), "stale_note": report.stale_note(),
         "owned_note": report.owned_note(),
     }  # fmt: skip
+
+
+async def _record_of(state: AppState, collection: str, real: str) -> FolderRecord | None:
+    """The folder's record, or None when there is none or it cannot be read now (the sync then reads every file)."""
+    try:
+        return await state.folders.get(collection, real)
+    except (ToolFailure, OSError, ValueError):
+        return None
 
 
 async def _elsewhere(state: AppState, collection: str, real: str) -> tuple[str, ...]:
@@ -124,6 +136,7 @@ async def _remember(
             scope = scope_labels(options.paths)
             changes.update(watch_error=None, watch_error_at=None)
             changes.update(failing_after(stored, {f.rel: f.reason for f in report.failed}, scope))
+            changes.update(settled_after(stored, report.failed, scope, time.time()))
             changes.update(stale_after(stored, report.stale, scope))
             if scope is None:
                 changes["last_full"] = last
