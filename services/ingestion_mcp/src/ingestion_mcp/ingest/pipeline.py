@@ -12,6 +12,7 @@ is a batch of one. Stages run batch-wide, so progress and cancellation behave th
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -149,6 +150,10 @@ class Ingestor:
     def __init__(self, backend: Backend, settings: McpSettings) -> None:
         self.backend = backend
         self.settings = settings
+        # One store at a time per collection from this ingestor (a folder sync's two batches in flight): a store
+        # waiting in the gateway behind the other would spend the commit budget its job's lease gives it (2 s of a
+        # test's 3 s lease); waiting here, before the budget is taken, spends none of it.
+        self._storing: dict[str, asyncio.Lock] = {}
 
     # -- the pipeline ------------------------------------------------------------------------
     async def ingest(
@@ -324,15 +329,16 @@ class Ingestor:
             await self._keep_original(work, collection)
         job = current_job()
         requests = [self.upsert_request(w, chunking, force, job.order) for w in todo]
-        # The gateway commits atomically; interrupting the call would not undo it, so nothing interrupts it: not
-        # an anyio cancel scope (the shield), not asyncio's Task.cancel (uninterrupted: a rollout, a timeout).
-        with anyio.CancelScope(shield=True):
-            answer = await uninterrupted(
-                self.backend.upsert_batch(collection, requests, commit_within_ms=job.commit_budget_ms())
-            )
-            for work in todo:
-                if work.legacy is not None:
-                    await uninterrupted(self._drop_legacy(collection, work))
+        async with self._storing.setdefault(collection, asyncio.Lock()):
+            # The gateway commits atomically; interrupting the call would not undo it, so nothing interrupts it:
+            # not an anyio cancel scope (the shield), not asyncio's Task.cancel (uninterrupted: a rollout, a timeout).
+            with anyio.CancelScope(shield=True):
+                answer = await uninterrupted(
+                    self.backend.upsert_batch(collection, requests, commit_within_ms=job.commit_budget_ms())
+                )
+                for work in todo:
+                    if work.legacy is not None:
+                        await uninterrupted(self._drop_legacy(collection, work))
         storing = (time.perf_counter() - started) * 1000
         for work, saved in zip(todo, answer.results, strict=True):
             work.stages["storing_ms"] = round(
