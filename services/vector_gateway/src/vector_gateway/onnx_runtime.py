@@ -57,8 +57,7 @@ def open_session(onnx_path: Path, threads: int, *, lanes: bool = False) -> Sessi
     # chunker and the event loop share in this process (bench/results: no loss in throughput).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     settings = {"intra_op_threads": 1 if lanes else threads, "lanes": threads if lanes else 1, "inter_op_threads": 1,
-                "spinning": False,
-                "graph_optimization": "all", "onnxruntime": ort.__version__}  # fmt: skip
+                "spinning": False, "graph_optimization": "all", "onnxruntime": ort.__version__}  # fmt: skip
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     release = ort.RunOptions()
     release.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")

@@ -45,7 +45,7 @@ from .acquire import from_file
 from .folder_lock import folder_sync_lock, lock_path
 from .pipeline import BatchItem, Ingestor, IngestOutcome
 from .removal_bound import NoWindow, Window, judge
-from .sync_report import Failure, Known, SyncReport
+from .sync_report import Failure, Known, Settled, SyncReport
 from .walk import Entry, Refusal, Skipped, SyncOptions, Walk, check_patterns, matches_filters, scope_labels
 
 log = logging.getLogger("ingestion_mcp.sync")
@@ -58,7 +58,6 @@ PROGRESS_EVERY_S = 0.5  # while comparing files, at most this often
 NOTHING_TO_INDEX = frozenset({"NO_TEXT", "EMPTY", "TEXT_TOO_SHORT"})
 # Failures the file's content decides (with the converter's 4xx answers): the same bytes fail the same way.
 SETTLED_CODES = NOTHING_TO_INDEX | {"UNSUPPORTED_FORMAT", "FILE_TOO_LARGE", "TEXT_TOO_LONG"}
-SETTLED_FOR_S = 3600.0  # a settled failure is read again after this long anyway (settings may have changed)
 Progress = Callable[[float, int, str], Awaitable[None]]  # files done, files in all, message
 TagsFor = Callable[[str], list[str]]
 # Told of each file's verdict as it is reached: (verdict, folder-relative path, detail). Verdicts: added,
@@ -534,20 +533,6 @@ def too_long(key: str) -> str:
 def _under(key: str, prefix: str, paths: list[str] | None) -> bool:
     """Whether a stored key lies at or under one of the changed paths (all keys when the whole folder synced)."""
     return paths is None or any(key == prefix + rel or key.startswith(prefix + rel + "/") for rel in paths)
-
-
-@dataclass(frozen=True)
-class Settled:
-    """A file that failed for its content, as the folder's record keeps it (folders.FolderRecord.settled)."""
-
-    size: int
-    mtime_ns: int
-    reason: str
-    kind: str
-    at: float  # when it was last read (epoch seconds)
-
-    def expired(self, now: float | None = None) -> bool:
-        return (time.time() if now is None else now) - self.at >= SETTLED_FOR_S
 
 
 @dataclass(frozen=True)

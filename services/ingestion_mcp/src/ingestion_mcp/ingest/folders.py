@@ -29,6 +29,7 @@ from ..errors import ToolFailure
 from ..settings import McpSettings
 from .acquire import now_iso
 from .removal_bound import within
+from .sync_report import Failure, Settled
 
 log = logging.getLogger("ingestion_mcp.sync")
 
@@ -71,9 +72,9 @@ class FolderRecord(BaseModel):
     # The files that fail (folder-relative path -> why), at most FAILING_KEPT of them; failing_total counts all.
     failing: dict[str, str] = Field(default_factory=dict)
     failing_total: int = 0
-    # The failing files whose content decided it: folder-relative path -> (size, mtime_ns, reason, kind, read at
-    # (epoch s)). A sync does not read them again while unchanged (folder_sync.Settled); at most SETTLED_KEPT.
-    settled: dict[str, tuple[int, int, str, str, float]] = Field(default_factory=dict)
+    # The failing files whose content decided it (folder-relative path -> size, mtime, reason, kind, when read): a
+    # sync does not read them again while unchanged (FolderSync.run's `settled`); at most SETTLED_KEPT.
+    settled: dict[str, Settled] = Field(default_factory=dict)
     # What the ignore files hid at the last whole-folder sync: ignore file -> files and folders (a folder once).
     ignored_by: dict[str, int] = Field(default_factory=dict)
     # The removals of the last 10 minutes, (ISO time, count): the removal bound counts them (ingest/removal_bound.py).
@@ -375,7 +376,7 @@ def failing_after(record: FolderRecord | None, failures: dict[str, str], scope: 
 
 
 def settled_after(
-    record: FolderRecord | None, failures: list[Any], scope: list[str] | None, now: float
+    record: FolderRecord | None, failures: list[Failure], scope: list[str] | None, now: float
 ) -> dict[str, Any]:
     """The record's settled failures after a sync that looked at `scope` (None: the whole folder): each failure of
     this sync that its file's content decided, read now (or, not read again, when it was read before), and, for a
@@ -385,19 +386,8 @@ def settled_after(
     for f in failures:
         if f.settled is None:
             continue
-        at = before[f.rel][4] if f.again and f.rel in before else now
-        found[f.rel] = (f.settled[0], f.settled[1], f.reason, f.kind, at)
+        at = before[f.rel].at if f.again and f.rel in before else now
+        found[f.rel] = Settled(*f.settled, f.reason, f.kind, at)
     if scope is not None:
         found = {**{rel: v for rel, v in before.items() if not _looked_at(rel, scope)}, **found}
     return {"settled": dict(sorted(found.items())[:SETTLED_KEPT])}
-
-
-def settled_of(record: FolderRecord | None) -> dict[str, Any]:
-    """What FolderSync.run takes as `settled`, from the folder's record."""
-    from .folder_sync import Settled  # (folder_sync imports this module)
-
-    if record is None:
-        return {}
-    return {
-        rel: Settled(size, mtime, reason, kind, at) for rel, (size, mtime, reason, kind, at) in record.settled.items()
-    }

@@ -150,9 +150,9 @@ class Ingestor:
     def __init__(self, backend: Backend, settings: McpSettings) -> None:
         self.backend = backend
         self.settings = settings
-        # One store at a time per collection from this ingestor (a folder sync's two batches in flight): a store
-        # waiting in the gateway behind the other would spend the commit budget its job's lease gives it (2 s of a
-        # test's 3 s lease); waiting here, before the budget is taken, spends none of it.
+        # One store at a time per collection from this process's ingestor (every ingest shares it; a folder sync
+        # keeps two batches in flight): a store waiting in the gateway behind another would spend the commit budget
+        # its job's lease gives it (2 s of a test's 3 s lease); waiting here, before the budget is taken, spends none.
         self._storing: dict[str, asyncio.Lock] = {}
 
     # -- the pipeline ------------------------------------------------------------------------

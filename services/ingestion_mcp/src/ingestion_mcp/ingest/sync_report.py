@@ -3,7 +3,11 @@ reasons, what the removal bound kept, what is stale, what was passed over (inges
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+SETTLED_FOR_S = 3600.0  # a settled failure is read again after this long anyway (settings may have changed)
 
 
 @dataclass(frozen=True)
@@ -12,12 +16,26 @@ class Failure:
     reason: str
     kind: str = "failed"  # refused (by the walk), empty (nothing to index), service (a service failed), failed
     # (size, mtime_ns) of the file when its content decided the failure (no text, not UTF-8, a damaged or unsupported
-    # file): it fails the same way until it changes, so the next syncs do not read it again (folder_sync.Settled).
+    # file): it fails the same way until it changes, so the next syncs do not read it again (Settled).
     settled: tuple[int, int] | None = None
     again: bool = False  # failed at an earlier sync and unchanged since: not read again this time
 
     def __str__(self) -> str:
         return f"{self.rel}: {self.reason}" + (" (unchanged since it failed: not read again)" if self.again else "")
+
+
+class Settled(NamedTuple):
+    """A file that failed for its content, as the folder's record keeps it (folders.FolderRecord.settled; a tuple, so
+    the record's JSON holds it as a list): not read again while its size and mtime stay and it is not expired."""
+
+    size: int
+    mtime_ns: int
+    reason: str
+    kind: str
+    at: float  # when it was last read (epoch seconds)
+
+    def expired(self, now: float | None = None) -> bool:
+        return (time.time() if now is None else now) - self.at >= SETTLED_FOR_S
 
 
 @dataclass(frozen=True)

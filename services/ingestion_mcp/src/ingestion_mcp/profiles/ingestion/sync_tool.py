@@ -35,7 +35,6 @@ from ...ingest.folders import (
     failing_after,
     latest_sync,
     settled_after,
-    settled_of,
     stale_after,
 )
 from ...ingest.walk import scope_labels
@@ -75,7 +74,8 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
     when it fails or is cancelled (what it wrote is whole; the record says what happened)."""
     options = options_of(params)
     real = str(ensure_inside(options.folder, state.settings.allowed_roots))
-    options = replace(options, elsewhere=await _elsewhere(state, options.collection, real))
+    elsewhere, record = await _folders_now(state, options.collection, real)
+    options = replace(options, elsewhere=elsewhere)
 
     async def report_progress(done: float, total: int, message: str) -> None:
         await progress(done / max(total, 1), message)  # a fraction: the job shows it as a percentage
@@ -83,7 +83,7 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
     began, report = time.perf_counter(), SyncReport()
     try:
         window = RecordWindow(state.folders, options.collection, real)
-        settled = settled_of(await _record_of(state, options.collection, real))
+        settled = record.settled if record is not None else {}
         await state.folder_sync().run(options, progress=report_progress, report=report, window=window, settled=settled)
     except BaseException as exc:
         if not options.dry_run:
@@ -100,20 +100,15 @@ async def sync_folder_job(state: AppState, params: dict[str, Any], progress: Pro
     }  # fmt: skip
 
 
-async def _record_of(state: AppState, collection: str, real: str) -> FolderRecord | None:
-    """The folder's record, or None when there is none or it cannot be read now (the sync then reads every file)."""
+async def _folders_now(state: AppState, collection: str, real: str) -> tuple[tuple[str, ...], FolderRecord | None]:
+    """From one read of the records: the other folders synced into the collection (a link into one of them is that
+    folder's document), and this folder's record (its settled failures); none when they cannot be read now (the
+    sync then reads every file)."""
     try:
-        return await state.folders.get(collection, real)
+        records = [r for r in await state.folders.all() if r.collection == collection]
     except (ToolFailure, OSError, ValueError):
-        return None
-
-
-async def _elsewhere(state: AppState, collection: str, real: str) -> tuple[str, ...]:
-    """The other folders synced into the collection (a link into one of them is that folder's document)."""
-    try:
-        return tuple(r.folder for r in await state.folders.all() if r.collection == collection and r.folder != real)
-    except (ToolFailure, OSError, ValueError):
-        return ()
+        return (), None
+    return tuple(r.folder for r in records if r.folder != real), next((r for r in records if r.folder == real), None)
 
 
 async def _remember(
