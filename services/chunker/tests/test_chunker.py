@@ -108,6 +108,30 @@ def test_no_chunk_spans_two_sections(chunker: TextChunker) -> None:
     assert plain[0].heading_path == ()
 
 
+def test_a_section_that_fits_the_window_is_one_chunk(chunker: TextChunker, counter: TokenCounter, check) -> None:
+    # An abstract of 150-200 tokens was cut at window - overlap (160) and its tail embedded again with
+    # 40 tokens of overlap: two chunks, ~1.3x the tokens, the meaning split for nothing.
+    abstract = _prose(8, 3, words=(40, 60))
+    while counter.count(abstract) <= 170:
+        abstract += " " + _prose(9, 1, words=(8, 12))
+    assert 170 < counter.count(abstract) <= 200
+    for text in (abstract, "Title of the paper\n\n" + abstract[: len(abstract) * 9 // 10]):
+        result = chunker.chunk(text, window=200, overlap=40, markdown=False)
+        check(text, result, 200, 40)
+        assert [(c.start, c.end) for c in result.chunks] == [(0, len(text.rstrip()))]
+        assert result.chunks[0].token_count == counter.count(text.strip())
+    # Each Markdown section that fits is whole; one that does not is still cut with overlap.
+    long = _prose(10, 12)
+    text = f"# Short\n\n{abstract}\n\n# Long\n\n{long}\n\n# Also short\n\nA line.\n"
+    result = chunker.chunk(text, window=200, overlap=40)
+    check(text, result, 200, 40)
+    paths = [c.heading_path for c in result.chunks]
+    assert paths.count(("Short",)) == 1 and paths.count(("Also short",)) == 1
+    assert paths.count(("Long",)) > 2
+    short = result.chunks[0]
+    assert text[short.start : short.end] == f"# Short\n\n{abstract}"
+
+
 @pytest.mark.parametrize(
     "word",
     [

@@ -3,7 +3,9 @@
 How a text becomes chunks:
 
 1. Markdown sections (``markdown.py``): a chunk never spans two sections.
-2. Each section is cut into *base spans* of at most ``window - overlap`` tokens by langchain's
+   A section that fits the window (a short note, an abstract, a short manual section) is one chunk as it is:
+   cutting it at ``window - overlap`` tokens would embed its tail twice and split its meaning for nothing.
+2. Every other section is cut into *base spans* of at most ``window - overlap`` tokens by langchain's
    ``RecursiveCharacterTextSplitter`` (paragraph, line, sentence, clause, then word boundaries),
    run without overlap and without stripping so that its pieces tile the section exactly: the
    offsets come from the tiling, never from searching the text for the chunk.
@@ -80,9 +82,9 @@ class TextChunker:
         sections = split_sections(text, markdown=markdown)
         # Room for a table's header in front of the rows that continue it (tables.py), if wider than the overlap.
         budget = window - max(overlap, header_reserve(text, self.counter, window) if markdown else 0)
-        pieces = self._split_sections(text, sections, budget)
-        bases: list[BaseSpan] = []
-        total_tokens = 0
+        bases, total_tokens = self._whole_sections(text, sections, window, keep=max(overlap, 1))
+        whole = {base.section for base in bases}
+        pieces = self._split_sections(text, [(i, s) for i, s in enumerate(sections) if i not in whole], budget)
         for i in range(0, len(pieces), ENCODE_BATCH):  # bounded memory: Encodings are large
             group = pieces[i : i + ENCODE_BATCH]
             encodings = self.counter.encode_many([text[s:e] for s, e, _ in group])
@@ -96,8 +98,31 @@ class TextChunker:
             chunks = with_table_headers(text, chunks, self.counter, window)
         return ChunkedText(chunks=chunks, total_tokens=total_tokens)
 
+    # -- 1. a section that fits the window is one chunk ------------------------------------------
+    def _whole_sections(self, text: str, sections: list[Section], window: int, keep: int) -> tuple[list[BaseSpan], int]:
+        """One base for each section of at most ``window`` tokens (and characters), with their token count."""
+        candidates = []
+        for index, section in enumerate(sections):
+            start, end = _trim(text, section.start, section.end)
+            if start < end and end - start <= window * MAX_CHARS_PER_TOKEN:
+                candidates.append((start, end, index))
+        bases: list[BaseSpan] = []
+        tokens = 0
+        for i in range(0, len(candidates), ENCODE_BATCH):
+            group = candidates[i : i + ENCODE_BATCH]
+            for (start, end, index), encoding in zip(
+                group, self.counter.encode_many([text[s:e] for s, e, _ in group]), strict=True
+            ):
+                if len(encoding.ids) <= window:
+                    starts = [start + a for a, _ in encoding.offsets[-keep:]]
+                    bases.append(BaseSpan(start, end, index, len(encoding.ids), starts))
+                    tokens += len(encoding.ids)
+        return bases, tokens
+
     # -- 2. langchain's recursive split, as exact offsets -------------------------------------
-    def _split_sections(self, text: str, sections: list[Section], budget: int) -> list[tuple[int, int, int]]:
+    def _split_sections(
+        self, text: str, sections: list[tuple[int, Section]], budget: int
+    ) -> list[tuple[int, int, int]]:
         splitter = RecursiveCharacterTextSplitter(
             separators=SEPARATORS,
             is_separator_regex=True,
@@ -108,7 +133,7 @@ class TextChunker:
             length_function=self.counter.size_function(),
         )
         spans: list[tuple[int, int, int]] = []
-        for index, section in enumerate(sections):
+        for index, section in sections:
             offset = section.start
             for piece in splitter.split_text(text[section.start : section.end]):
                 start, end = _trim(text, offset, offset + len(piece))
