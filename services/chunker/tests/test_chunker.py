@@ -130,6 +130,15 @@ def test_a_section_that_fits_the_window_is_one_chunk(chunker: TextChunker, count
     assert paths.count(("Long",)) > 2
     short = result.chunks[0]
     assert text[short.start : short.end] == f"# Short\n\n{abstract}"
+    # A heading with no text of its own travels with the section after it, which is then cut as before if the two
+    # do not fit together: the heading never joins the section before it.
+    text = f"# Intro\n\nA line.\n\n# Part\n\n## Chapter\n\n{abstract}\n"
+    window = counter.count(f"## Chapter\n\n{abstract}")  # the chapter fits alone, not with "# Part"
+    result = chunker.chunk(text, window=window, overlap=40)
+    check(text, result, window, 40)
+    assert text[result.chunks[0].start : result.chunks[0].end] == "# Intro\n\nA line."
+    assert text[result.chunks[1].start :].startswith("# Part\n\n## Chapter")
+    assert result.chunks[1].heading_path == ("Part", "Chapter")
 
 
 @pytest.mark.parametrize(

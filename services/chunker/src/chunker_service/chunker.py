@@ -25,8 +25,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
+from tokenizers import Encoding
 
-from .headings import attach_headings
+from .headings import attach_headings, is_bare
 from .markdown import Section, split_sections
 from .spans import BaseSpan, ChunkSpan
 from .tables import header_reserve, with_table_headers
@@ -100,23 +101,42 @@ class TextChunker:
 
     # -- 1. a section that fits the window is one chunk ------------------------------------------
     def _whole_sections(self, text: str, sections: list[Section], window: int, keep: int) -> tuple[list[BaseSpan], int]:
-        """One base for each section of at most ``window`` tokens (and characters), with their token count."""
+        """One base for each section that fits the window whole, with their token count.
+
+        A section fits when it holds at most ``window`` tokens (and characters) together with the bare sections
+        right before it (headings with no text of their own, "## Part" before "### 1. Chapter"): those join the
+        chunk after them (headings.py), and a heading that found no room there would join the section before and
+        open its section in the wrong chunk. Bare sections themselves are left to the split, as before.
+        """
         candidates = []
         for index, section in enumerate(sections):
             start, end = _trim(text, section.start, section.end)
             if start < end and end - start <= window * MAX_CHARS_PER_TOKEN:
                 candidates.append((start, end, index))
-        bases: list[BaseSpan] = []
-        tokens = 0
+        counted: dict[int, tuple[int, int, Encoding]] = {}
         for i in range(0, len(candidates), ENCODE_BATCH):
             group = candidates[i : i + ENCODE_BATCH]
-            for (start, end, index), encoding in zip(
-                group, self.counter.encode_many([text[s:e] for s, e, _ in group]), strict=True
-            ):
-                if len(encoding.ids) <= window:
-                    starts = [start + a for a, _ in encoding.offsets[-keep:]]
-                    bases.append(BaseSpan(start, end, index, len(encoding.ids), starts))
-                    tokens += len(encoding.ids)
+            encodings = self.counter.encode_many([text[s:e] for s, e, _ in group])
+            counted.update((index, (s, e, enc)) for (s, e, index), enc in zip(group, encodings, strict=True))
+        bases: list[BaseSpan] = []
+        tokens = 0
+        heads, head_start = 0, None  # tokens and start of the bare sections since the last one with text
+        for index, section in enumerate(sections):
+            if index not in counted:  # empty, or longer than any window: split as before
+                body = text[section.start : section.end]
+                if body.strip():  # a long bare one (markup only) leaves no room for a section after it
+                    heads, head_start = (window + 1, section.start) if is_bare(body) else (0, None)
+                continue
+            start, end, encoding = counted[index]
+            size = len(encoding.ids)
+            if is_bare(text[start:end]):
+                heads, head_start = heads + size, start if head_start is None else head_start
+                continue
+            first = start if head_start is None else head_start
+            if heads + size <= window and end - first <= window * MAX_CHARS_PER_TOKEN:
+                bases.append(BaseSpan(start, end, index, size, [start + a for a, _ in encoding.offsets[-keep:]]))
+                tokens += size
+            heads, head_start = 0, None
         return bases, tokens
 
     # -- 2. langchain's recursive split, as exact offsets -------------------------------------
