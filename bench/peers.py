@@ -129,14 +129,15 @@ async def measure(server: Server, docs: list[Doc], folder: Path, queries: dict[s
             ingest_s, ingest_cpu = time.perf_counter() - ingest_began, tree_cpu_s() - cpu_before
             found = await searches(server, session, queries, qrels)
             await anyio.sleep(idle_s)
-            after_idle = tree_mb()
+            after_idle, processes = tree_mb(), TreeSampler.tree()
     loads = sampler.loads or [os.getloadavg()[0]]
     return {
         "server": server.name, "handshake_s": round(handshake, 2), "first_call_s": round(first_s, 2),
         "ingest_s": round(ingest_s, 1), "docs_per_s": round(len(docs) / ingest_s, 2),
         "ingest_cpu_s": round(ingest_cpu, 1), "docs_per_cpu_s": round(len(docs) / ingest_cpu, 2),
         "ingested": ingested.get("succeeded", ingested.get("counts")), "rest_mb": rest,
-        "peak_mb": round(sampler.tree_peak / MB, 1), f"after_{idle_s:.0f}s_idle_mb": after_idle, **found,
+        "peak_mb": round(sampler.tree_peak / MB, 1), f"after_{idle_s:.0f}s_idle_mb": after_idle,
+        "after_idle_processes_mb": sorted((name, round(rss / MB, 1)) for name, rss in processes.values()), **found,
         "load_median": round(statistics.median(loads), 2), "load_range": [round(min(loads), 2), round(max(loads), 2)],
     }  # fmt: skip
 

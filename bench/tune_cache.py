@@ -28,8 +28,10 @@ FIELDS = ["chunk_id", "source", "title", "heading_path", "text", "search_text", 
 SPLITS = {"scifact": ("test", "train"), "dbpedia-5k": ("test",)}
 
 
-def cache_paths(dataset: str) -> tuple[Path, Path]:
-    return TMP / f"tune-{dataset}.npz", TMP / f"tune-{dataset}.json"
+def cache_paths(dataset: str, root: Path | None = None) -> tuple[Path, Path]:
+    """Where the cache of ``dataset`` is: bench/results/tmp/, or ``root`` (another checkout's, bench.tune_chunking)."""
+    folder = root or TMP
+    return folder / f"tune-{dataset}.npz", folder / f"tune-{dataset}.json"
 
 
 def chunk_rows(dataset: str) -> list[dict[str, Any]]:
@@ -42,11 +44,13 @@ def chunk_rows(dataset: str) -> list[dict[str, Any]]:
 
 
 def queries_of(dataset: str) -> dict[str, dict[str, str]]:
-    """split -> {query id: text}, every split the set has, and bench.offtopic's queries ("offtopic")."""
-    from .offtopic import OFF_TOPIC
+    """split -> {query id: text}, every split the set has, and the off-topic questions of bench.offtopic_sets:
+    "offtopic" its tuning half (bench.offtopic's list), "offtopic_test" its test half, written apart from it."""
+    from .offtopic_sets import offtopic_sets
 
     splits = {split: load(DATASETS[dataset], split).queries for split in SPLITS[dataset]}
-    return splits | {"offtopic": {f"off{i}": text for i, text in enumerate(OFF_TOPIC)}}
+    off = {name: offtopic_sets(part)["everyday"] for name, part in (("offtopic", "tune"), ("offtopic_test", "test"))}
+    return splits | {name: {f"{name}{i}": text for i, text in enumerate(texts)} for name, texts in off.items()}
 
 
 def export(dataset: str) -> Path:

@@ -66,8 +66,8 @@ class Run:
 class Cached:
     """A benchmark's cached chunks and query vectors, with the score matrices every variant reads."""
 
-    def __init__(self, dataset: str) -> None:
-        arrays, meta_path = cache_paths(dataset)
+    def __init__(self, dataset: str, root: Path | None = None) -> None:
+        arrays, meta_path = cache_paths(dataset, root)
         if not arrays.is_file():
             raise SystemExit(f"{arrays} is missing: run `python -m bench.tune_cache --dataset {dataset}` first.")
         loaded = np.load(arrays)
@@ -104,25 +104,30 @@ class Cached:
         return [frozenset(lexical.phrase_text(passage_text(t, h or [], x)).split()) for t, h, x in parts]
 
     def run(self, variant: Variant, split: str) -> Run:
-        sparse = self.bm25(variant) if variant.mode != "semantic" else None
         ranked = {}
         for qid, text in self.splits[split].items():
-            row = self.row[text]
-            hits = rank_passages(variant, text, self.cosines[row], None if sparse is None else sparse[row],
-                                 self.words if variant.exact_floor else None)  # fmt: skip
+            hits = self.passages(variant, text)
             ranked[qid] = fold(((self.docs[i], score) for i, score in hits), variant.second)
         return Run(ranked)
 
+    def passages(self, variant: Variant, text: str) -> list[tuple[int, float]]:
+        """The query's passages (chunk row, score), best first, as the variant ranks them."""
+        sparse = self.bm25(variant) if variant.mode != "semantic" else None
+        row = self.row[text]
+        return rank_passages(variant, text, self.cosines[row], None if sparse is None else sparse[row],
+                             self.words if variant.exact_floor else None)  # fmt: skip
+
+    def calibrated_dense(self, variant: Variant, text: str, index: int) -> float:
+        """A chunk's cosine to the query on the calibrated 0-1 scale (what a semantic hit scores)."""
+        cosine = float(self.cosines[self.row[text], index])
+        return min(max((cosine - variant.floor) / (variant.ceiling - variant.floor), 0.0), 1.0)
+
     def scored(self, variant: Variant, split: str, depth: int = 10) -> dict[str, list[tuple[str, float]]]:
         """Each query's first ``depth`` documents with their best passage's score (what a relevance floor compares)."""
-        sparse = self.bm25(variant) if variant.mode != "semantic" else None
         out = {}
         for qid, text in self.splits[split].items():
-            row = self.row[text]
-            hits = rank_passages(variant, text, self.cosines[row], None if sparse is None else sparse[row],
-                                 self.words if variant.exact_floor else None)  # fmt: skip
             best: dict[str, float] = {}
-            for index, score in hits:
+            for index, score in self.passages(variant, text):
                 best.setdefault(str(self.docs[index]), score)
                 if len(best) == depth:
                     break

@@ -30,6 +30,9 @@ RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
 # no min_score is given: the highest floor that keeps 99% of the relevant documents of a top 10 on SciFact train and
 # dbpedia-5k dev (python -m bench.tune_floor; docs/search-scores.md, "A floor for nonsense").
 RELEVANCE_FLOOR = {"hybrid": 0.28, "semantic": 0.45, "keyword": 0.22}
+# A hybrid answer under its floor is on topic still when one of its hits' meaning alone (its calibrated cosine, what
+# semantic mode scores it) reaches this (vector_gateway/relevance.py; python -m bench.tune_floor).
+MEANING_FLOOR = 0.45
 # The least score, in every mode, of a passage that holds a query of 4+ words word for word (its words in order,
 # case, accents, punctuation and Markdown marks aside): score = EXACT_PHRASE_SCORE + (1 - it) x its own score
 # (vector_gateway/search.py; docs/search-scores.md, "Exact phrases").

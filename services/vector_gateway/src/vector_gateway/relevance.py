@@ -5,7 +5,8 @@ passages. Two true answers fall under it there and are spared here (docs/search-
 
 - a hybrid answer whose meaning alone matches: its dense part, weighed by the fusion's alpha (0.3), scores under the
   hybrid floor even when semantic mode would show it ("why was the ballot delayed" against "the committee postponed
-  the vote"); it is on topic when its dense part alone reaches the semantic floor;
+  the vote"); it is on topic when its dense part alone reaches MEANING_FLOOR (a calibrated cosine, as semantic
+  mode scores it);
 - an answer holding the query's words: a word found in every chunk of a small library has a BM25 IDF near 0, so the
   passages about exactly that word score low; a hit holding two thirds of the query's content words as written is
   on topic. Of bench.offtopic's 80 everyday questions, 0 find such a document anywhere in SciFact and 2 in dbpedia-5k.
@@ -13,7 +14,7 @@ passages. Two true answers fall under it there and are spared here (docs/search-
 
 from __future__ import annotations
 
-from ingestion_contracts.gateway import RELEVANCE_FLOOR, SearchHit
+from ingestion_contracts.gateway import MEANING_FLOOR, RELEVANCE_FLOOR, SearchHit
 
 from . import lexical
 from .fusion import Fusion
@@ -25,7 +26,7 @@ def on_topic(query: str, mode: str, hits: list[SearchHit], fusion: Fusion) -> bo
     if max(hit.score for hit in hits) >= RELEVANCE_FLOOR[mode]:
         return True
     alpha = fusion.for_query(query).alpha
-    if mode == "hybrid" and alpha > 0 and max(hit.dense_score for hit in hits) / alpha >= RELEVANCE_FLOOR["semantic"]:
+    if mode == "hybrid" and alpha > 0 and max(hit.dense_score for hit in hits) / alpha >= MEANING_FLOOR:
         return True
     return holds_query_words(query, hits)
 
