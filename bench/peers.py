@@ -63,6 +63,18 @@ def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def resident_parts(pid: int) -> dict[str, float]:
+    """A process's resident memory by kind (Linux /proc/PID/status, MB): anonymous (heaps, arenas, caches the process
+    made), file-backed (mapped libraries and files, which the kernel can drop and read again) and shared memory."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return {}
+    kinds = {"RssAnon:": "anon", "RssFile:": "file", "RssShmem:": "shmem"}
+    fields = (line.split() for line in lines)
+    return {kinds[f[0]]: round(int(f[1]) / 1024, 1) for f in fields if len(f) > 1 and f[0] in kinds}
+
+
 def tree_mb() -> float:
     return round(sum(rss for _, rss in TreeSampler.tree().values()) / MB, 1)
 
@@ -129,7 +141,8 @@ async def measure(server: Server, docs: list[Doc], folder: Path, queries: dict[s
             ingest_s, ingest_cpu = time.perf_counter() - ingest_began, tree_cpu_s() - cpu_before
             found = await searches(server, session, queries, qrels)
             await anyio.sleep(idle_s)
-            after_idle, processes = tree_mb(), TreeSampler.tree()
+            after_idle = tree_mb()
+            processes = [(name, rss, resident_parts(pid)) for pid, (name, rss) in TreeSampler.tree().items()]
     loads = sampler.loads or [os.getloadavg()[0]]
     return {
         "server": server.name, "handshake_s": round(handshake, 2), "first_call_s": round(first_s, 2),
@@ -137,7 +150,8 @@ async def measure(server: Server, docs: list[Doc], folder: Path, queries: dict[s
         "ingest_cpu_s": round(ingest_cpu, 1), "docs_per_cpu_s": round(len(docs) / ingest_cpu, 2),
         "ingested": ingested.get("succeeded", ingested.get("counts")), "rest_mb": rest,
         "peak_mb": round(sampler.tree_peak / MB, 1), f"after_{idle_s:.0f}s_idle_mb": after_idle,
-        "after_idle_processes_mb": sorted((name, round(rss / MB, 1)) for name, rss in processes.values()), **found,
+        "after_idle_processes_mb": sorted(
+            (name, round(rss / MB, 1), parts) for name, rss, parts in processes), **found,
         "load_median": round(statistics.median(loads), 2), "load_range": [round(min(loads), 2), round(max(loads), 2)],
     }  # fmt: skip
 
