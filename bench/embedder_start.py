@@ -35,11 +35,12 @@ MODES = ("full", "torch-free")
 IDLE_S = 5.0
 
 
-def memory_mb(pid: int | str = "self") -> dict[str, float]:
+def memory_mb(pid: int | str = "self", keys: tuple[str, ...] = ("VmRSS", "VmHWM")) -> dict[str, float]:
+    """The ``keys`` of /proc/PID/status (Linux: memory fields in kB), in MB."""
     fields = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in keys:
             fields[key] = round(int(value.split()[0]) / 1024, 1)
     return fields
 

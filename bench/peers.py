@@ -50,6 +50,7 @@ from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
 from .data import Doc, load
+from .embedder_start import memory_mb
 from .metrics import ndcg_at_k
 from .pdf_scale import MB, TreeSampler
 from .peers_servers import Chroma, Ours, Server, fp32_export, model_cache
@@ -66,13 +67,11 @@ def log(text: str) -> None:
 def resident_parts(pid: int) -> dict[str, float]:
     """A process's resident memory by kind (Linux /proc/PID/status, MB): anonymous (heaps, arenas, caches the process
     made), file-backed (mapped libraries and files, which the kernel can drop and read again) and shared memory."""
+    kinds = {"RssAnon": "anon", "RssFile": "file", "RssShmem": "shmem"}
     try:
-        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
+        return {kinds[key]: mb for key, mb in memory_mb(pid, tuple(kinds)).items()}
+    except OSError:  # gone, or not Linux
         return {}
-    kinds = {"RssAnon:": "anon", "RssFile:": "file", "RssShmem:": "shmem"}
-    fields = (line.split() for line in lines)
-    return {kinds[f[0]]: round(int(f[1]) / 1024, 1) for f in fields if len(f) > 1 and f[0] in kinds}
 
 
 def tree_mb() -> float:

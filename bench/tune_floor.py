@@ -62,12 +62,8 @@ def answers(cached: Cached, variant: Variant, split: str, qrels: dict[str, dict[
         dense = max((cached.calibrated_dense(variant, text, i) for i in hits), default=0.0)
         words = lexical.query_words(text)
         held = bool(words) and any(3 * len(words & cached.words[i]) >= 2 * len(words) for i in hits)
-        documents: dict[str, float] = {}
-        for index, score in ranked:
-            documents.setdefault(str(cached.docs[index]), score)
-            if len(documents) == 10:
-                break
-        relevant = [score for doc, score in documents.items() if qrels is not None and doc in qrels[qid]]
+        documents = cached.top_documents(ranked)
+        relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
         best = ranked[0][1] if ranked else 0.0
         out.append(Answer(best, dense if variant.mode == "hybrid" else 0.0, held, relevant))
     return out

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from vector_gateway import lexical
@@ -119,20 +120,16 @@ class Cached:
 
     def calibrated_dense(self, variant: Variant, text: str, index: int) -> float:
         """A chunk's cosine to the query on the calibrated 0-1 scale (what a semantic hit scores)."""
-        cosine = float(self.cosines[self.row[text], index])
-        return min(max((cosine - variant.floor) / (variant.ceiling - variant.floor), 0.0), 1.0)
+        return float(_calibrated_dense(variant, self.cosines[self.row[text], index]))
 
-    def scored(self, variant: Variant, split: str, depth: int = 10) -> dict[str, list[tuple[str, float]]]:
-        """Each query's first ``depth`` documents with their best passage's score (what a relevance floor compares)."""
-        out = {}
-        for qid, text in self.splits[split].items():
-            best: dict[str, float] = {}
-            for index, score in self.passages(variant, text):
-                best.setdefault(str(self.docs[index]), score)
-                if len(best) == depth:
-                    break
-            out[qid] = list(best.items())
-        return out
+    def top_documents(self, hits: Iterable[tuple[int, float]], depth: int = 10) -> list[tuple[str, float]]:
+        """The first ``depth`` documents of ``hits`` (passages, best first) with their best passage's score."""
+        best: dict[str, float] = {}
+        for index, score in hits:
+            best.setdefault(str(self.docs[index]), score)
+            if len(best) == depth:
+                break
+        return list(best.items())
 
 
 def _analysed_title(title: str, stored: str) -> str:
@@ -150,10 +147,15 @@ def _top(scores: np.ndarray, depth: int, positive: bool) -> np.ndarray:
     return top[scores[top] > 0] if positive else top
 
 
+def _calibrated_dense(variant: Variant, cosines: Any) -> Any:
+    """Cosines on the calibrated 0-1 scale of the variant's floor and ceiling (calibration.dense_score's formula)."""
+    return np.clip((cosines - variant.floor) / (variant.ceiling - variant.floor), 0.0, 1.0)
+
+
 def _parts(variant: Variant, scores: np.ndarray, kind: str, weight: float) -> np.ndarray:
     if variant.fusion == "calibrated" or variant.mode != "hybrid":
         if kind == "dense":
-            return weight * np.clip((scores - variant.floor) / (variant.ceiling - variant.floor), 0.0, 1.0)
+            return weight * _calibrated_dense(variant, scores)
         return weight * scores / (scores + variant.half)
     if variant.fusion == "convex":
         high, low = scores.max(initial=0.0), scores.min(initial=0.0)
