@@ -148,3 +148,28 @@ def test_a_freeze_asked_for_waits_for_the_quiet_and_comes_with_the_trim() -> Non
         assert made.poll() is True and calls == [1] and gc.get_freeze_count() > frozen
     finally:
         gc.unfreeze()
+
+
+class Cache:
+    def __init__(self, calls: list[int], *, fails: bool = False) -> None:
+        self.calls, self.fails, self.released = calls, fails, 0
+
+    def release(self) -> None:
+        self.released += 1
+        self.calls.append(0)  # before the trim's 1
+        if self.fails:
+            raise RuntimeError("cannot release")
+
+
+def test_caches_released_when_quiet_go_before_the_trim_and_a_failure_stops_nothing() -> None:
+    made, clock, calls = trimmer(quiet_s=2.0)
+    kept, failing, gone = Cache(calls), Cache(calls, fails=True), Cache(calls)
+    for cache in (kept, failing, gone):
+        made.on_quiet(cache.release)
+    del gone, cache  # a cache whose owner went is not called, nor kept alive
+    with made.busy():
+        assert kept.released == 0  # never during work
+    clock.now += 2.0
+    assert made.poll() is True
+    assert (kept.released, failing.released) == (1, 1) and calls == [0, 0, 1]
+    assert len(made._releases) == 2

@@ -32,6 +32,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 
 log = logging.getLogger("servicekit.memory")
@@ -128,6 +129,14 @@ class IdleTrimmer:
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         self._freeze = False  # the next trim also freezes what is alive then (freeze_when_quiet)
+        self._releases: list[weakref.WeakMethod[Callable[[], object]]] = []  # on_quiet
+
+    def on_quiet(self, release: Callable[[], object]) -> None:
+        """Call ``release`` (a bound method: held weakly, its object may go) at each trim, before it: a cache that
+        can be made again, dropped once the process is quiet (lance/store.py: the versions an ingest left in Lance's
+        caches). It runs in the trimmer's thread, never during work; an error is logged and the trim goes on."""
+        with self._changed:
+            self._releases.append(weakref.WeakMethod(release))
 
     def freeze_next(self) -> None:
         """Freeze what is alive at the next trim (gc.freeze, after its collection), as soon as it is quiet; at once
@@ -179,6 +188,7 @@ class IdleTrimmer:
                 return False
             self._worked = False
         before = _resident_mb()
+        self._release()
         self._trim()
         self.trims += 1
         if self._freeze:
@@ -186,6 +196,18 @@ class IdleTrimmer:
             gc.freeze()
         log.debug("quiet for %.1f s after work: gave back %.0f MiB", self.quiet_s, before - _resident_mb())
         return True
+
+    def _release(self) -> None:
+        with self._changed:
+            self._releases = [ref for ref in self._releases if ref() is not None]
+            releases = [ref() for ref in self._releases]
+        for release in releases:
+            if release is None:
+                continue
+            try:
+                release()
+            except Exception:  # a cache left as it was loses nothing: the trim goes on
+                log.exception("releasing a cache when quiet failed")
 
     def _start(self) -> None:
         with self._changed:

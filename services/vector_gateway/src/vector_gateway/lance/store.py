@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from servicekit import DependencyUnavailable
+from servicekit import DependencyUnavailable, idle_trimmer
 
 from .. import lexical, names
 from ..index import MAX_TOPK
@@ -41,6 +41,11 @@ log = logging.getLogger("vector_gateway.lance")
 PROBED_PARTITIONS = 96
 REFINE_FACTOR = 2
 INDEX_CACHE_MB = 1024  # index pages kept in memory (VECTOR_GATEWAY_LANCE_CACHE_MB)
+# Lance's caches after writes, once the process is quiet: above this size they are dropped with the connection
+# (release_caches). Each commit and optimisation adds its version's manifest, fragments and rebuilt BM25 index to
+# them, and nothing evicts the superseded ones until the caches are full (1,280 MB): 5,183 SciFact files synced left
+# ~250 MB there (docs/memory.md, "Lance's caches after an ingest").
+RELEASE_ABOVE_MB = 32
 ENGINE_METRICS = {"cosine": "cosine", "dot": "dot", "euclidean": "l2"}
 
 
@@ -59,14 +64,18 @@ class LanceStore:
         self.analysis = analysis
         self.maintain = maintain
         self._db: Any = None
+        self._session: Any = None  # the connection's lancedb.Session: its caches' size
+        self._wrote = False  # a commit since the connection was made (release_caches)
         self._lock = threading.Lock()
         self._tables: dict[str, Any] = {}
+        self._looked_at: set[str] = set()  # tables whose upkeep was checked when first opened
         self._write_locks: dict[str, threading.Lock] = {}
         self._closed = threading.Event()  # set by close(): background upkeep stops touching the folder
         self._generation = 0  # bumped by every drop: a table opened before a drop is not cached after it
-        self.upkeep = Upkeep(self._table, self._writing, self._closed, maintain=maintain)
+        self.upkeep = Upkeep(self._table, self._writing, self._closed, maintain=maintain, changed=self._changed)
         self._shapes: dict[str, tuple[int, str]] = {}
         self._analyses: dict[str, Analysis] = {}
+        idle_trimmer().on_quiet(self.release_caches)
 
     # -- connection -----------------------------------------------------------------------
     @property
@@ -87,6 +96,7 @@ class LanceStore:
                 index_cache_size_bytes=self.cache_mb << 20, metadata_cache_size_bytes=max(64, self.cache_mb // 4) << 20
             )
             db = lancedb.connect(Path(self.uri).expanduser(), read_consistency_interval=timedelta(0), session=session)
+            self._session, self._wrote = session, False
             existing = set(self._names(db))
             for name, make in ((REGISTRY, schema.registry_schema), (LEASES, schema.lease_schema)):
                 if name not in existing:
@@ -119,10 +129,43 @@ class LanceStore:
                 if generation != self._generation:  # dropped meanwhile: answer this call, cache nothing
                     return table
                 table = self._tables.setdefault(table_id, table)
-            # A table left fragmented or half-indexed by an earlier process is tidied now (flush never raises).
-            if self.maintain and not self._closed.is_set():
+            # A table left fragmented or half-indexed by an earlier process is tidied now (flush never raises);
+            # opened again after release_caches, it was checked after each write of this process.
+            if self.maintain and not self._closed.is_set() and table_id not in self._looked_at:
+                self._looked_at.add(table_id)
                 threading.Thread(target=self.flush, args=(name,), name=f"lance-check-{table_id}", daemon=True).start()
         return table
+
+    @property
+    def cache_bytes(self) -> int:
+        """What Lance's caches hold now (index pages, manifests, fragment metadata); 0 before a connection."""
+        session = self._session
+        return int(session.size_bytes) if session is not None else 0
+
+    def _changed(self, name: str) -> None:
+        """A commit (a write, an optimisation) added a version to Lance's caches."""
+        self._wrote = True
+
+    def release_caches(self) -> bool:
+        """Drop the connection, and with it Lance's caches, when commits since it was made left them above
+        RELEASE_ABOVE_MB; the next call connects again (milliseconds) and reads the index pages it needs anew. Run by
+        the process's idle trimmer once it is quiet (servicekit.memory.IdleTrimmer.on_quiet). True when dropped.
+
+        The caches are keyed by version and index file: after an ingest they hold every superseded manifest and
+        BM25 index it made, up to their bound, and no call asks for those again. A library only read keeps its
+        warm caches. A call running meanwhile keeps the table it holds (and the old connection until it ends)."""
+        with self._lock:
+            session = self._session
+            if self._db is None or not self._wrote or session is None:
+                return False
+            if session.size_bytes < RELEASE_ABOVE_MB << 20:
+                return False
+            self._generation += 1  # a table being opened on the old connection is not cached
+            self._tables.clear()
+            self._db = self._session = None
+            self._wrote = False
+        log.debug("released Lance's caches (%.0f MiB) after writes", session.size_bytes / 2**20)
+        return True
 
     def _writing(self, name: str) -> threading.Lock:
         with self._lock:
@@ -136,7 +179,7 @@ class LanceStore:
         self.upkeep.stop()
         with self._lock:
             self._tables.clear()
-            self._db = None
+            self._db = self._session = None
 
     # -- collections ------------------------------------------------------------------------
     def list_collections(self) -> list[str]:
@@ -215,6 +258,7 @@ class LanceStore:
             with self._writing(name):
                 table.add(data)
             self.upkeep.committed(name)
+            self._changed(name)
 
     def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -224,6 +268,7 @@ class LanceStore:
             with self._writing(name):
                 table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data)
             self.upkeep.committed(name)
+            self._changed(name)
 
     @staticmethod
     def _key(name: str, table_schema: pa.Schema) -> str:
@@ -234,6 +279,7 @@ class LanceStore:
         with self._writing(name):
             table.delete(predicate(where) or "true")
         self.upkeep.committed(name)
+        self._changed(name)
 
     def _rows(self, name: str, where: Where | None, fields: list[str], limit: int | None) -> list[dict[str, Any]]:
         table = self._table(name)

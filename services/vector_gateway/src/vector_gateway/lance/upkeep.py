@@ -23,6 +23,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from servicekit import idle_trimmer
+
 from ..lexical import Analysis
 
 log = logging.getLogger("vector_gateway.lance")
@@ -60,13 +62,15 @@ BM25_LAG = 2
 
 class Upkeep:
     """The upkeep of one store's tables. ``table`` opens a table by collection name; ``writing`` is the
-    lock that serialises that table's writes; ``closed`` is set when the store closes (nothing runs then)."""
+    lock that serialises that table's writes; ``closed`` is set when the store closes (nothing runs then);
+    ``changed`` is told of each commit the upkeep makes (an optimisation, a clean-up)."""
 
     def __init__(
         self, table: Callable[[str], Any], writing: Callable[[str], threading.Lock], closed: threading.Event,
-        *, maintain: bool,
+        *, maintain: bool, changed: Callable[[str], None] | None = None,
     ) -> None:  # fmt: skip
         self.table = table
+        self.changed = changed or (lambda name: None)
         self.writing = writing
         self.closed = closed
         self.maintain = maintain
@@ -194,8 +198,8 @@ class Upkeep:
     def _optimize_quietly(self, name: str) -> None:
         began = time.monotonic()
         try:
-            if not self.closed.is_set():
-                with self._running_lock(name):
+            if not self.closed.is_set():  # work for the idle trimmer: it trims (and releases caches) after, not during
+                with self._running_lock(name), idle_trimmer().busy():
                     self.optimize(name)
         except Exception as exc:  # noqa: BLE001 - upkeep only: searches stay right (flat scans), the next check retries
             log.warning("optimising %s failed: %s", name, exc)
@@ -219,6 +223,7 @@ class Upkeep:
                 warnings.filterwarnings("ignore", "optimize\\(cleanup_older_than=0\\)", UserWarning)
                 table.optimize(cleanup_older_than=keep)
             self._indexed[name] = rows
+        self.changed(name)
         if self.maintain and not self.closed.is_set():  # the replaced files go once no read can be on them
             timer = threading.Timer(KEEP_VERSIONS.total_seconds() + 1, self._clean_quietly, args=(name,))
             timer.daemon = True
@@ -234,8 +239,9 @@ class Upkeep:
         if self.closed.is_set():
             return
         try:
-            with self.writing(name):
+            with self.writing(name), idle_trimmer().busy():
                 self.table(name).optimize(cleanup_older_than=KEEP_VERSIONS)
+            self.changed(name)
         except Exception as exc:  # noqa: BLE001 - disk only: the next upkeep removes them
             log.info("removing old versions of %s failed: %s", name, exc)
 
