@@ -26,6 +26,8 @@ import numpy as np
 from servicekit import configure_allocators, idle_trimmer
 from servicekit.memory import collect_and_trim
 
+from ..embedder_start import memory_mb
+
 OUT = Path("bench/experiments/results/lance_caches.json")
 WORDS = [f"w{i}" for i in range(20_000)]
 COLLECTION = "notes"
@@ -33,9 +35,7 @@ COLLECTION = "notes"
 
 def resident_mb() -> float:
     collect_and_trim()
-    with open("/proc/self/status") as status:
-        kb = next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
-    return round(kb / 1024, 1)
+    return memory_mb("self", ("VmRSS",))["VmRSS"]
 
 
 def rows(rng: np.random.Generator, start: int, count: int) -> list[dict[str, Any]]:

@@ -143,7 +143,7 @@ class LanceStore:
         return int(session.size_bytes) if session is not None else 0
 
     def _changed(self, name: str) -> None:
-        """A commit (a write, an optimisation) added a version to Lance's caches."""
+        """A commit (a write, the upkeep's optimisation or clean-up: Upkeep tells) added a version to Lance's caches."""
         self._wrote = True
 
     def release_caches(self) -> bool:
@@ -258,7 +258,6 @@ class LanceStore:
             with self._writing(name):
                 table.add(data)
             self.upkeep.committed(name)
-            self._changed(name)
 
     def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -268,7 +267,6 @@ class LanceStore:
             with self._writing(name):
                 table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data)
             self.upkeep.committed(name)
-            self._changed(name)
 
     @staticmethod
     def _key(name: str, table_schema: pa.Schema) -> str:
@@ -279,7 +277,6 @@ class LanceStore:
         with self._writing(name):
             table.delete(predicate(where) or "true")
         self.upkeep.committed(name)
-        self._changed(name)
 
     def _rows(self, name: str, where: Where | None, fields: list[str], limit: int | None) -> list[dict[str, Any]]:
         table = self._table(name)

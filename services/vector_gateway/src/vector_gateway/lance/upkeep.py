@@ -63,7 +63,8 @@ BM25_LAG = 2
 class Upkeep:
     """The upkeep of one store's tables. ``table`` opens a table by collection name; ``writing`` is the
     lock that serialises that table's writes; ``closed`` is set when the store closes (nothing runs then);
-    ``changed`` is told of each commit the upkeep makes (an optimisation, a clean-up)."""
+    ``changed`` is told of each commit to a table: the store's (``committed``) and the upkeep's own (an
+    optimisation, a clean-up)."""
 
     def __init__(
         self, table: Callable[[str], Any], writing: Callable[[str], threading.Lock], closed: threading.Event,
@@ -87,6 +88,7 @@ class Upkeep:
 
     def committed(self, name: str) -> None:
         self._commits[name] = self._commits.get(name, 0) + 1
+        self.changed(name)
 
     def check(self, name: str) -> None:
         """Start the table's upkeep in the background when it is due. Never raises: the write that called it
