@@ -83,8 +83,9 @@ def query_vectors(dataset: str) -> tuple[list[str], np.ndarray]:
     from vector_gateway.int8 import precision_of
     from vector_gateway.settings import GatewaySettings
 
-    made = precision_of(cached(dataset).model_name)  # the queries as the corpus was embedded (fp32 or int8)
-    embedder = create_embedder(GatewaySettings(milvus_uri="unused.db", embedding_precision=made))
+    model = cached(dataset).model_name  # the queries as the corpus was embedded (fp32, or which int8 scheme)
+    settings = GatewaySettings(milvus_uri="unused.db", embedding_precision=precision_of(model))
+    embedder = create_embedder(settings, stored=[model])
     vectors = np.asarray([embedder.embed_query(text) for text in texts], dtype=np.float32)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, vectors=vectors, texts=np.array(json.dumps(texts)), model=np.array(embedder.model_name))

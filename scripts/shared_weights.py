@@ -1,9 +1,10 @@
 """The model distribution's two graphs, the fp32 export and its int8 variant, with one weights file between them.
 
-The int8 variant (vector_gateway/int8.py) keeps 62 of the fp32 export's 90 MB as they are: the word embeddings, the
-six FFN-output MatMuls the scheme leaves in fp32, the layer norms and biases. Stored once, in ``model.weights``, and
-referenced by both graphs as ONNX external data (a file name, an offset, a length), the wheel is ~88 MiB instead of
-138: PyPI refuses a file over 100 MiB unless the project's limit is raised, and the install is 62 MB smaller. ONNX
+The int8 variant (vector_gateway/int8.py's current scheme, int8pc) keeps 50 of the fp32 export's 90 MB as they are:
+the word embeddings, the first layer's FFN-output MatMul the scheme leaves in fp32, the layer norms and biases. Stored
+once, in ``model.weights``, and referenced by both graphs as ONNX external data (a file name, an offset, a length), the
+wheel is 88 MiB instead of ~130: PyPI refuses a file over 100 MiB unless the project's limit is raised, and the
+install is 50 MB smaller. ONNX
 Runtime reads external data beside the graph by itself: the gateway opens either graph as before.
 
 scripts/build_dist.py calls ``share_weights`` on the staged files, then ``same_outputs`` on each graph against its

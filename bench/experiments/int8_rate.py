@@ -1,6 +1,8 @@
-"""The gateway's own embedder, fp32 against int8, each as the gateway runs it (fp32 in batches, int8 each text
-alone): sequences/s over SciFact passages with the corpus' mixed lengths, the two interleaved in every round, in
-one process (docs/embeddings.md "The gateway's rate"). Run it on a quiet machine
+"""The gateway's own embedder, fp32 against its int8 schemes, each as the gateway runs it (fp32 in batches, int8
+each text alone, in lanes): sequences/s over SciFact passages with the corpus' mixed lengths, all interleaved in
+every round, in one process (docs/embeddings.md "The gateway's rate" and "int8pc"). The int8 schemes: the current
+one (int8pc, what a new index gets) and the older one (int8, loaded as for an index that holds it). Run it on a
+quiet machine
 (python -m bench.quiet -- python -m bench.experiments.int8_rate); it writes
 bench/experiments/results/int8_rate.json.
 
@@ -29,10 +31,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     from vector_gateway.embedder import create_embedder
-    from vector_gateway.settings import GatewaySettings
+    from vector_gateway.int8 import CURRENT, identity
+    from vector_gateway.settings import BUNDLED_MODEL_NAME, GatewaySettings
 
     texts = [passage(doc) for doc in load(DATASETS["scifact"]).docs[: args.texts]]
-    embedders = {p: create_embedder(GatewaySettings(embedding_precision=p)) for p in ("fp32", "int8")}
+    older = [identity(BUNDLED_MODEL_NAME, "int8")]  # an index of the older scheme's vectors: the gateway runs that
+    embedders = {
+        "fp32": create_embedder(GatewaySettings(embedding_precision="fp32")),
+        "int8": create_embedder(GatewaySettings(embedding_precision="int8"), stored=older),
+        CURRENT: create_embedder(GatewaySettings(embedding_precision="int8")),
+    }
     for embedder in embedders.values():
         embedder.embed_documents(texts[:16])  # warm-up
     rates: dict[str, list[float]] = {p: [] for p in embedders}
@@ -45,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     median = {p: statistics.median(r) for p, r in rates.items()}
     result = {"texts": len(texts), "rounds": args.rounds, "cpu": cpu(), "seq_per_s": rates,
               "median_seq_per_s": median, "int8_over_fp32": round(median["int8"] / median["fp32"], 3),
+              f"{CURRENT}_over_fp32": round(median[CURRENT] / median["fp32"], 3),
+              f"{CURRENT}_over_int8": round(median[CURRENT] / median["int8"], 3),
               "models": {p: e.model_name for p, e in embedders.items()}}  # fmt: skip
     write_json(args.out, result, indent=1)
     print(json.dumps(result))

@@ -95,7 +95,7 @@ async def test_get_collections_shows_each_collection_s_chunks_its_index_and_its_
         mine = next(c for c in listed["collections"] if c["name"] == "notes_sized")
         assert (mine["document_count"], mine["chunk_count"], mine["engine"]) == (1, made["chunks_created"], "lance")
         one = await call_tool(client, "get_collections", collection="notes_sized")
-        precision = "int8" if one["embedding_model"].endswith("+int8") else "fp32"  # the vectors' own mark
+        precision = "int8" if "+int8" in one["embedding_model"] else "fp32"  # the vectors' own mark (+int8pc)
         assert mine["precision"] == one["precision"] == precision
         assert f"chunks (index: lance; vectors: {precision})" in listed["message"], listed["message"]
         assert (one["chunk_count"], one["engine"]) == (made["chunks_created"], "lance")

@@ -116,10 +116,10 @@ async def test_upsert_creates_the_collection(
         "name": name,
         "document_count": 1,
         "chunk_count": 1,
-        # The embedder's identity: the model, marked "+int8" where the CPU embeds int8 (int8.py).
+        # The embedder's identity: the model, marked with its int8 scheme ("+int8pc") where the CPU embeds int8.
         "embedding_model": embedder.model_name,
-        # The vectors' precision, said on its own (issue 50): int8 exactly where the identity is marked "+int8".
-        "precision": "int8" if embedder.model_name.endswith("+int8") else "fp32",
+        # The vectors' precision, said on its own (issue 50): int8 exactly where the identity carries a scheme.
+        "precision": "int8" if "+int8" in embedder.model_name else "fp32",
         "dimension": 384,
         # The index it lives in, as get_collections and the console show it beside the counts.
         "engine": {"milvus": "milvus-lite", "lance": "lance"}[request.node.callspec.params["gateway_app"]],

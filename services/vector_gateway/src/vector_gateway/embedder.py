@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from servicekit import DependencyUnavailable, freeze_when_quiet
 
 from . import int8
-from .int8 import INT8_BATCH, Precision, ensure_int8, identity
+from .int8 import INT8_BATCH, Vectors, ensure_int8, identity
 from .settings import BUNDLED_MODEL_ALIASES, BUNDLED_MODEL_NAME, GatewaySettings
 
 if TYPE_CHECKING:
@@ -201,10 +201,9 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
         from .light_embedder import open_light, packaged_export
 
         export = packaged_export(path)
-        shipped = export is not None and int8.packaged_int8(export) is not None
-        precision = _precision(settings, stored, onnx_on_cpu=True, shipped=shipped)
+        vectors = _vectors(settings, stored, onnx_on_cpu=True, shipped=int8.shipped_schemes(export))
         light = open_light(name, path, settings.model_cache_dir, batch_size=settings.embedding_batch_size,
-                           threads=settings.embedding_threads, precision=precision)  # fmt: skip
+                           threads=settings.embedding_threads, vectors=vectors)  # fmt: skip
         if light is not None:
             return light
         if not torch_installed():
@@ -219,7 +218,7 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
     model = load_sentence_transformer(path, device)
     if engine == "onnx":
         try:
-            return onnx_embedder(name, model, path, settings, _precision(settings, stored, onnx_on_cpu=True))
+            return onnx_embedder(name, model, path, settings, _vectors(settings, stored, onnx_on_cpu=True))
         except Exception as exc:  # noqa: BLE001 - any export or session failure: the torch engine still works
             log.warning(
                 "embedding model %s cannot run on ONNX Runtime (%s: %s); embedding with torch on the CPU instead",
@@ -229,10 +228,10 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
 
 
 def onnx_embedder(
-    name: str, model: SentenceTransformer, path: Path, settings: GatewaySettings, precision: Precision = "fp32"
+    name: str, model: SentenceTransformer, path: Path, settings: GatewaySettings, vectors: Vectors = "fp32"
 ) -> Embedder:
     """The full load on ONNX Runtime; it leaves the manifest of the torch-free start for the next one (checked on
-    the fp32 graph), then runs the int8 variant when that is the precision."""
+    the fp32 graph), then runs the int8 variant when ``vectors`` names an int8 scheme."""
     from .light_check import record_light_path
     from .onnx_embedder import OnnxEmbedder
     from .onnx_export import ensure_onnx
@@ -241,22 +240,21 @@ def onnx_embedder(
     embedder = OnnxEmbedder(name, model, onnx_path, batch_size=settings.embedding_batch_size,
                             threads=settings.embedding_threads)  # fmt: skip
     record_light_path(embedder, model, path, onnx_path)
-    if precision == "int8":
-        graph, threads = ensure_int8(onnx_path, onnx_path.parent), settings.embedding_threads
-        embedder = OnnxEmbedder(
-            identity(name, "int8"), model, graph, batch_size=INT8_BATCH, threads=threads, lanes=True
-        )
+    if vectors != "fp32":
+        graph, threads = ensure_int8(onnx_path, onnx_path.parent, vectors), settings.embedding_threads
+        named = identity(name, vectors)
+        embedder = OnnxEmbedder(named, model, graph, batch_size=INT8_BATCH, threads=threads, lanes=True)
         embedder.precision = "int8"
     return embedder
 
 
-def _precision(
-    settings: GatewaySettings, stored: list[str] | None, *, onnx_on_cpu: bool, shipped: bool = False
-) -> Precision:
-    precision, why = int8.choose(settings.embedding_precision, stored or [], onnx_on_cpu=onnx_on_cpu,
-                                 deployment=settings.deployment, shipped=shipped)  # fmt: skip
-    log.info("embedding precision %s: %s", precision, why)
-    return precision
+def _vectors(
+    settings: GatewaySettings, stored: list[str] | None, *, onnx_on_cpu: bool, shipped: Collection[str] = ()
+) -> Vectors:
+    vectors, why = int8.choose(settings.embedding_precision, stored or [], onnx_on_cpu=onnx_on_cpu,
+                               deployment=settings.deployment, shipped=shipped)  # fmt: skip
+    log.info("embedding precision %s: %s", vectors, why)
+    return vectors
 
 
 class EmbedderHolder:
@@ -303,7 +301,8 @@ class EmbedderHolder:
             )
 
     def _stored_models(self) -> list[str]:
-        if self._stored is None or self._settings.embedding_precision != "auto":
+        # auto follows the index's precision, int8 its int8 scheme; fp32 needs nothing from it.
+        if self._stored is None or self._settings.embedding_precision == "fp32":
             return []
         try:
             return self._stored()

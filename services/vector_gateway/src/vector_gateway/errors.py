@@ -5,7 +5,7 @@ from __future__ import annotations
 from ingestion_contracts.common import collection_missing
 from servicekit import Conflict, NotFound, Unprocessable
 
-from .int8 import precision_of
+from .int8 import precision_of, vectors_of
 
 
 def collection_not_found(name: str, available: list[str]) -> NotFound:
@@ -41,14 +41,22 @@ def embedding_mismatch(collection: str, stored: tuple[int, str], model: str, dim
 
 
 def precision_mismatch(collection: str, stored: str, model: str) -> Conflict:
-    """int8 and fp32 vectors of one model are not the same vectors (int8.py): never searched or mixed unknowingly."""
-    made, runs = precision_of(stored), precision_of(model)
+    """int8 and fp32 vectors of one model, or two int8 schemes' vectors, are not the same vectors (int8.py): never
+    searched or mixed unknowingly."""
+    made, runs = vectors_of(stored), vectors_of(model)
+    what = "fp32" if made == "fp32" else f"int8 ({made} scheme)"
+    if precision_of(stored) == precision_of(model):  # two int8 schemes: the setting cannot tell them apart
+        suggestion = ("Start the gateway on this index with VECTOR_GATEWAY_EMBEDDING_PRECISION=auto or int8: it "
+                      "takes the scheme the index's collections hold when they agree. Otherwise re-ingest this "
+                      "collection into a new one.")  # fmt: skip
+    else:
+        suggestion = (f"Run the gateway with VECTOR_GATEWAY_EMBEDDING_PRECISION={precision_of(stored)} (auto "
+                      "follows an index whose collections agree), or re-ingest into a new collection.")  # fmt: skip
     return Conflict(
-        f"Collection {collection!r} holds {made} vectors ({stored!r}), but this gateway embeds with {runs} "
+        f"Collection {collection!r} holds {what} vectors ({stored!r}), but this gateway embeds with {runs} "
         f"({model!r}); queries and new chunks would not be comparable with them.",
         code="EMBEDDING_MISMATCH",
-        suggestion=f"Run the gateway with VECTOR_GATEWAY_EMBEDDING_PRECISION={made} (auto follows an index whose "
-        "collections agree), or re-ingest into a new collection.",
+        suggestion=suggestion,
         details={"collection_model": stored, "gateway_model": model},
     )
 

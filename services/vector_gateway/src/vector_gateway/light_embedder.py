@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .int8 import INT8_BATCH, Precision, ensure_int8, identity, packaged_int8
+from .int8 import INT8_BATCH, Vectors, ensure_int8, identity, packaged_int8
 from .onnx_export import onnx_file, stale_reason
 from .onnx_runtime import OnnxEncoder, Session, open_session
 
@@ -160,11 +160,12 @@ class LightEmbedder(OnnxEncoder):
 
 
 def open_light(
-    name: str, model_dir: Path, cache_dir: Path | None, *, batch_size: int, threads: int, precision: Precision = "fp32"
+    name: str, model_dir: Path, cache_dir: Path | None, *, batch_size: int, threads: int, vectors: Vectors = "fp32"
 ) -> LightEmbedder | None:
     """The torch-free embedder when a manifest that still holds lies beside the cached ONNX file; None, with one
-    log line saying why, when the full path must load the model (and then write the manifest). ``int8`` runs the
-    int8 variant of that file (int8.py; the manifest, checked on fp32, says how to feed and pool it)."""
+    log line saying why, when the full path must load the model (and then write the manifest). An int8 scheme
+    (``vectors``) runs that variant of the file (int8.py; the manifest, checked on fp32, says how to feed and pool
+    it)."""
     try:
         onnx_path = packaged_export(model_dir) or onnx_file(model_dir, cache_dir)
         # A packaged export was checked where it was built (its package pins what the manifest names); a cached one
@@ -177,12 +178,14 @@ def open_light(
             return None
         tokenizer = FileTokenizer(model_dir / manifest.tokenizer_file, manifest)
         graph = onnx_path
-        if precision == "int8":  # shipped beside a packaged export (no onnx needed), else made once in the cache
-            graph = packaged_int8(onnx_path) or ensure_int8(onnx_path, onnx_file(model_dir, cache_dir).parent)
-        session = open_session(graph, threads, lanes=precision == "int8")
-        batch_size = INT8_BATCH if precision == "int8" else batch_size
-        embedder = LightEmbedder(identity(name, precision), tokenizer, session, manifest, batch_size=batch_size)
-        embedder.precision = precision
+        quantized = vectors != "fp32"
+        if quantized:  # shipped beside a packaged export (no onnx needed), else made once in the cache
+            cache = onnx_file(model_dir, cache_dir).parent
+            graph = packaged_int8(onnx_path, vectors) or ensure_int8(onnx_path, cache, vectors)
+        session = open_session(graph, threads, lanes=quantized)
+        batch_size = INT8_BATCH if quantized else batch_size
+        embedder = LightEmbedder(identity(name, vectors), tokenizer, session, manifest, batch_size=batch_size)
+        embedder.precision = "int8" if quantized else "fp32"
     except Exception as exc:  # noqa: BLE001 - whatever is wrong with the cache, the full path still loads the model
         reason = str(exc).splitlines()[0] if str(exc) else ""
         log.warning("embedding model %s cannot start torch-free (%s: %s); loading it with sentence-transformers, "

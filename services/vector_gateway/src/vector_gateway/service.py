@@ -45,7 +45,7 @@ from .filters import COLLECTION_KEY, FilterError, build_filter, in_collection
 from .fusion import Fusion
 from .growth import LiteGrowth
 from .index import DocumentIndex
-from .int8 import precision_of
+from .int8 import precision_of, vectors_of
 from .locks import KeyedLocks
 from .orders import LocalOrders, OrderSource
 from .originals import Originals
@@ -114,7 +114,7 @@ class GatewayService:
         stored = self.store.describe(name)
         if stored[0] != embedder.dimension:
             raise errors.embedding_mismatch(name, stored, embedder.model_name, embedder.dimension)
-        if precision_of(stored[1]) != precision_of(embedder.model_name):  # same model, other vectors (int8.py)
+        if vectors_of(stored[1]) != vectors_of(embedder.model_name):  # same model, other vectors (int8.py)
             raise errors.precision_mismatch(name, stored[1], embedder.model_name)
 
     def _ensure(self, name: str, embedder: Embedder) -> None:

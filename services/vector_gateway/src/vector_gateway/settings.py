@@ -78,9 +78,10 @@ class GatewaySettings(ServiceSettings):
     embedding_precision: Literal["auto", "fp32", "int8"] = Field(
         default="auto",
         description="auto = the precision the index's collections were embedded with; for a new index int8 on CPUs "
-        "with int8 dot products (AVX-512 VNNI, AVX-VNNI, AMX: 1.6x fp32's rate here, nDCG@10 within 0.002) where the "
-        "onnx package can make it, fp32 elsewhere and on a GPU. A collection keeps its precision: the other one is "
-        "refused for it (docs/embeddings.md).",
+        "with int8 dot products (AVX-512 VNNI, AVX-VNNI, AMX) where the model ships its int8 file or the onnx package "
+        "can make it, fp32 elsewhere and on a GPU. int8 takes the int8 scheme the index's collections hold (int8pc "
+        "for a new index, int8 for one made before 2026-12-07). A collection keeps its vectors: another precision or "
+        "scheme is refused for it (docs/embeddings.md).",
     )
     embedding_threads: int = Field(
         default=0, ge=0, le=256, description="ONNX Runtime intra-op threads; 0 = the CPUs this process may use."
