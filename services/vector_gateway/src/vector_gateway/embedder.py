@@ -217,8 +217,9 @@ def create_embedder(settings: GatewaySettings, stored: list[str] | None = None) 
     engine, device = choose_engine(settings)
     model = load_sentence_transformer(path, device)
     if engine == "onnx":
+        vectors = _vectors(settings, stored, onnx_on_cpu=True)  # SchemeUnavailable: not torch's other vectors either
         try:
-            return onnx_embedder(name, model, path, settings, _vectors(settings, stored, onnx_on_cpu=True))
+            return onnx_embedder(name, model, path, settings, vectors)
         except Exception as exc:  # noqa: BLE001 - any export or session failure: the torch engine still works
             log.warning(
                 "embedding model %s cannot run on ONNX Runtime (%s: %s); embedding with torch on the CPU instead",
