@@ -27,6 +27,7 @@ from servicekit import configure_allocators, idle_trimmer
 from servicekit.memory import collect_and_trim
 
 from ..embedder_start import memory_mb
+from ..results_io import write_json
 
 OUT = Path("bench/experiments/results/lance_caches.json")
 WORDS = [f"w{i}" for i in range(20_000)]
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     report = run(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(args.out, report, indent=1)
 
 
 if __name__ == "__main__":

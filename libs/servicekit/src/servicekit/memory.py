@@ -198,12 +198,10 @@ class IdleTrimmer:
         return True
 
     def _release(self) -> None:
-        with self._changed:
-            self._releases = [ref for ref in self._releases if ref() is not None]
-            releases = [ref() for ref in self._releases]
-        for release in releases:
-            if release is None:
-                continue
+        with self._changed:  # the live ones, held strongly for this round; the dead ones forgotten
+            alive = [(ref, release) for ref in self._releases if (release := ref()) is not None]
+            self._releases = [ref for ref, _ in alive]
+        for _, release in alive:
             try:
                 release()
             except Exception:  # a cache left as it was loses nothing: the trim goes on

@@ -55,9 +55,12 @@ class Scheme:
     about: str
 
 
-SCHEMES: dict[str, Scheme] = {
-    "int8pc": Scheme("int8pc", True, 1, "per-channel weights, the first layer's FFN-output MatMul in fp32"),
-    "int8": Scheme("int8", False, None, "per-tensor weights, every FFN-output MatMul in fp32 (before 2026-12-07)"),
+SCHEMES: dict[Vectors, Scheme] = {
+    scheme.name: scheme
+    for scheme in (
+        Scheme("int8pc", True, 1, "per-channel weights, the first layer's FFN-output MatMul in fp32"),
+        Scheme("int8", False, None, "per-tensor weights, every FFN-output MatMul in fp32 (before 2026-12-07)"),
+    )
 }
 CURRENT: Vectors = "int8pc"  # what a new index gets where int8 is chosen
 # Texts per run. Dynamic quantisation takes one activation range per tensor, i.e. per batch: a text's vector would
@@ -78,10 +81,7 @@ def identity(model_name: str, vectors: Vectors) -> str:
 
 
 def vectors_of(model_identity: str) -> Vectors:
-    for name, scheme in SCHEMES.items():
-        if model_identity.endswith(f"+{name}"):
-            return scheme.name
-    return "fp32"
+    return next((name for name in SCHEMES if model_identity.endswith(f"+{name}")), "fp32")
 
 
 def precision_of(model_identity: str) -> Precision:
@@ -179,7 +179,7 @@ def packaged_int8(fp32: Path, scheme: Vectors = CURRENT) -> Path | None:
 
 def shipped_schemes(fp32: Path | None) -> set[str]:
     """The schemes whose int8 file a packaged export carries beside it (none for an export made in the cache)."""
-    return set() if fp32 is None else {name for name in SCHEMES if packaged_int8(fp32, SCHEMES[name].name)}
+    return set() if fp32 is None else {name for name in SCHEMES if packaged_int8(fp32, name)}
 
 
 def ensure_int8(fp32: Path, folder: Path, scheme: Vectors = CURRENT) -> Path:
