@@ -200,3 +200,22 @@ async def test_the_health_check_answers_for_this_worker(queue_settings: McpSetti
             while await async_check_health(redis_settings, health_key(), QUEUE) != 0:
                 await asyncio.sleep(0.1)
         assert worker.health_check_key == health_key()
+
+
+async def test_a_stop_that_comes_as_the_loop_calls_the_broker_still_ends_it(queue_settings: McpSettings) -> None:
+    """SIGTERM handled while the loop is runnable, just before a broker call: the one cancellation arq sends is
+    thrown inside redis-py's check of a pooled connection, `asyncio.timeout(0)` around a read, which turns a
+    cancellation asked for before it into a TimeoutError that redis-py then takes as "nothing to read" (CPython
+    gh-134471). The loop went on polling and the worker never ended (CI, stop 59). The stop is asked for here from
+    inside the loop's own task, where that cancellation is always pending at the next broker call."""
+    worker = build_worker(queue_settings, handle_signals=False)
+
+    async def stop_while_running(ctx: dict[str, Any]) -> None:
+        ctx["state"] = with_test_kinds(AppState.create(queue_settings, backend=None))  # type: ignore[arg-type]  # these job kinds never call a service
+        worker.handle_sig(signal.SIGUSR1)  # the loop's task is running: its cancellation waits for its next await
+
+    worker.on_startup = stop_while_running
+    try:
+        await _ended(asyncio.create_task(worker.async_run()), "the worker's loop", within_s=10)
+    finally:
+        await _ended(asyncio.ensure_future(worker.close()), "the worker's close")

@@ -6,6 +6,9 @@
   nothing of it. A job arq gives up (its payload expired on the queue, its tries used up, a payload that is
   not JSON) ends `failed` in its record with the reason, never `running` for days.
 - A periodic sweep ends the records of jobs that are no longer on the queue at all (a broker that lost them).
+- A stop (SIGTERM) ends the loop at its next turn even when arq's one cancellation of its task was lost: redis-py
+  checks a pooled connection inside `asyncio.timeout(0)`, which turns a cancellation asked for before it into a
+  TimeoutError (CPython gh-134471) that redis-py takes as "nothing to read"; the task still counts the request.
 - The health key in Redis is written by a script that runs when Redis is full, and every poll (also one that
   fails) touches a heartbeat file: `ingestion-mcp-worker --check` (a liveness probe) passes while the loop
   runs, so a broker outage never gets workers restarted.
@@ -91,6 +94,7 @@ class QueueWorker(Worker):
     async def main(self) -> None:
         """arq's main loop, without the calls that would end the worker on a broker fault at start-up."""
         while True:  # the broker may be away when the worker starts: wait for it, do not exit
+            self._end_if_stopping()
             try:
                 await self.pool.ping()
                 break
@@ -101,7 +105,17 @@ class QueueWorker(Worker):
         if self.on_startup:
             await self.on_startup(self.ctx)
         async for _ in poll(self.poll_delay_s):
+            self._end_if_stopping()
             await self._poll_iteration()
+
+    @staticmethod
+    def _end_if_stopping() -> None:
+        """End the loop when its task was asked to stop (arq's handle_sig, or the end of the grace after SIGTERM)
+        although the cancellation itself was lost inside redis-py (the module's text): Task.cancelling() still
+        counts it."""
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise asyncio.CancelledError("the worker is stopping")
 
     async def _poll_iteration(self) -> None:
         beat(self.heartbeat)  # the loop runs (polling, or waiting for the broker): what a liveness probe asks
@@ -138,6 +152,7 @@ class QueueWorker(Worker):
         self.broker_errors += 1
         if self.broker_errors == 1 or self.broker_errors % 20 == 0:
             log.warning("broker call failed during %s (%s: %s); retrying", where, type(exc).__name__, exc)
+        self._end_if_stopping()
         await asyncio.sleep(self._backoff)
         self._backoff = min(self._backoff * 2, BACKOFF_MAX_S)
 
