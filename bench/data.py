@@ -73,7 +73,7 @@ class Dataset:
         (the distractors). None keeps everything."""
         if max_queries is None and extra_docs is None:
             return self
-        query_ids = sorted(self.qrels, key=_order)[: max_queries or None]
+        query_ids = sorted(self.qrels, key=query_order)[: max_queries or None]
         qrels = {q: self.qrels[q] for q in query_ids}
         needed = set().union(*qrels.values())
         others = [d for d in self.docs if d.doc_id not in needed]
@@ -86,7 +86,7 @@ class Dataset:
 SciFact = Dataset  # the name older callers import
 
 
-def _order(query_id: str) -> tuple[int, str]:
+def query_order(query_id: str) -> tuple[int, str]:
     return (int(query_id), "") if query_id.isdigit() else (0, query_id)
 
 
@@ -154,10 +154,10 @@ def _train_split(directory: Path) -> Dataset:
 def dev_split(data: Dataset, part: str) -> Dataset:
     """``data`` with a fixed part of its judged queries: "dev" (DEV_SHARE of them, drawn with DEV_SEED) or
     "heldout" (the others). For a set with no train split: tune on dev, report held out and all."""
-    ids = sorted(data.qrels, key=_order)
+    ids = sorted(data.qrels, key=query_order)
     random.Random(DEV_SEED).shuffle(ids)
     dev = set(ids[: round(len(ids) * DEV_SHARE)])
-    chosen = [q for q in sorted(data.qrels, key=_order) if (q in dev) == (part == "dev")]
+    chosen = [q for q in sorted(data.qrels, key=query_order) if (q in dev) == (part == "dev")]
     return Dataset(data.docs, {q: data.queries[q] for q in chosen}, {q: data.qrels[q] for q in chosen}, data.name,
                    data.graded)  # fmt: skip
 

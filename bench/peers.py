@@ -28,15 +28,18 @@ runs offline on the same weights. To install it (chroma-mcp 0.2.6 pins mcp 1.6.0
     python3.11 -m venv ~/peers/chroma-mcp
     ~/peers/chroma-mcp/bin/pip install chroma-mcp==0.2.6 "pydantic<2.11"
 
-    python -m bench.peers --peer ~/peers/chroma-mcp/bin/chroma-mcp [--docs 5183] [--rounds 1] [--queries 300]
+    python -m bench.peers --peer ~/peers/chroma-mcp/bin/chroma-mcp [--dataset scifact|dbpedia-5k] [--docs 5183]
+                          [--rounds 1] [--queries 300]
                           [--servers int8,fp32,chroma] [--path sync|batch] [--idle 60] [--out bench/results/peers.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -49,7 +52,7 @@ import psutil
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from .data import Doc, load
+from .data import DATASETS, Doc, load, query_order
 from .embedder_start import memory_mb
 from .metrics import ndcg_at_k
 from .pdf_scale import MB, TreeSampler
@@ -155,12 +158,20 @@ async def measure(server: Server, docs: list[Doc], folder: Path, queries: dict[s
     }  # fmt: skip
 
 
-def make_servers(names: list[str], peer: list[str] | None, path: str) -> list[Server]:
+def file_stem(doc_id: str) -> str:
+    """The file name (without .txt) a document is written under: its id where that is a plain name (SciFact's numbers),
+    else a digest of it (dbpedia-5k's ids are "<dbpedia:Name>", with characters a file name should not carry)."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", doc_id):
+        return doc_id
+    return "d" + hashlib.sha1(doc_id.encode("utf-8")).hexdigest()[:16]
+
+
+def make_servers(names: list[str], peer: list[str] | None, path: str, stems: dict[str, str]) -> list[Server]:
     made: list[Server] = []
     cache = model_cache()
     for name in names:
         if name in ("int8", "fp32"):
-            made.append(Ours(f"ingestion-mcp {name}", [], precision=name, path=path, model_cache=cache))
+            made.append(Ours(f"ingestion-mcp {name}", [], precision=name, path=path, model_cache=cache, stems=stems))
         elif name == "chroma":
             if not peer:
                 raise SystemExit("--peer: the chroma-mcp command (see this module's docstring to install it)")
@@ -171,18 +182,19 @@ def make_servers(names: list[str], peer: list[str] | None, path: str) -> list[Se
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    dataset = load()
+    dataset = load(DATASETS[args.dataset])
     if args.docs < len(dataset.docs):  # the queries' relevant documents and others drawn to make up the number
         needed = len(set().union(*(set(r) for r in list(dataset.subset(args.queries, 0).qrels.values()))))
         dataset = dataset.subset(args.queries, max(0, args.docs - needed))
     docs, qrels = dataset.docs, dataset.qrels
-    queries = {q: dataset.queries[q] for q in sorted(qrels, key=int)[: args.queries]}
-    servers = make_servers(args.servers.split(","), args.peer.split() if args.peer else None, args.path)
+    queries = {q: dataset.queries[q] for q in sorted(qrels, key=query_order)[: args.queries]}
+    stems = {doc.doc_id: file_stem(doc.doc_id) for doc in docs}
+    servers = make_servers(args.servers.split(","), args.peer.split() if args.peer else None, args.path, stems)
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="peers-docs-") as scratch:
         folder = Path(scratch)
         for doc in docs:
-            (folder / f"{doc.doc_id}.txt").write_text(f"{doc.title}\n\n{doc.text}\n", encoding="utf-8")
+            (folder / f"{stems[doc.doc_id]}.txt").write_text(f"{doc.title}\n\n{doc.text}\n", encoding="utf-8")
         for server in servers:
             if isinstance(server, Ours):
                 server.docs = folder
@@ -193,8 +205,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 result = await measure(server, docs, folder, queries, qrels, args.idle)
                 log(json.dumps(result))
                 runs.append({"round": round_ + 1, **result})
-    return {"benchmark": "peers", "docs": len(docs), "queries": len(queries), "path": args.path,
-            "cpus": os.cpu_count(), "runs": runs}  # fmt: skip
+    return {"benchmark": "peers", "dataset": args.dataset, "docs": len(docs), "queries": len(queries),
+            "path": args.path, "cpus": os.cpu_count(), "runs": runs}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -202,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--peer", help="the chroma-mcp command (its venv's bin/chroma-mcp)")
     parser.add_argument("--servers", default="int8,fp32,chroma", help="which to run, in this order in round 1")
-    parser.add_argument("--docs", type=int, default=5183, help="SciFact documents (5,183: all)")
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="scifact", help="the corpus and its queries")
+    parser.add_argument("--docs", type=int, default=5183, help="documents (SciFact's 5,183: all; dbpedia-5k's 5,000)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--path", choices=["sync", "batch"], default="sync", help="how ingestion-mcp ingests")

@@ -87,6 +87,7 @@ class Ours(Server):
 
     docs: Path | None = None  # the folder of the corpus' files, where the server may read
     model_cache: Path | None = None  # the model's files as the user's install ships them (model_cache())
+    stems: dict[str, str] = field(default_factory=dict)  # document id -> its file's name without .txt (bench.peers)
 
     def params(self, scratch: Path) -> StdioServerParameters:
         env = {**os.environ, "INGESTION_MCP_DATA_DIR": str(scratch / "data"), "INGESTION_MCP_ALLOWED_ROOTS":
@@ -105,7 +106,7 @@ class Ours(Server):
             return await self._finished(session, synced)
         done = 0
         for start in range(0, len(docs), OURS_BATCH):
-            items = [{"text": f"{d.title}\n\n{d.text}", "name": d.doc_id, "source": d.doc_id}
+            items = [{"text": f"{d.title}\n\n{d.text}", "name": self._stem(d), "source": self._stem(d)}
                      for d in docs[start : start + OURS_BATCH]]  # fmt: skip
             queued = await call(session, "ingest_batch", {"items": items, "collection": COLLECTION})
             answer = await self._finished(session, queued)
@@ -127,7 +128,13 @@ class Ours(Server):
 
     async def ranked(self, session: ClientSession, query: str) -> list[str]:
         answer = await call(session, "search", {"query": query, "collection": COLLECTION, "top_k": 10})
-        return fold_to_documents(Path(hit["source"]).stem for hit in answer.get("results") or [])
+        ids = {stem: doc_id for doc_id, stem in self.stems.items()}
+        return fold_to_documents(
+            ids.get(stem, stem) for stem in (Path(h["source"]).stem for h in answer.get("results") or [])
+        )
+
+    def _stem(self, doc: Doc) -> str:
+        return self.stems.get(doc.doc_id, doc.doc_id)
 
 
 @dataclass
