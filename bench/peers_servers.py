@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -128,13 +129,16 @@ class Ours(Server):
 
     async def ranked(self, session: ClientSession, query: str) -> list[str]:
         answer = await call(session, "search", {"query": query, "collection": COLLECTION, "top_k": 10})
-        ids = {stem: doc_id for doc_id, stem in self.stems.items()}
-        return fold_to_documents(
-            ids.get(stem, stem) for stem in (Path(h["source"]).stem for h in answer.get("results") or [])
-        )
+        stems = (Path(hit["source"]).stem for hit in answer.get("results") or [])
+        return fold_to_documents(self._ids.get(stem, stem) for stem in stems)
 
     def _stem(self, doc: Doc) -> str:
         return self.stems.get(doc.doc_id, doc.doc_id)
+
+    @cached_property
+    def _ids(self) -> dict[str, str]:
+        """File name -> document id (made once: ranked() is inside the timed search)."""
+        return {stem: doc_id for doc_id, stem in self.stems.items()}
 
 
 @dataclass
