@@ -10,17 +10,21 @@ gives it), its page, and the words or short quote the answer holds (bench/manual
 The real server (``ingestion_mcp.cli.server_command`` over stdio, embedded services, a fresh data folder) ingests
 the eight manuals into one collection with ``ingest_document``, as an agent's library holds them. Each question is
 asked with ``search`` (top_k 5, as an agent calls it: the relevance floor on) in hybrid, keyword and semantic mode,
-then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs here) and hybrid with ``per_document: 1``
-(``hybrid_grouped``: five documents, each by its best passage):
+then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs here), hybrid with ``per_document: 1``
+(``hybrid_grouped``: five documents, each by its best passage), and keyword and semantic with ``min_score: 0``:
 
 - ``rank1``, ``top5``: the answering section's passage is the first hit, or among the five: a hit of the question's
   document whose section path is the answer's or lies under it;
 - ``answer_whole`` (hybrid): ``get_document_section`` of the first hit's section (its subsections with it, the
   tool's default) holds every word or quote of the answer, as an agent that reads the top hit's section would
   find it; ``read_chars`` is the median length of that read;
-- ``held_back``: answers the relevance floor held back whole (no hit shown);
+- ``held_back``: answers the relevance floor held back whole (no hit shown); ``floor_cost``, per mode: the share of
+  the answers found in the top 5 without the floor that it held back (issue 52, point 2: at most 1%);
 - ``gold_whole``: the answer's own section, read by its path, holds the answer (checks the set itself: 1.0);
-- ``ranks``: each question's rank in each way (null: not in the five) and its answer_whole, to compare two runs.
+- ``ranks``: each question's rank in each way (null: not in the five) and its answer_whole, to compare two runs;
+- ``offtopic``: questions the manuals do not answer (bench.offtopic_sets' test half: everyday questions in English,
+  German, French and Spanish, and made-up words), asked in each mode: the share answering nothing, and each shown
+  answer with its first hit.
 
 Needs the -doc packages bench/manuals.py names for these manuals. Figures: docs/search-scores.md "Questions on
 real manuals".
@@ -44,6 +48,7 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 
 from .manual_qa_set import CHOSEN, Question, holds, load_questions, manual_files
+from .offtopic_sets import offtopic_sets
 from .pdf_scale import ROOT, server
 from .results_io import write_json
 from .scale_mcp import BIG_BUDGET, OPEN_TIMEOUT_S, first_answer
@@ -51,10 +56,13 @@ from .scale_mcp import BIG_BUDGET, OPEN_TIMEOUT_S, first_answer
 COLLECTION = "manuals"
 # Each way a question is asked: the three modes as an agent calls them, then hybrid without the relevance floor (what
 # the floor costs here) and hybrid grouped by document (one passage per manual file, issue 52 point 6).
+# Then keyword and semantic without the floor, for what the floor costs in each mode.
 WAYS: dict[str, dict[str, Any]] = {
     "hybrid": {"mode": "hybrid"}, "keyword": {"mode": "keyword"}, "semantic": {"mode": "semantic"},
     "hybrid_no_floor": {"mode": "hybrid", "min_score": 0}, "hybrid_grouped": {"mode": "hybrid", "per_document": 1},
+    "keyword_no_floor": {"mode": "keyword", "min_score": 0}, "semantic_no_floor": {"mode": "semantic", "min_score": 0},
 }  # fmt: skip
+MODES = ("hybrid", "keyword", "semantic")
 TOP_K = 5
 
 
@@ -165,6 +173,36 @@ def share(rows: list[dict[str, Any]], test: Any) -> float:
     return round(sum(1 for row in rows if test(row)) / len(rows), 3) if rows else 0.0
 
 
+def floor_cost(rows: list[dict[str, Any]], mode: str) -> float:
+    """The share of the answers found in the top 5 without the relevance floor that the floor held back."""
+    found = [r for r in rows if r[f"{mode}_no_floor"]["rank"] is not None]
+    return round(sum(1 for r in found if r[mode]["held_back"]) / len(found), 4) if found else 0.0
+
+
+async def offtopic(client: Client) -> dict[str, Any]:
+    """Questions the manuals do not answer (bench.offtopic_sets' test half: everyday questions in English, German,
+    French and Spanish, made-up words), asked in each mode as an agent asks them: the share answering nothing, and
+    each shown answer's query and first hit, for a reader to judge."""
+    sets = offtopic_sets("test", multilingual=True)
+    silent: dict[str, dict[str, float]] = {}
+    shown: list[dict[str, Any]] = []
+    for name, queries in sets.items():
+        silent[name] = {}
+        for mode in MODES:
+            quiet = 0
+            for query in queries:
+                answer = await call(client, "search", {"query": query, "collection": COLLECTION, "top_k": TOP_K,
+                                                       "mode": mode})  # fmt: skip
+                hits = answer.get("results") or []
+                quiet += not hits
+                if hits:
+                    top = hits[0]
+                    shown.append({"set": name, "mode": mode, "query": query, "score": top.get("score"),
+                                  "top_hit": [top.get("title"), top.get("section")]})  # fmt: skip
+            silent[name][mode] = round(quiet / len(queries), 3)
+    return {"queries": {name: len(queries) for name, queries in sets.items()}, "silent": silent, "shown": shown}
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"questions": len(rows)}
     for way in WAYS:
@@ -173,6 +211,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "top5": share(rows, lambda r, w=way: r[w]["rank"] is not None),
             "held_back": sum(1 for r in rows if r[way]["held_back"]),
         }
+    out["floor_cost"] = {mode: floor_cost(rows, mode) for mode in MODES}
     out["answer_whole"] = share(rows, lambda r: r["answer_whole"])
     out["read_chars_median"] = int(statistics.median(r["read_chars"] for r in rows)) if rows else 0
     out["gold_whole"] = share(rows, lambda r: r["gold_whole"])
@@ -201,12 +240,13 @@ async def measure(work: Path, dump: Path | None) -> dict[str, Any]:
                 write_json(dump, await outlines(client, doc_ids))
             await first_answer(client, "manual", COLLECTION)
             rows = [await ask(client, q, doc_ids) | {"manual": q.manual} for q in questions]
+            off = await offtopic(client)
     failed = {k: v for k, v in ingested.items() if v not in ("indexed", "replaced", "updated", "skipped")}
     seconds = round(time.perf_counter() - began, 1)
     conditions = {"cores": os.cpu_count(), "load_before": round(load_before, 2),
                   "load_after": round(os.getloadavg()[0], 2), "seconds": seconds}  # fmt: skip
     head = {"documents": len(doc_ids), "ingest_s": ingest_s if fresh else None, "ingest_failed": failed}
-    return head | report(rows) | {"conditions": conditions}
+    return head | report(rows) | {"offtopic": off, "conditions": conditions}
 
 
 def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -236,7 +276,8 @@ def main(argv: list[str] | None = None) -> None:
         work = (args.work_dir or Path(folder)).resolve()
         work.mkdir(parents=True, exist_ok=True)
         report = anyio.run(measure, work, args.outlines)
-    print(json.dumps({k: report[k] for k in ("manuals", "documents", "ingest_s", "overall", "per_manual")}, indent=1))
+    shown = ("manuals", "documents", "ingest_s", "overall", "per_manual")
+    print(json.dumps({k: report[k] for k in shown} | {"offtopic_silent": report["offtopic"]["silent"]}, indent=1))
     if args.out:
         write_json(args.out, report)
 

@@ -44,12 +44,17 @@ def chunk_rows(dataset: str) -> list[dict[str, Any]]:
 
 
 def queries_of(dataset: str) -> dict[str, dict[str, str]]:
-    """split -> {query id: text}, every split the set has, and the off-topic questions of bench.offtopic_sets:
-    "offtopic" its tuning half (bench.offtopic's list), "offtopic_test" its test half, written apart from it."""
+    """split -> {query id: text}, every split the set has, and the off-topic queries of bench.offtopic_sets:
+    "offtopic" its tuning half (bench.offtopic's list), "offtopic_test" its test half, written apart from it;
+    "nonsense" and "nonsense_test" its made-up words, the same halves."""
     from .offtopic_sets import offtopic_sets
 
     splits = {split: load(DATASETS[dataset], split).queries for split in SPLITS[dataset]}
-    off = {name: offtopic_sets(part)["everyday"] for name, part in (("offtopic", "tune"), ("offtopic_test", "test"))}
+    halves = {"offtopic": "tune", "offtopic_test": "test"}
+    off = {name: offtopic_sets(part)["everyday"] for name, part in halves.items()}
+    off |= {
+        f"nonsense{name.removeprefix('offtopic')}": offtopic_sets(part)["nonsense"] for name, part in halves.items()
+    }
     return splits | {name: {f"{name}{i}": text for i, text in enumerate(texts)} for name, texts in off.items()}
 
 

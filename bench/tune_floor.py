@@ -5,17 +5,22 @@
 
 On the cached rankings (bench.tune_cache) with the variant the gateway ships (bench.tune), each query's answer is
 its first 10 passages. For each mode and floor t: the share of the off-topic questions (bench.offtopic_sets'
-everyday questions: the tuning half on ``train``, the test half on ``test``) that answer nothing on each set, and
-the share of the relevant documents among an on-topic query's top 10 that the answers keep (recall@10 kept), three
-ways:
+everyday questions: the tuning half on ``train``, the test half on ``test``) and of its made-up words (those no
+chunk holds) that answer nothing on each set, and the share of the relevant documents among an on-topic query's top
+10 that the answers keep (recall@10 kept), three ways:
 
 - ``per_hit``: every hit under t held back;
 - ``gate``: the whole answer held back when its best hit is under t;
-- ``rules``: the gate as the gateway judges an answer (``relevance.on_topic``): under t it is still shown when a
-  hybrid hit's meaning alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode would score it), or
-  when one of its passages holds two thirds of the query's content words as written.
+- ``rules``: the answer judged as the gateway judges it (``relevance.on_topic``): shown when one of its passages
+  holds two thirds of the query's content words as written; held back when no passage shares a word with the query
+  and the query holds no word the model knows whole (made-up words); semantic by t; hybrid when a hit's meaning
+  alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode would score it), or when it reaches t
+  with a hit's meaning at ``LEXICAL_MEANING_FLOOR``; keyword when it reaches t with a hit's meaning at
+  ``LEXICAL_MEANING_FLOOR``.
 
-``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, to choose both on ``train``.
+``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, ``hybrid_lexical`` and
+``keyword_meaning`` over lexical meaning floors (keyword: by keyword floors), to choose them on ``train``; ``shown``
+lists the off-topic questions each mode still answers, with the title of the first hit, for a reader to judge.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ingestion_contracts.gateway import MEANING_FLOOR
+from ingestion_contracts.gateway import LEXICAL_MEANING_FLOOR, MEANING_FLOOR, RELEVANCE_FLOOR
 from vector_gateway import lexical
+from vector_gateway.embedder import bundled_model_dir
+from vector_gateway.vocabulary import model_words
 
 from .data import DATASETS, load
 from .tune import RESULTS, shipped_variant
@@ -39,22 +46,44 @@ MEANING_FLOORS = [0.36, 0.38, 0.4, 0.42, 0.45, 0.5, 0.55, 1.01]  # 1.01: no mean
 ANSWER_HITS = 10  # passages of an answer the gateway judges (the search tool's top_k as the bench asks it)
 SPLITS = {"train": {"scifact": "train", "dbpedia-5k": "dev"}, "test": {"scifact": "test", "dbpedia-5k": "test"}}
 OFF_TOPIC = {"train": "offtopic", "test": "offtopic_test"}
+NONSENSE = {"train": "nonsense", "test": "nonsense_test"}
+KNOWN = model_words(bundled_model_dir()) or frozenset()  # the words the bundled model knows whole
+KEYWORD_FLOORS = [0.0, 0.1, 0.15, 0.2, 0.22, 0.25, 0.3]
+LEXICAL_FLOORS = [0.0, 0.2, 0.25, 0.3, 0.32, 0.34, 0.36, 0.38, 0.4, 0.45]  # 0: no lexical meaning rule (before)
 
 
 @dataclass(frozen=True)
 class Answer:
+    mode: str
     best: float  # the first passage's score
-    dense: float  # the best calibrated cosine among its passages (0 outside hybrid mode: the rule is hybrid's)
+    dense: float  # the best calibrated cosine among its passages (what semantic mode would score them)
     holds_words: bool  # one passage holds two thirds of the query's content words as written
     relevant: list[float]  # the best-passage score of each relevant document among its top 10 documents
+    # A passage holds one of the query's content words as written, or matches it in BM25; or the query holds a word
+    # the model knows whole (vocabulary.model_words): else it is made-up words, held back whatever its meaning.
+    words_to_go_by: bool = True
 
-    def shown(self, floor: float, dense_floor: float) -> bool:
-        return self.best >= floor or self.dense >= dense_floor or self.holds_words
+    def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None) -> bool:
+        """As relevance.on_topic judges it: an answer holding the query's words is shown, one with no word to go by
+        is not; semantic by its score; hybrid by its meaning alone (``dense_floor``), or by its score with its
+        meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR); keyword by its score with its meaning
+        reaching ``lexical_floor``."""
+        if self.holds_words:
+            return True
+        if not self.words_to_go_by:
+            return False
+        if self.mode == "semantic":
+            return self.best >= floor
+        if self.mode == "hybrid" and self.dense >= dense_floor:
+            return True
+        lexical_floor = LEXICAL_MEANING_FLOOR[self.mode] if lexical_floor is None else lexical_floor
+        return self.best >= floor and self.dense >= lexical_floor
 
 
-def answers(cached: Cached, variant: Variant, split: str, qrels: dict[str, dict[str, int]] | None) -> list[Answer]:
+def answers(cached: Cached, variant: Variant, queries: dict[str, str],
+            qrels: dict[str, dict[str, int]] | None) -> list[Answer]:  # fmt: skip
     out = []
-    for qid, text in cached.splits[split].items():
+    for qid, text in queries.items():
         if qrels is not None and qid not in qrels:
             continue
         ranked = cached.passages(variant, text)
@@ -62,38 +91,83 @@ def answers(cached: Cached, variant: Variant, split: str, qrels: dict[str, dict[
         dense = max((cached.calibrated_dense(variant, text, i) for i in hits), default=0.0)
         words = lexical.query_words(text)
         held = bool(words) and any(3 * len(words & cached.words[i]) >= 2 * len(words) for i in hits)
+        matched = variant.mode != "semantic" and bool((cached.bm25(variant)[cached.row[text], hits] > 0).any())
+        shares = not words or matched or any(words & cached.words[i] for i in hits) or bool(words & KNOWN)
         documents = cached.top_documents(ranked)
         relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
         best = ranked[0][1] if ranked else 0.0
-        out.append(Answer(best, dense if variant.mode == "hybrid" else 0.0, held, relevant))
+        out.append(Answer(variant.mode, best, dense, held, relevant, shares))
     return out
 
 
-def shares(on: list[Answer], off: list[Answer], floor: float, dense_floor: float) -> dict[str, float]:
+def made_up(cached: Cached, split: str) -> dict[str, str]:
+    """The nonsense queries of ``split`` none of whose words any chunk holds (a made-up word can be a real one)."""
+    if split not in cached.splits:
+        raise SystemExit(
+            f"The {cached.dataset} cache has no {split!r} queries: run `python -m bench.tune_cache` again."
+        )
+    held = frozenset().union(*cached.words)
+    return {qid: text for qid, text in cached.splits[split].items() if not lexical.query_words(text) & held}
+
+
+def silent(answers: list[Answer], floor: float, dense_floor: float, lexical_floor: float | None = None) -> float:
+    """The share of ``answers`` the gateway would hold back (relevance.on_topic's rules)."""
+    held = sum(not a.shown(floor, dense_floor, lexical_floor) for a in answers)
+    return round(held / len(answers), 3) if answers else 1.0
+
+
+def shares(on: list[Answer], off: list[Answer], nonsense: list[Answer], floor: float, dense_floor: float,
+           lexical_floor: float | None = None) -> dict[str, float]:  # fmt: skip
     total = max(sum(len(a.relevant) for a in on), 1)
+    kept = sum(len(a.relevant) for a in on if a.shown(floor, dense_floor, lexical_floor))
     return {"offtopic_silent": round(sum(a.best < floor for a in off) / len(off), 3),
-            "offtopic_silent_rules": round(sum(not a.shown(floor, dense_floor) for a in off) / len(off), 3),
+            "offtopic_silent_rules": silent(off, floor, dense_floor, lexical_floor),
+            "nonsense_silent_rules": silent(nonsense, floor, dense_floor, lexical_floor),
             "relevant_kept_per_hit": round(sum(s >= floor for a in on for s in a.relevant) / total, 4),
             "relevant_kept_gate": round(sum(len(a.relevant) for a in on if a.best >= floor) / total, 4),
-            "relevant_kept_rules": round(
-                sum(len(a.relevant) for a in on if a.shown(floor, dense_floor)) / total, 4)}  # fmt: skip
+            "relevant_kept_rules": round(kept / total, 4)}  # fmt: skip
+
+
+def shown_offtopic(cached: Cached, variant: Variant, queries: dict[str, str]) -> list[list[str]]:
+    """The off-topic questions the shipped rules show, each with its first hit's title: for a reader to judge."""
+    out = []
+    for text in queries.values():
+        answer = answers(cached, variant, {"q": text}, None)[0]
+        if answer.shown(RELEVANCE_FLOOR[variant.mode], MEANING_FLOOR):
+            out.append([text, str(cached.chunks["title"][cached.passages(variant, text)[0][0]])])
+    return out
 
 
 def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"variant": variant.changed(), "meaning_floor": MEANING_FLOOR, "offtopic": OFF_TOPIC[part]}
+    out: dict[str, Any] = {"variant": variant.changed(), "meaning_floor": MEANING_FLOOR,
+                           "lexical_meaning_floor": LEXICAL_MEANING_FLOOR, "offtopic": OFF_TOPIC[part]}  # fmt: skip
     for dataset, split in SPLITS[part].items():
         cached = Cached(dataset, root)
         qrels = load(DATASETS[dataset], split).qrels
         cache_split = "train" if split == "train" else "test"  # the cache keeps dbpedia's 40 judged queries whole
-        out[dataset] = {}
+        made = made_up(cached, NONSENSE[part])
+        out[dataset] = {"nonsense_queries": len(made), "shown": {}}
         for mode in ("hybrid", "semantic", "keyword"):
             moded = replace(variant, mode=mode)
-            on, off = answers(cached, moded, cache_split, qrels), answers(cached, moded, OFF_TOPIC[part], None)
-            out[dataset][mode] = {floor: shares(on, off, floor, MEANING_FLOOR) for floor in FLOORS}
+            on = answers(cached, moded, cached.splits[cache_split], qrels)
+            off = answers(cached, moded, cached.splits[OFF_TOPIC[part]], None)
+            nonsense = answers(cached, moded, made, None)
+            out[dataset][mode] = {floor: shares(on, off, nonsense, floor, MEANING_FLOOR) for floor in FLOORS}
+            out[dataset]["shown"][mode] = shown_offtopic(cached, moded, cached.splits[OFF_TOPIC[part]])
+            if mode == "keyword":
+                out[dataset]["keyword_meaning"] = {
+                    f"{floor} / {lexical}": shares(on, off, nonsense, floor, MEANING_FLOOR, lexical)
+                    for floor in KEYWORD_FLOORS for lexical in LEXICAL_FLOORS
+                }  # fmt: skip
             if mode == "hybrid":
                 out[dataset]["hybrid_meaning"] = {
-                    f"{floor} / {dense}": shares(on, off, floor, dense)
+                    f"{floor} / {dense}": shares(on, off, nonsense, floor, dense)
                     for floor in HYBRID_FLOORS for dense in MEANING_FLOORS
+                }  # fmt: skip
+                out[dataset]["hybrid_lexical"] = {
+                    f"{RELEVANCE_FLOOR['hybrid']} / {lexical}": shares(
+                        on, off, nonsense, RELEVANCE_FLOOR["hybrid"], MEANING_FLOOR, lexical)
+                    for lexical in LEXICAL_FLOORS
                 }  # fmt: skip
     return out
 

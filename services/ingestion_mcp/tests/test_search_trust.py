@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from ingestion_contracts.gateway import RELEVANT_SCORE
+from ingestion_contracts.gateway import RELEVANCE_FLOOR, RELEVANT_SCORE
 
 LEGAL = {
     "Term": "This Agreement starts on the Effective Date and runs for twenty four months. Either party may end "
@@ -160,3 +160,44 @@ async def test_a_small_librarys_true_answers_pass_the_floor(connect, call_tool, 
         for query in [*OFF_TOPIC[1:], "best recipe for banana bread with walnuts"]:
             out = await call_tool(client, "search", query=query, collection="trust_small", mode="hybrid", top_k=3)
             assert out["results"] == [], (query, out["results"])
+
+
+async def test_keyword_answers_are_judged_by_their_meaning_too(connect, call_tool, license_text) -> None:
+    """Issue 52: BM25 scores any shared word, so everyday questions that share one with the GPL ("manual", "fee")
+    reached the keyword floor and were shown. A keyword answer is now shown when one of its passages holds the
+    query's words, or when its best passage is close to the query in meaning as well; a question the text answers in
+    other words still is."""
+    async with connect() as client:
+        for query in ("user manual of a coffee machine", "best bank account without a monthly fee"):
+            arguments = {"query": query, "collection": license_text, "mode": "keyword", "top_k": 5}
+            out = await call_tool(client, "search", **arguments)
+            shown = await call_tool(client, "search", **arguments, min_score=0)
+            assert out["results"] == [], (query, out["results"])
+            assert max(r["score"] for r in shown["results"]) >= RELEVANCE_FLOOR["keyword"], shown  # held by meaning
+        answered = await call_tool(client, "search", query="may I charge a fee for conveying copies",
+                                   collection=license_text, mode="keyword", top_k=3)  # fmt: skip
+        assert any("charge any price" in r["text"] for r in answered["results"]), answered
+
+
+async def test_made_up_words_answer_nothing_however_close_their_vector(connect, call_tool, app_state: Any) -> None:
+    """Issue 52: a made-up word shares no word with any passage, but its vector can sit as close to a name as a
+    true paraphrase to its passage ("kisknorttund" and a note on Krudttønden: a calibrated 0.51, over the semantic
+    floor). An answer that shares no word with a query holding no word the model knows is held back in every mode;
+    the name itself still finds its note."""
+    from ingestion_mcp.server import build_server
+    from mcp import Client
+
+    note = {"Krudttønden": "Krudttønden is a cultural centre in Østerbro, Copenhagen, in a former powder magazine."}
+    async with Client(build_server(app_state)) as client:
+        arguments = {"text": markdown("Krudttønden", note), "name": "Krudttønden", "collection": "trust_names"}
+        assert (await client.call_tool("ingest_text", arguments)).structured_content["success"]
+    async with connect() as client:
+        for mode in ("semantic", "hybrid"):
+            arguments = {"query": "kisknorttund", "collection": "trust_names", "mode": mode, "top_k": 3}
+            out = await call_tool(client, "search", **arguments)
+            assert out["results"] == [], (mode, out["results"])
+        shown = await call_tool(client, "search", query="kisknorttund", collection="trust_names", mode="semantic",
+                                top_k=3, min_score=0)  # fmt: skip
+        assert shown["results"][0]["score"] >= RELEVANCE_FLOOR["semantic"], shown  # what was shown before
+        found = await call_tool(client, "search", query="Krudttønden", collection="trust_names", top_k=3)
+        assert found["results"] and "powder magazine" in found["results"][0]["text"], found

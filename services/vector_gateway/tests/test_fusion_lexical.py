@@ -99,6 +99,18 @@ def test_multi_language_analysis_keeps_english_terms_and_marks_the_others() -> N
     assert analyze("Standardpakete", "snowball_multi", "de") == f"de{LANGUAGE_MARK}standardpak"
 
 
+def test_a_query_word_makes_no_term_of_a_language_it_is_a_stop_word_of() -> None:
+    """A French everyday question matched every French passage on "comment", "de", "un" (issue 52): a stop word of a
+    language makes no term of that language, and still makes the others' (English "comment" is a word)."""
+    from vector_gateway.lexical import LANGUAGE_MARK, analyze_query
+
+    terms = set(analyze_query("comment enlever une tache de vin sur un tapis", "snowball_multi").split())
+    assert not {f"fr{LANGUAGE_MARK}{word}" for word in ("comment", "de", "un", "sur", "une")} & terms
+    assert {f"fr{LANGUAGE_MARK}enlev", f"fr{LANGUAGE_MARK}tapis", "comment"} <= terms
+    german = set(analyze_query("war die Installation erfolgreich", "snowball_multi").split())
+    assert f"de{LANGUAGE_MARK}war" not in german and f"de{LANGUAGE_MARK}installation" in german and "war" in german
+
+
 def test_an_exact_phrase_ignores_case_accents_ligatures_punctuation_and_markdown() -> None:
     stored = "**Note:** the ﬁle is read by `set\\_term` — Hans-Bernhard Bröker's\nfix."
     for typed in ("the file is read by set_term", "THE FILE IS READ BY SET TERM", "hans bernhard broker s fix"):

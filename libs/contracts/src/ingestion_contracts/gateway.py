@@ -33,6 +33,12 @@ RELEVANCE_FLOOR = {"hybrid": 0.28, "semantic": 0.45, "keyword": 0.22}
 # A hybrid answer under its floor is on topic still when one of its hits' meaning alone (its calibrated cosine, what
 # semantic mode scores it) reaches this (vector_gateway/relevance.py; python -m bench.tune_floor).
 MEANING_FLOOR = 0.45
+# An answer that reaches its floor by its words (hybrid, keyword) without holding the query's words is on topic only
+# when one of its hits is this close to the query in meaning too (its calibrated cosine): BM25 scores any shared word
+# ("beach", "cup", "fee"), so a score alone cannot tell an everyday question from one the library answers. The
+# highest that keeps 99% of the relevant documents of a top 10 on SciFact train and dbpedia-5k dev
+# (python -m bench.tune_floor; docs/search-scores.md, "A floor for nonsense").
+LEXICAL_MEANING_FLOOR = {"hybrid": 0.34, "keyword": 0.3}
 # The least score, in every mode, of a passage that holds a query of 4+ words word for word (its words in order,
 # case, accents, punctuation and Markdown marks aside): score = EXACT_PHRASE_SCORE + (1 - it) x its own score
 # (vector_gateway/search.py; docs/search-scores.md, "Exact phrases").
@@ -407,9 +413,10 @@ class SearchResponse(WireModel):
     search_ms: float
     on_topic: bool | None = Field(
         default=None,
-        description="Whether the answer is on the library's topic: its best hit reaches RELEVANCE_FLOOR for the mode, "
-        "a hybrid hit's meaning alone reaches the semantic floor, or a hit holds two thirds of the query's words as "
-        "written. The MCP search tool holds back an answer that is not (no min_score given). None: not judged.",
+        description="Whether the answer is on the library's topic: a hit holds two thirds of the query's words as "
+        "written, or its best hit reaches RELEVANCE_FLOOR for the mode (keyword: and a hit is close to the query in "
+        "meaning too), or a hybrid hit's meaning alone reaches the semantic floor; never for made-up words no hit "
+        "holds. The MCP search tool holds back an answer that is not (no min_score given). None: not judged.",
     )
 
 

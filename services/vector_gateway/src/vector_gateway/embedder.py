@@ -7,6 +7,7 @@ Runtime, a model that a full load has verified starts without importing torch at
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -23,6 +24,7 @@ from servicekit import DependencyUnavailable, freeze_when_quiet
 from . import int8
 from .int8 import INT8_BATCH, Vectors, ensure_int8, identity
 from .settings import BUNDLED_MODEL_ALIASES, BUNDLED_MODEL_NAME, GatewaySettings
+from .vocabulary import model_words
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -310,6 +312,15 @@ class EmbedderHolder:
         except Exception as exc:  # noqa: BLE001 - unreadable now: the CPU decides, and a mismatch is refused per call
             log.warning("could not read the collections' embedding models (%s): the precision follows the CPU", exc)
             return []
+
+    @functools.cached_property
+    def words(self) -> frozenset[str] | None:
+        """The whole words the configured model's tokenizer knows (vocabulary.model_words), read once; None when it
+        keeps none (relevance.on_topic then judges without them)."""
+        try:
+            return model_words(resolve_model(self._settings.embedding_model)[1])
+        except RuntimeError:  # no bundled model installed: the load reports it
+            return None
 
     def loaded(self) -> Embedder | None:
         """The model if it is loaded, without waiting for it or causing its load."""

@@ -123,16 +123,31 @@ def analyze(text: str, analysis: Analysis, language: str = DEFAULT_LANGUAGE) -> 
 
 def analyze_query(text: str, analysis: Analysis) -> str:
     """The query as BM25 matches it: for snowball_multi, its English terms (as a document's), then each word's
-    terms in every other language, marked, each once."""
+    terms in every other language, marked, each once; a word that is a stop word of a language ("de", "sur",
+    "und") makes no term of that language: as English stop words do for English, it would match every passage of
+    that language on a word that says nothing of the question."""
     if analysis != "snowball_multi":
         return analyze(text, analysis)
     english = analyze(text, analysis)
     others: dict[str, None] = {}
     for word in dict.fromkeys(_words(text)):
         for language in LANGUAGES:
-            if LANGUAGES[language] != "english":
+            if LANGUAGES[language] != "english" and word not in stop_words(language):
                 others[f"{language}{LANGUAGE_MARK}{_term(word, language)}"] = None
     return " ".join([english, *others]).strip()
+
+
+@lru_cache(maxsize=len(LANGUAGES))
+def stop_words(language: str) -> frozenset[str]:
+    """The stop words of ``language`` (an ISO 639-1 code) as ``_words`` reads a query (case-folded, NFC), from the
+    stop-words package's lists; none for a language it has no list of."""
+    from stop_words import StopWordError, get_stop_words
+
+    try:
+        listed = get_stop_words(language)
+    except StopWordError:
+        return frozenset()
+    return frozenset(unicodedata.normalize("NFC", word).casefold() for word in listed)
 
 
 def _language_identifier() -> Any:

@@ -10,25 +10,82 @@ passages. Two true answers fall under it there and are spared here (docs/search-
 - an answer holding the query's words: a word found in every chunk of a small library has a BM25 IDF near 0, so the
   passages about exactly that word score low; a hit holding two thirds of the query's content words as written is
   on topic. Of bench.offtopic's 80 everyday questions, 0 find such a document anywhere in SciFact and 2 in dbpedia-5k.
+
+Two off-topic answers passed it, and are held back here:
+
+- an answer that reaches its floor on a word or two it shares with the question ("beach", "cup", "fee"): BM25 scores
+  any shared word, so a keyword or hybrid score alone cannot tell an everyday question from one the library answers.
+  Unless a hit holds the query's words, it is on topic only when its best hit is close to the query in meaning too
+  (LEXICAL_MEANING_FLOOR, per mode: the cosine of the hits' own vectors, searched for only when the fused parts
+  leave the question open; a keyword search embeds the query for this only);
+- made-up words: a query none of whose words any hit holds, and none of whose words the model knows whole
+  (vocabulary.py), is not about anything the library holds, however close its vector falls to a name.
 """
 
 from __future__ import annotations
 
-from ingestion_contracts.gateway import MEANING_FLOOR, RELEVANCE_FLOOR, SearchHit
+from collections.abc import Callable
+
+from ingestion_contracts.gateway import (
+    LEXICAL_MEANING_FLOOR,
+    MEANING_FLOOR,
+    RELEVANCE_FLOOR,
+    SearchHit,
+)
 
 from . import lexical
 from .fusion import Fusion
 
+# The best calibrated cosine of an answer's hits with the query (search.meaning), or None where it cannot be had (a
+# collection embedded with another model): asked for a hybrid or keyword answer only when its score reaches the
+# floor and its dense parts fall short of LEXICAL_MEANING_FLOOR.
+Meaning = Callable[[list[SearchHit]], float | None]
 
-def on_topic(query: str, mode: str, hits: list[SearchHit], fusion: Fusion) -> bool:
+
+def on_topic(
+    query: str,
+    mode: str,
+    hits: list[SearchHit],
+    fusion: Fusion,
+    meaning: Meaning | None = None,
+    known: frozenset[str] | None = None,
+) -> bool:
+    """``known``: the whole words the embedding model knows (vocabulary.model_words); an answer none of whose hits
+    shares a word with the query is off topic when the query holds none of them either (made-up words)."""
     if not hits:
         return False
-    if max(hit.score for hit in hits) >= RELEVANCE_FLOOR[mode]:
+    if holds_query_words(query, hits):
         return True
-    alpha = fusion.for_query(query).alpha
-    if mode == "hybrid" and alpha > 0 and max(hit.dense_score for hit in hits) / alpha >= MEANING_FLOOR:
+    if known is not None and not shares_a_word(query, hits) and not lexical.query_words(query) & known:
+        return False
+    best = max(hit.score for hit in hits)
+    if mode == "semantic":
+        return best >= RELEVANCE_FLOOR[mode]
+    alone = _meaning_alone(query, mode, hits, fusion)
+    if mode == "hybrid" and alone >= MEANING_FLOOR:
         return True
-    return holds_query_words(query, hits)
+    if best < RELEVANCE_FLOOR[mode]:
+        return False
+    if alone >= LEXICAL_MEANING_FLOOR[mode]:
+        return True
+    found = meaning(hits) if meaning is not None else None
+    return found is None or found >= LEXICAL_MEANING_FLOOR[mode]
+
+
+def _meaning_alone(query: str, mode: str, hits: list[SearchHit], fusion: Fusion) -> float:
+    """The best calibrated cosine the hits' dense parts tell (a hybrid hit's is weighed by the fusion's alpha; a
+    hit of the keyword list alone has none, and a keyword answer none at all: ``meaning`` finds them)."""
+    weight = {"hybrid": fusion.for_query(query).alpha, "semantic": 1.0}.get(mode, 0.0)
+    return max(hit.dense_score for hit in hits) / weight if weight > 0 else 0.0
+
+
+def shares_a_word(query: str, hits: list[SearchHit]) -> bool:
+    """Whether a hit holds one of the query's content words as written, or matched it in BM25 (a stem); True for a
+    query of stop words only (nothing to judge by)."""
+    words = lexical.query_words(query)
+    if not words or any(hit.keyword_score > 0 or hit.phrase_score > 0 for hit in hits):
+        return True
+    return any(_held(words, hit) for hit in hits)
 
 
 def holds_query_words(query: str, hits: list[SearchHit]) -> bool:

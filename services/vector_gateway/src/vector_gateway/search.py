@@ -27,7 +27,7 @@ from typing import Any, TypeVar, cast
 from ingestion_contracts.gateway import SearchHit
 
 from . import lexical
-from .calibration import keyword_scale
+from .calibration import dense_score, keyword_scale
 from .fusion import Fused, Fusion
 from .grouping import GROUP_DEPTH, document, grouped
 from .hits import SCORE_DIGITS, hit_from_entity
@@ -233,6 +233,14 @@ def _cosines(store: DocumentIndex, query: Query, keys: list[Hashable]) -> dict[H
                             fields=CANDIDATE_FIELDS)  # fmt: skip
         out.update({(name, entity["chunk_id"]): raw for raw, entity in hits})
     return out
+
+
+def meaning(store: DocumentIndex, hits: list[SearchHit], vector: list[float], where: Where | None) -> float:
+    """The best calibrated cosine of ``hits``' chunks with the query vector (a dense search of those chunks alone):
+    what semantic mode would score the best of them. relevance.on_topic judges a keyword answer by it."""
+    keys: list[Hashable] = [(hit.collection, hit.chunk_id) for hit in hits]
+    cosines = _cosines(store, Query("semantic", vector, "", len(keys), where), keys)
+    return max((dense_score(raw) for raw in cosines.values()), default=0.0)
 
 
 def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:

@@ -28,6 +28,7 @@ from ingestion_contracts.gateway import (
     EmbedRequest,
     EmbedResponse,
     RelabelRequest,
+    SearchHit,
     SearchRequest,
     SearchResponse,
     StageTimings,
@@ -55,6 +56,7 @@ from .passages import passage_text
 from .records import REGISTRY
 from .relevance import on_topic
 from .search import Query, chunk_total, search
+from .search import meaning as search_meaning
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 from .versions import DELETE_GROUP, CommitDeadline, LeasePolicy
 from .where import And, Eq, Or, Where
@@ -405,14 +407,38 @@ class GatewayService:
                       counts=self.chunk_counts)  # fmt: skip
         search_ms = (time.perf_counter() - started) * 1000
         self.observe("search", search_ms / 1000)
+        spent: list[float] = []  # the seconds the judgment spent embedding and searching for meaning, if it did
+        meaning = (
+            functools.partial(self._meaning, request.query, vector, where, spent)
+            if request.mode != "semantic"
+            else None
+        )
+        judged = on_topic(request.query, request.mode, hits, self.fusion, meaning, self.embedders.words)
         return SearchResponse(
             hits=hits,
             mode=request.mode,
             total_searched=chunk_total(self.store, names) if request.include_total or not hits else None,
-            embedding_ms=round(embedding_ms, 3),
+            embedding_ms=round(embedding_ms + sum(spent) * 1000, 3),
             search_ms=round(search_ms, 3),
-            on_topic=on_topic(request.query, request.mode, hits, self.fusion),
+            on_topic=judged,
         )
+
+    def _meaning(
+        self, text: str, vector: list[float] | None, where: Where | None, spent: list[float], hits: list[SearchHit]
+    ) -> float | None:
+        """How close in meaning the best of an answer's ``hits`` is to the query (search.meaning), the query embedded
+        now unless it was (keyword mode); None when a collection holding them was embedded with another model. The
+        seconds it took are added to ``spent``."""
+        started = time.perf_counter()
+        try:
+            embedder = self.embedders.get()
+            for name in dict.fromkeys(hit.collection for hit in hits):
+                stored = self.store.describe(name)
+                if stored[0] != embedder.dimension or vectors_of(stored[1]) != vectors_of(embedder.model_name):
+                    return None
+            return search_meaning(self.store, hits, vector or embedder.embed_query(text), where)
+        finally:
+            spent.append(time.perf_counter() - started)
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         try:

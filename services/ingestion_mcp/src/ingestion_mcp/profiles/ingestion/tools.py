@@ -264,7 +264,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         response_format: FormatArg = "concise",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Passages matching a query, best first; all collections unless one is given. score (0-1) means the same
-        for any query; answers under 0.28 hybrid, 0.45 semantic, 0.22 keyword are held back (min_score 0 shows
+        for any query; off-topic answers are held back (hybrid under 0.28, semantic 0.45; min_score 0 shows
         them). Verbatim matches (4+ words, or one word as typed): 0.5+."""
         detailed = response_format == "detailed"
         request = SearchRequest(
@@ -276,9 +276,10 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         hits, held = gated(found.hits, mode, min_score, on_topic=found.on_topic)
         items = [search_item(hit, detailed, query) for hit in hits]
         where = f"'{collection}'" if collection else "all collections"
+        held_back = held_message(found.hits, held, mode, where)
         out = SearchOutput(
             success=True, query=query, mode=found.mode, results=items, total_results=len(items),
-            message=f"Found {len(items)} passages in {where}." if items else held_message(held, mode, where) or
+            message=f"Found {len(items)} passages in {where}." if items else held_back or
             f"No passages matched in {where}. Try other words, mode='semantic', or fewer filters.",
         )  # fmt: skip
         if items and (stale := await mark_stale(state, [(hit.collection, hit.key) for hit in found.hits], items)):
@@ -304,12 +305,14 @@ def gated(
     return [], len(hits)
 
 
-def held_message(held: int, mode: str, where: str) -> str:
+def held_message(hits: list[SearchHit], held: int, mode: str, where: str) -> str:
     if not held:
         return ""
-    return (f"Nothing relevant in {where}: the {held} best passages score under the relevance floor "
-            f"({RELEVANCE_FLOOR[mode]} in {mode} mode), as off-topic queries do. Pass min_score: 0 to see them, "
-            "or try other words.")  # fmt: skip
+    floor = RELEVANCE_FLOOR[mode]
+    why = (f"score under the relevance floor ({floor} in {mode} mode)" if max(h.score for h in hits) < floor else
+           "share words with the query but not its meaning")  # fmt: skip
+    return (f"Nothing relevant in {where}: the {held} best passages {why}, as off-topic queries do. Pass "
+            "min_score: 0 to see them, or try other words.")  # fmt: skip
 
 
 def index_note(infos: list[CollectionInfo]) -> str:

@@ -1,0 +1,99 @@
+"""What judging an answer by its meaning costs a search (issue 52, point 2): the gateway's search per mode, with the
+meaning check (relevance.on_topic's LEXICAL_MEANING_FLOOR: a dense search of the hits' chunks, and in keyword mode the
+query's embedding) and without it, on the index bench.rankings built.
+
+    python -m bench.experiments.topic_judge_cost --dataset scifact --queries 100
+
+Queries: the first ``queries`` test queries of the set (on topic) and bench.offtopic_sets' 40 held-out everyday
+questions (off topic), top_k 10, through ``GatewayService._search_in`` (embedding, search, judgment: what
+/v1/search runs past its HTTP layer) on Milvus Lite with the model the index was built with (fp32). The two variants
+alternate query by query so that load on the machine touches both alike; "without" is the rules before the check (an
+answer that reaches its floor on words is shown). Reports median and p95 per mode and variant, and the share of
+answers that needed the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from ..data import DATASETS, load
+from ..offtopic_sets import offtopic_sets
+from ..pipeline import environment
+from ..rankings import TMP, collection_name, open_index
+from ..results_io import write_json
+
+MODES: tuple[Literal["keyword", "hybrid"], ...] = ("keyword", "hybrid")
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(ordered[int(len(ordered) * 0.95)], 2)}
+
+
+def measure(dataset: str, count: int) -> dict[str, Any]:
+    from ingestion_contracts.gateway import SearchRequest
+    from vector_gateway.embedder import EmbedderHolder
+    from vector_gateway.service import GatewayService
+    from vector_gateway.settings import GatewaySettings
+
+    work = TMP / dataset
+    if not (work / "milvus.db").exists():
+        raise SystemExit(f"No index in {work}: run `python -m bench.rankings --dataset {dataset}` first.")
+    queries = list(load(DATASETS[dataset]).queries.values())[:count] + offtopic_sets("test")["everyday"]
+    with environment(VECTOR_GATEWAY_EMBEDDING_PRECISION="fp32"):
+        service = GatewayService(open_index(work), EmbedderHolder(GatewaySettings()))
+        service.embedders.get()
+    name = collection_name(dataset)
+    judged = service._meaning
+    asked: list[int] = []
+
+    def counted(*args: Any) -> float | None:
+        asked.append(1)
+        return judged(*args)
+
+    def before(*_args: Any) -> None:  # the check's callable answering "cannot tell": the rules before it
+        return None
+
+    report: dict[str, Any] = {"dataset": dataset, "queries": len(queries), "cores": os.cpu_count()}
+    for mode in MODES:
+        times: dict[str, list[float]] = {"with": [], "without": []}
+        asked.clear()
+        for round_ in range(2):  # the first round warms every path, untimed
+            for query in queries:
+                request = SearchRequest(query=query, collections=[name], mode=mode, top_k=10)
+                for variant, check in (("without", before), ("with", counted)):
+                    service._meaning = check  # type: ignore[method-assign,assignment]
+                    started = time.perf_counter()
+                    service._search_in([name], request, None)
+                    if round_:
+                        times[variant].append((time.perf_counter() - started) * 1000)
+        report[mode] = {variant: _summary(values) for variant, values in times.items()}
+        report[mode]["checked_share"] = round(len(asked) / (2 * len(queries)), 3)
+        print(mode, report[mode], flush=True)
+    service._meaning = judged  # type: ignore[method-assign]
+    service.store.close()
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench.experiments.topic_judge_cost", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--dataset", default="scifact", choices=sorted(DATASETS))
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    report = measure(args.dataset, args.queries)
+    print(json.dumps(report, indent=1))
+    if args.out:
+        write_json(args.out, report, indent=1)
+
+
+if __name__ == "__main__":
+    main()

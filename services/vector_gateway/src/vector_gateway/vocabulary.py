@@ -1,0 +1,37 @@
+"""The words the embedding model knows whole: what tells a question in words from made-up ones (issue 52, point 2).
+
+A query of made-up words ("kisknorttund") shares no word with any passage, yet its vector sits as close to a name in
+an encyclopedia (a calibrated 0.54) as a true paraphrase does to its passage in a small library ("why was the ballot
+delayed" against "the committee postponed the vote": 0.55), so no meaning floor parts the two. The model's own
+vocabulary does: a WordPiece tokenizer holds the words it has seen often as single tokens ("ballot", "flu"), while a
+made-up word is cut into pieces ("kis", "##kno", ...). Of bench.offtopic_sets' 80 made-up queries none holds such a
+word; relevance.on_topic holds back an answer that shares no word with the query when the query holds no word the
+model knows either (nothing, then, can say what it is about).
+
+Only a WordPiece tokenizer (BERT's family, the bundled all-MiniLM-L6-v2 among them) keeps whole words as tokens; for
+another model ``model_words`` gives None and the rule is off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def model_words(model_dir: Path) -> frozenset[str] | None:
+    """The whole words (letters only) of the model's WordPiece vocabulary, from its ``tokenizer.json``; None when it
+    has none or is not WordPiece."""
+    path = model_dir / "tokenizer.json"
+    try:
+        model = json.loads(path.read_text(encoding="utf-8")).get("model") or {}
+    except (OSError, ValueError) as exc:
+        log.info("no word list for the relevance judgment (%s: %s)", path.name, type(exc).__name__)
+        return None
+    vocab = model.get("vocab")
+    if model.get("type") != "WordPiece" or not isinstance(vocab, dict):
+        return None
+    prefix = model.get("continuing_subword_prefix") or "##"
+    return frozenset(word for word in vocab if not word.startswith(prefix) and word.isalpha())

@@ -1,0 +1,74 @@
+"""How an answer is judged on or off the library's topic (relevance.on_topic, issue 52 point 2): each rule alone, on
+answers built by hand. Through real searches: services/ingestion_mcp/tests/test_search_trust.py."""
+
+from __future__ import annotations
+
+from ingestion_contracts.gateway import LEXICAL_MEANING_FLOOR, MEANING_FLOOR, RELEVANCE_FLOOR, SearchHit
+from vector_gateway.fusion import Fusion
+from vector_gateway.relevance import Meaning, on_topic, shares_a_word
+
+FUSION = Fusion()
+KNOWN = frozenset({"coffee", "machine", "manual", "copies", "fee", "ballot", "delayed"})
+
+
+def _hit(text: str, score: float, *, dense: float = 0.0, keyword: float = 0.0) -> SearchHit:
+    return SearchHit(
+        chunk_id="c", doc_id="d", collection="c", source="s", key="k", title="License", file_type="md", page=None,
+        page_end=None, heading_path=["Terms"], chunk_index=0, text=text, start=0, end=len(text), token_count=10,
+        score=score, dense_score=dense, keyword_score=keyword, tags=[], metadata={}, last_modified="x",
+    )  # fmt: skip
+
+
+def _asked(answer: float | None) -> tuple[list[int], Meaning]:
+    calls: list[int] = []
+
+    def meaning(hits: list[SearchHit]) -> float | None:
+        calls.append(len(hits))
+        return answer
+
+    return calls, meaning
+
+
+def test_a_keyword_answer_on_a_shared_word_needs_meaning_too() -> None:
+    hits = [_hit("You may charge a fee for each copy you convey.", 0.3, keyword=0.3)]
+    far, close, unknown = _asked(LEXICAL_MEANING_FLOOR["keyword"] - 0.01), _asked(0.6), _asked(None)
+    assert not on_topic("cheapest coffee machine without a fee", "keyword", hits, FUSION, far[1], KNOWN)
+    assert on_topic("cheapest coffee machine without a fee", "keyword", hits, FUSION, close[1], KNOWN)
+    # A collection of another model: its vectors cannot be compared, the score alone judges as before.
+    assert on_topic("cheapest coffee machine without a fee", "keyword", hits, FUSION, unknown[1], KNOWN)
+    assert far[0] == close[0] == [1]
+
+
+def test_meaning_is_not_asked_for_when_words_or_score_decide() -> None:
+    calls, meaning = _asked(0.0)
+    held = [_hit("You may charge a fee for copies.", 0.3, keyword=0.3)]
+    assert on_topic("fee for copies", "keyword", held, FUSION, meaning, KNOWN)  # holds the words
+    low = [_hit("You may charge a fee.", RELEVANCE_FLOOR["keyword"] - 0.01, keyword=0.2)]
+    assert not on_topic("coffee machine fee", "keyword", low, FUSION, meaning, KNOWN)
+    assert calls == []
+
+
+def test_a_hybrid_answer_reaching_its_floor_on_words_alone_needs_meaning_too() -> None:
+    alpha = FUSION.for_query("coffee machine manual").alpha
+    weak = LEXICAL_MEANING_FLOOR["hybrid"] - 0.05
+    hits = [_hit("The manual of the program.", 0.4, dense=alpha * weak, keyword=0.4 - alpha * weak)]
+    assert not on_topic("coffee machine manual", "hybrid", hits, FUSION, _asked(weak)[1], KNOWN)
+    assert on_topic("coffee machine manual", "hybrid", hits, FUSION, _asked(0.5)[1], KNOWN)
+    # A hit close in meaning on its own dense part needs no search for it.
+    strong = [_hit("The manual of the program.", 0.4, dense=alpha * LEXICAL_MEANING_FLOOR["hybrid"], keyword=0.3)]
+    calls, meaning = _asked(0.0)
+    assert on_topic("coffee machine manual", "hybrid", strong, FUSION, meaning, KNOWN)
+    assert calls == []
+
+
+def test_made_up_words_no_hit_holds_are_off_topic_whatever_the_meaning() -> None:
+    near = [_hit("Krudttønden is a cultural centre in Copenhagen.", 0.51, dense=0.51)]
+    assert not shares_a_word("kisknorttund", near)
+    assert not on_topic("kisknorttund", "semantic", near, FUSION, known=KNOWN)
+    assert on_topic("kisknorttund", "semantic", near, FUSION)  # no word list (another tokenizer): as before
+    # Real words no passage holds are judged by meaning as before: a paraphrase is shown.
+    paraphrase = [_hit("The committee postponed the vote.", 0.55, dense=0.55)]
+    assert on_topic("why was the ballot delayed", "semantic", paraphrase, FUSION, known=KNOWN)
+    alpha = FUSION.for_query("why was the ballot delayed").alpha
+    hybrid = [_hit("The committee postponed the vote.", alpha * 0.55, dense=alpha * 0.55)]
+    assert MEANING_FLOOR <= 0.55 and on_topic("why was the ballot delayed", "hybrid", hybrid, FUSION, known=KNOWN)
