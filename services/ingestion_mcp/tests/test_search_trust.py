@@ -173,6 +173,7 @@ async def test_keyword_answers_are_judged_by_their_meaning_too(connect, call_too
             out = await call_tool(client, "search", **arguments)
             shown = await call_tool(client, "search", **arguments, min_score=0)
             assert out["results"] == [], (query, out["results"])
+            assert "share words with the query but none is close to it in meaning" in out["message"], out
             assert max(r["score"] for r in shown["results"]) >= RELEVANCE_FLOOR["keyword"], shown  # held by meaning
         answered = await call_tool(client, "search", query="may I charge a fee for conveying copies",
                                    collection=license_text, mode="keyword", top_k=3)  # fmt: skip
@@ -196,6 +197,7 @@ async def test_made_up_words_answer_nothing_however_close_their_vector(connect, 
             arguments = {"query": "kisknorttund", "collection": "trust_names", "mode": mode, "top_k": 3}
             out = await call_tool(client, "search", **arguments)
             assert out["results"] == [], (mode, out["results"])
+            assert "hold none of the query's words, and the model knows none of them" in out["message"], out
         shown = await call_tool(client, "search", query="kisknorttund", collection="trust_names", mode="semantic",
                                 top_k=3, min_score=0)  # fmt: skip
         assert shown["results"][0]["score"] >= RELEVANCE_FLOOR["semantic"], shown  # what was shown before

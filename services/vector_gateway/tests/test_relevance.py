@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ingestion_contracts.gateway import LEXICAL_MEANING_FLOOR, MEANING_FLOOR, RELEVANCE_FLOOR, SearchHit
 from vector_gateway.fusion import Fusion
-from vector_gateway.relevance import Meaning, on_topic, shares_a_word
+from vector_gateway.relevance import Meaning, off_topic, on_topic, shares_a_word
 
 FUSION = Fusion()
 KNOWN = frozenset({"coffee", "machine", "manual", "copies", "fee", "ballot", "delayed"})
@@ -37,6 +37,8 @@ def test_a_keyword_answer_on_a_shared_word_needs_meaning_too() -> None:
     # A collection of another model: its vectors cannot be compared, the score alone judges as before.
     assert on_topic("cheapest coffee machine without a fee", "keyword", hits, FUSION, unknown[1], KNOWN)
     assert far[0] == close[0] == [1]
+    why = off_topic("cheapest coffee machine without a fee", "keyword", hits, FUSION, far[1], KNOWN)
+    assert why == "words_without_meaning"
 
 
 def test_meaning_is_not_asked_for_when_words_or_score_decide() -> None:
@@ -45,6 +47,7 @@ def test_meaning_is_not_asked_for_when_words_or_score_decide() -> None:
     assert on_topic("fee for copies", "keyword", held, FUSION, meaning, KNOWN)  # holds the words
     low = [_hit("You may charge a fee.", RELEVANCE_FLOOR["keyword"] - 0.01, keyword=0.2)]
     assert not on_topic("coffee machine fee", "keyword", low, FUSION, meaning, KNOWN)
+    assert off_topic("coffee machine fee", "keyword", low, FUSION, meaning, KNOWN) == "under_floor"
     assert calls == []
 
 
@@ -65,6 +68,7 @@ def test_made_up_words_no_hit_holds_are_off_topic_whatever_the_meaning() -> None
     near = [_hit("Krudttønden is a cultural centre in Copenhagen.", 0.51, dense=0.51)]
     assert not shares_a_word("kisknorttund", near)
     assert not on_topic("kisknorttund", "semantic", near, FUSION, known=KNOWN)
+    assert off_topic("kisknorttund", "semantic", near, FUSION, known=KNOWN) == "unknown_words"
     assert on_topic("kisknorttund", "semantic", near, FUSION)  # no word list (another tokenizer): as before
     # Real words no passage holds are judged by meaning as before: a paraphrase is shown.
     paraphrase = [_hit("The committee postponed the vote.", 0.55, dense=0.55)]

@@ -403,6 +403,12 @@ class SearchHit(WireModel):
     )
 
 
+# Why an answer is held back as off-topic (vector_gateway/relevance.py): its best hit is under the mode's floor; it
+# reaches the floor on words it shares with the query, none of its hits close in meaning (LEXICAL_MEANING_FLOOR); or
+# no hit shares a word with a query of words the embedding model does not know (made-up words).
+OffTopic = Literal["under_floor", "words_without_meaning", "unknown_words"]
+
+
 class SearchResponse(WireModel):
     hits: list[SearchHit]
     mode: SearchMode
@@ -417,6 +423,12 @@ class SearchResponse(WireModel):
         "written, or its best hit reaches RELEVANCE_FLOOR for the mode (keyword: and a hit is close to the query in "
         "meaning too), or a hybrid hit's meaning alone reaches the semantic floor; never for made-up words no hit "
         "holds. The MCP search tool holds back an answer that is not (no min_score given). None: not judged.",
+    )
+    off_topic: OffTopic | None = Field(
+        default=None,
+        description="Why the answer is not on topic (on_topic false, hits found): under_floor (its best hit is under "
+        "the mode's floor), words_without_meaning (it shares words with the query, no hit close to it in meaning), "
+        "unknown_words (no hit holds a word of the query, and the model knows none of its words).",
     )
 
 

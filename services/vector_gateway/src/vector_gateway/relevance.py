@@ -30,6 +30,7 @@ from ingestion_contracts.gateway import (
     LEXICAL_MEANING_FLOOR,
     MEANING_FLOOR,
     RELEVANCE_FLOOR,
+    OffTopic,
     SearchHit,
 )
 
@@ -50,26 +51,37 @@ def on_topic(
     meaning: Meaning | None = None,
     known: frozenset[str] | None = None,
 ) -> bool:
-    """``known``: the whole words the embedding model knows (vocabulary.model_words); an answer none of whose hits
-    shares a word with the query is off topic when the query holds none of them either (made-up words)."""
-    if not hits:
-        return False
+    """Whether the answer is on the library's topic: ``off_topic`` found no reason to hold it back."""
+    return bool(hits) and off_topic(query, mode, hits, fusion, meaning, known) is None
+
+
+def off_topic(
+    query: str,
+    mode: str,
+    hits: list[SearchHit],
+    fusion: Fusion,
+    meaning: Meaning | None = None,
+    known: frozenset[str] | None = None,
+) -> OffTopic | None:
+    """Why a (non-empty) answer is off the library's topic, or None when it is on it. ``known``: the whole words the
+    embedding model knows (vocabulary.model_words); an answer none of whose hits shares a word with the query is off
+    topic when the query holds none of them either (made-up words)."""
     if holds_query_words(query, hits):
-        return True
+        return None
     if known is not None and not shares_a_word(query, hits) and not lexical.query_words(query) & known:
-        return False
+        return "unknown_words"
     best = max(hit.score for hit in hits)
     if mode == "semantic":
-        return best >= RELEVANCE_FLOOR[mode]
+        return None if best >= RELEVANCE_FLOOR[mode] else "under_floor"
     alone = _meaning_alone(query, mode, hits, fusion)
     if mode == "hybrid" and alone >= MEANING_FLOOR:
-        return True
+        return None
     if best < RELEVANCE_FLOOR[mode]:
-        return False
+        return "under_floor"
     if alone >= LEXICAL_MEANING_FLOOR[mode]:
-        return True
+        return None
     found = meaning(hits) if meaning is not None else None
-    return found is None or found >= LEXICAL_MEANING_FLOOR[mode]
+    return None if found is None or found >= LEXICAL_MEANING_FLOOR[mode] else "words_without_meaning"
 
 
 def _meaning_alone(query: str, mode: str, hits: list[SearchHit], fusion: Fusion) -> float:

@@ -237,7 +237,7 @@ def _cosines(store: DocumentIndex, query: Query, keys: list[Hashable]) -> dict[H
 
 def meaning(store: DocumentIndex, hits: list[SearchHit], vector: list[float], where: Where | None) -> float:
     """The best calibrated cosine of ``hits``' chunks with the query vector (a dense search of those chunks alone):
-    what semantic mode would score the best of them. relevance.on_topic judges a keyword answer by it."""
+    what semantic mode would score the best of them. relevance.off_topic judges a keyword or hybrid answer by it."""
     keys: list[Hashable] = [(hit.collection, hit.chunk_id) for hit in hits]
     cosines = _cosines(store, Query("semantic", vector, "", len(keys), where), keys)
     return max((dense_score(raw) for raw in cosines.values()), default=0.0)

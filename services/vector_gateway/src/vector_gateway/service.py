@@ -54,7 +54,7 @@ from .page_images import Box, ImageFormat
 from .pages import PageViews, ShownPage
 from .passages import passage_text
 from .records import REGISTRY
-from .relevance import on_topic
+from .relevance import off_topic
 from .search import Query, chunk_total, search
 from .search import meaning as search_meaning
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
@@ -413,14 +413,15 @@ class GatewayService:
             if request.mode != "semantic"
             else None
         )
-        judged = on_topic(request.query, request.mode, hits, self.fusion, meaning, self.embedders.words)
+        why = off_topic(request.query, request.mode, hits, self.fusion, meaning, self.embedders.words) if hits else None
         return SearchResponse(
             hits=hits,
             mode=request.mode,
             total_searched=chunk_total(self.store, names) if request.include_total or not hits else None,
             embedding_ms=round(embedding_ms + sum(spent) * 1000, 3),
             search_ms=round(search_ms, 3),
-            on_topic=judged,
+            on_topic=bool(hits) and why is None,
+            off_topic=why,
         )
 
     def _meaning(

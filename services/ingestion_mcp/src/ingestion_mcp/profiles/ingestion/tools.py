@@ -276,7 +276,7 @@ def _register_search(tool: ToolDecorator, state: AppState) -> None:
         hits, held = gated(found.hits, mode, min_score, on_topic=found.on_topic)
         items = [search_item(hit, detailed, query) for hit in hits]
         where = f"'{collection}'" if collection else "all collections"
-        held_back = held_message(found.hits, held, mode, where)
+        held_back = held_message(held, mode, where, found.off_topic)
         out = SearchOutput(
             success=True, query=query, mode=found.mode, results=items, total_results=len(items),
             message=f"Found {len(items)} passages in {where}." if items else held_back or
@@ -305,13 +305,18 @@ def gated(
     return [], len(hits)
 
 
-def held_message(hits: list[SearchHit], held: int, mode: str, where: str) -> str:
+HELD_BECAUSE = {
+    "words_without_meaning": "share words with the query but none is close to it in meaning",
+    "unknown_words": "hold none of the query's words, and the model knows none of them (made-up words?)",
+}
+
+
+def held_message(held: int, mode: str, where: str, why: str | None = None) -> str:
+    """Why an answer was held back (the gateway's ``off_topic``; a gateway that does not say: its floor)."""
     if not held:
         return ""
-    floor = RELEVANCE_FLOOR[mode]
-    why = (f"score under the relevance floor ({floor} in {mode} mode)" if max(h.score for h in hits) < floor else
-           "share words with the query but not its meaning")  # fmt: skip
-    return (f"Nothing relevant in {where}: the {held} best passages {why}, as off-topic queries do. Pass "
+    reason = HELD_BECAUSE.get(why or "", f"score under the relevance floor ({RELEVANCE_FLOOR[mode]} in {mode} mode)")
+    return (f"Nothing relevant in {where}: the {held} best passages {reason}, as off-topic queries do. Pass "
             "min_score: 0 to see them, or try other words.")  # fmt: skip
 
 
