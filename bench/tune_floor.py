@@ -11,7 +11,7 @@ chunk holds) that answer nothing on each set, and the share of the relevant docu
 
 - ``per_hit``: every hit under t held back;
 - ``gate``: the whole answer held back when its best hit is under t;
-- ``rules``: the answer judged as the gateway judges it (``relevance.on_topic``): shown when one of its passages
+- ``rules``: the answer judged as the gateway judges it (``relevance.off_topic``): shown when one of its passages
   holds two thirds of the query's content words as written; held back when no passage shares a word with the query
   and the query holds no word the model knows whole (made-up words); semantic by t; hybrid when a hit's meaning
   alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode would score it), or when it reaches t
@@ -64,7 +64,7 @@ class Answer:
     words_to_go_by: bool = True
 
     def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None) -> bool:
-        """As relevance.on_topic judges it: an answer holding the query's words is shown, one with no word to go by
+        """As relevance.off_topic judges it: an answer holding the query's words is shown, one with no word to go by
         is not; semantic by its score; hybrid by its meaning alone (``dense_floor``), or by its score with its
         meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR); keyword by its score with its meaning
         reaching ``lexical_floor``."""
@@ -111,7 +111,7 @@ def made_up(cached: Cached, split: str) -> dict[str, str]:
 
 
 def silent(answers: list[Answer], floor: float, dense_floor: float, lexical_floor: float | None = None) -> float:
-    """The share of ``answers`` the gateway would hold back (relevance.on_topic's rules)."""
+    """The share of ``answers`` the gateway would hold back (relevance.off_topic's rules)."""
     held = sum(not a.shown(floor, dense_floor, lexical_floor) for a in answers)
     return round(held / len(answers), 3) if answers else 1.0
 

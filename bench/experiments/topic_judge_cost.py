@@ -1,5 +1,5 @@
 """What judging an answer by its meaning costs a search (issue 52, point 2): the gateway's search per mode, with the
-meaning check (relevance.on_topic's LEXICAL_MEANING_FLOOR: a dense search of the hits' chunks, and in keyword mode the
+meaning check (relevance.off_topic's LEXICAL_MEANING_FLOOR: a dense search of the hits' chunks, and in keyword mode the
 query's embedding) and without it, on the index bench.rankings built.
 
     python -m bench.experiments.topic_judge_cost --dataset scifact --queries 100

@@ -1,14 +1,20 @@
-"""How an answer is judged on or off the library's topic (relevance.on_topic, issue 52 point 2): each rule alone, on
+"""How an answer is judged on or off the library's topic (relevance.off_topic, issue 52 point 2): each rule alone, on
 answers built by hand. Through real searches: services/ingestion_mcp/tests/test_search_trust.py."""
 
 from __future__ import annotations
 
 from ingestion_contracts.gateway import LEXICAL_MEANING_FLOOR, MEANING_FLOOR, RELEVANCE_FLOOR, SearchHit
 from vector_gateway.fusion import Fusion
-from vector_gateway.relevance import Meaning, off_topic, on_topic, shares_a_word
+from vector_gateway.relevance import Meaning, off_topic, shares_a_word
 
 FUSION = Fusion()
 KNOWN = frozenset({"coffee", "machine", "manual", "copies", "fee", "ballot", "delayed"})
+
+
+def on_topic(query: str, mode: str, hits: list[SearchHit], fusion: Fusion, meaning: Meaning | None = None,
+             known: frozenset[str] | None = None) -> bool:  # fmt: skip
+    """As the gateway answers it (SearchResponse.on_topic) for an answer with hits: no reason to hold it back."""
+    return off_topic(query, mode, hits, fusion, meaning, known) is None
 
 
 def _hit(text: str, score: float, *, dense: float = 0.0, keyword: float = 0.0) -> SearchHit:

@@ -316,7 +316,7 @@ class EmbedderHolder:
     @functools.cached_property
     def words(self) -> frozenset[str] | None:
         """The whole words the configured model's tokenizer knows (vocabulary.model_words), read once; None when it
-        keeps none (relevance.on_topic then judges without them)."""
+        keeps none (relevance.off_topic then judges without them)."""
         try:
             return model_words(resolve_model(self._settings.embedding_model)[1])
         except RuntimeError:  # no bundled model installed: the load reports it

@@ -43,18 +43,6 @@ from .fusion import Fusion
 Meaning = Callable[[list[SearchHit]], float | None]
 
 
-def on_topic(
-    query: str,
-    mode: str,
-    hits: list[SearchHit],
-    fusion: Fusion,
-    meaning: Meaning | None = None,
-    known: frozenset[str] | None = None,
-) -> bool:
-    """Whether the answer is on the library's topic: ``off_topic`` found no reason to hold it back."""
-    return bool(hits) and off_topic(query, mode, hits, fusion, meaning, known) is None
-
-
 def off_topic(
     query: str,
     mode: str,
@@ -66,9 +54,11 @@ def off_topic(
     """Why a (non-empty) answer is off the library's topic, or None when it is on it. ``known``: the whole words the
     embedding model knows (vocabulary.model_words); an answer none of whose hits shares a word with the query is off
     topic when the query holds none of them either (made-up words)."""
-    if holds_query_words(query, hits):
+    words = lexical.query_words(query)
+    held = [_held(words, hit) for hit in hits] if words else []  # the query's words each hit holds as written
+    if any(3 * count >= 2 * len(words) for count in held):  # one hit holds two thirds of them
         return None
-    if known is not None and not shares_a_word(query, hits) and not lexical.query_words(query) & known:
+    if known is not None and words and not _shares_a_word(hits, held) and not words & known:
         return "unknown_words"
     best = max(hit.score for hit in hits)
     if mode == "semantic":
@@ -95,16 +85,12 @@ def shares_a_word(query: str, hits: list[SearchHit]) -> bool:
     """Whether a hit holds one of the query's content words as written, or matched it in BM25 (a stem); True for a
     query of stop words only (nothing to judge by)."""
     words = lexical.query_words(query)
-    if not words or any(hit.keyword_score > 0 or hit.phrase_score > 0 for hit in hits):
-        return True
-    return any(_held(words, hit) for hit in hits)
+    return not words or _shares_a_word(hits, [_held(words, hit) for hit in hits])
 
 
-def holds_query_words(query: str, hits: list[SearchHit]) -> bool:
-    """Whether one hit holds at least two thirds of the content words of ``query`` as written (its title, headings
-    or text; case and accents aside)."""
-    words = lexical.query_words(query)
-    return bool(words) and any(3 * _held(words, hit) >= 2 * len(words) for hit in hits)
+def _shares_a_word(hits: list[SearchHit], held: list[int]) -> bool:
+    """``held``: how many of the query's words each hit holds as written."""
+    return any(hit.keyword_score > 0 or hit.phrase_score > 0 for hit in hits) or any(held)
 
 
 def _held(words: frozenset[str], hit: SearchHit) -> int:

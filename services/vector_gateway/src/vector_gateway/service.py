@@ -113,11 +113,17 @@ class GatewayService:
             raise errors.collection_not_found(name, self.store.list_collections())
 
     def _check_model(self, name: str, embedder: Embedder) -> None:
+        if (mismatch := self._model_mismatch(name, embedder)) is not None:
+            raise mismatch
+
+    def _model_mismatch(self, name: str, embedder: Embedder) -> errors.Conflict | None:
+        """Why the collection's vectors cannot be compared with ``embedder``'s, or None when they can."""
         stored = self.store.describe(name)
         if stored[0] != embedder.dimension:
-            raise errors.embedding_mismatch(name, stored, embedder.model_name, embedder.dimension)
+            return errors.embedding_mismatch(name, stored, embedder.model_name, embedder.dimension)
         if vectors_of(stored[1]) != vectors_of(embedder.model_name):  # same model, other vectors (int8.py)
-            raise errors.precision_mismatch(name, stored[1], embedder.model_name)
+            return errors.precision_mismatch(name, stored[1], embedder.model_name)
+        return None
 
     def _ensure(self, name: str, embedder: Embedder) -> None:
         with self._create_lock:
@@ -433,10 +439,9 @@ class GatewayService:
         started = time.perf_counter()
         try:
             embedder = self.embedders.get()
-            for name in dict.fromkeys(hit.collection for hit in hits):
-                stored = self.store.describe(name)
-                if stored[0] != embedder.dimension or vectors_of(stored[1]) != vectors_of(embedder.model_name):
-                    return None
+            names = dict.fromkeys(hit.collection for hit in hits)
+            if any(self._model_mismatch(name, embedder) is not None for name in names):
+                return None
             return search_meaning(self.store, hits, vector or embedder.embed_query(text), where)
         finally:
             spent.append(time.perf_counter() - started)

@@ -5,7 +5,7 @@ an encyclopedia (a calibrated 0.54) as a true paraphrase does to its passage in 
 delayed" against "the committee postponed the vote": 0.55), so no meaning floor parts the two. The model's own
 vocabulary does: a WordPiece tokenizer holds the words it has seen often as single tokens ("ballot", "flu"), while a
 made-up word is cut into pieces ("kis", "##kno", ...). Of bench.offtopic_sets' 80 made-up queries none holds such a
-word; relevance.on_topic holds back an answer that shares no word with the query when the query holds no word the
+word; relevance.off_topic holds back an answer that shares no word with the query when the query holds no word the
 model knows either (nothing, then, can say what it is about).
 
 Only a WordPiece tokenizer (BERT's family, the bundled all-MiniLM-L6-v2 among them) keeps whole words as tokens; for
