@@ -72,3 +72,49 @@ def test_the_language_model_is_let_go_when_unused_and_comes_back(monkeypatch: py
         time.sleep(0.05)
     assert lexical._identifier is None
     assert lexical.document_language([FRENCH]) == "fr"
+
+
+# An English paragraph that gives names in Cyrillic: py3langid reads it as Russian (probability 1.0), and before
+# it was analysed as Russian, its English words stemmed by the Russian stemmer ("theatres" no longer met "theatre").
+BOLSHOI = (
+    "The Bolshoi Theatre (Russian: Большой театр, Государственный академический Большой театр России) is a historic "
+    "theatre in Moscow that stages ballet and opera."
+)
+RUSSIAN = "Большой театр — один из крупнейших в России и один из самых значительных в мире театров оперы и балета."
+# A German passage quoting an English message: "to", "the" and "connect" are German terms of it, as they should be.
+GERMAN_QUOTING_ENGLISH = (
+    "Die Meldung »unable to connect to the server« bedeutet, dass der Rechner den Server im Netzwerk nicht erreicht."
+)
+
+
+def test_a_document_is_in_a_language_of_another_script_only_when_most_of_its_letters_are() -> None:
+    from vector_gateway import lexical
+
+    assert lexical.document_language([BOLSHOI]) == "en"
+    assert lexical.document_language([RUSSIAN]) == "ru"
+    assert lexical.document_language([RUSSIAN, BOLSHOI]) == "ru"  # mostly Cyrillic letters
+    assert lexical.document_language(GERMAN) == "de"
+
+
+async def test_english_words_beside_names_in_cyrillic_are_stemmed_as_english(
+    client: Any, unique: Any, upsert: Any, make_doc: Any, search: Any
+) -> None:
+    name = unique("scripts")
+    await upsert(client, name, make_doc("bolshoi.md", [BOLSHOI], title="Bolshoi"))
+    await upsert(client, name, make_doc("ru.md", [RUSSIAN], title="Большой театр"))
+    assert (await _keyword(client, search, name, "theatres staging ballets"))[:1] == ["bolshoi.md"]
+    assert (await _keyword(client, search, name, "театров"))[:1] == ["ru.md"]
+
+
+async def test_an_english_stop_word_matches_no_passage_of_another_language(
+    client: Any, unique: Any, upsert: Any, make_doc: Any, search: Any
+) -> None:
+    """An English question met a German passage on "to" and "the" (German terms of its English quote) and, once a
+    document was read as Russian, on "a" and "in": the English stop words make no term in any language."""
+    name = unique("stops")
+    await upsert(client, name, make_doc("de.md", [GERMAN_QUOTING_ENGLISH], title="Netzwerk"))
+    found = await search(
+        client, query="how to hang a mirror on the wall", collections=[name], mode="keyword", min_score=0
+    )
+    assert found["hits"] == []
+    assert (await _keyword(client, search, name, "unable to connect"))[:1] == ["de.md"]

@@ -9,7 +9,8 @@ keeps being queried as it was built and never mixes two analyses:
 - ``snowball_en``: English stop words dropped, English stems (collections made before issue 38);
 - ``snowball_multi`` (the default since): each document is analysed in its own language, detected once per
   document by py3langid (its model ships inside the wheel) among the languages Snowball stems; a text too
-  short or too mixed to tell is English. Every stem is then folded to its letters without accents
+  short or too mixed to tell is English, and a text mostly in Latin letters is never Russian or Greek (SCRIPTS).
+  Every stem is then folded to its letters without accents
   ("Binärpakete" -> German stem "binarpak", "Bröker" -> "broker"), so a name typed with or without its
   accents matches. An English document's terms are its folded English stems, exactly what snowball_en makes
   but for the accents; another language's terms carry their language (LANGUAGE_MARK: "de\u01c2binarpak"), so
@@ -25,6 +26,7 @@ import re
 import threading
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Literal
@@ -47,6 +49,12 @@ DEFAULT_LANGUAGE = "en"
 # A document's language is trusted when py3langid gives it at least this probability (else English).
 MIN_LANGUAGE_PROBABILITY = 0.9
 LANGUAGE_SAMPLE_CHARS = 20_000  # enough text to tell; a 300-page manual is not read whole
+# The languages above not written in Latin letters, with their script as Unicode names it. A document is in one of
+# them only when most of its letters are in that script, and in a Latin-script language only when most are Latin:
+# py3langid reads an English abstract that gives a name in Cyrillic as Russian (probability 1.0), and its English
+# words were then stemmed as Russian ones ("theatres" no longer met "theatre").
+SCRIPTS = {"ru": "CYRILLIC", "el": "GREEK"}
+LATIN = "LATIN"
 
 _WORD = re.compile(r"\w+")
 # Between a language and a term of that language: a letter (one token for Milvus' standard tokenizer and Lance's
@@ -125,12 +133,15 @@ def analyze_query(text: str, analysis: Analysis) -> str:
     """The query as BM25 matches it: for snowball_multi, its English terms (as a document's), then each word's
     terms in every other language, marked, each once; a word that is a stop word of a language ("de", "sur",
     "und") makes no term of that language: as English stop words do for English, it would match every passage of
-    that language on a word that says nothing of the question."""
+    that language on a word that says nothing of the question. An English stop word makes no term in any language
+    ("to" and "the" met a German passage quoting an English message; "a" is a stop word of French and Spanish)."""
     if analysis != "snowball_multi":
         return analyze(text, analysis)
     english = analyze(text, analysis)
     others: dict[str, None] = {}
     for word in dict.fromkeys(_words(text)):
+        if word in ENGLISH_STOP_WORDS:  # nor in another language: those that are words there are its stop words too
+            continue
         for language in LANGUAGES:
             if LANGUAGES[language] != "english" and word not in stop_words(language):
                 others[f"{language}{LANGUAGE_MARK}{_term(word, language)}"] = None
@@ -188,7 +199,9 @@ def _release_when_idle() -> None:
 
 def document_language(texts: Sequence[str]) -> str:
     """The language a document is written in (ISO 639-1, one of LANGUAGES), from its first text; English
-    when it cannot be told with MIN_LANGUAGE_PROBABILITY."""
+    when it cannot be told with MIN_LANGUAGE_PROBABILITY, or when that language is not written in the script most
+    of the text's letters are in (SCRIPTS: told by its minority script, the text is read again from the words of
+    its majority script alone)."""
     sample, size = [], 0
     for text in texts:
         sample.append(text)
@@ -196,10 +209,28 @@ def document_language(texts: Sequence[str]) -> str:
         if size >= LANGUAGE_SAMPLE_CHARS:
             break
     joined = "\n".join(sample)[:LANGUAGE_SAMPLE_CHARS]
-    if not any(c.isalpha() for c in joined):
+    words = [(word, _script(word)) for word in _WORD.findall(joined)]
+    letters: Counter[str] = Counter()
+    for word, script in words:
+        if script:
+            letters[script] += len(word)
+    if not letters:
         return DEFAULT_LANGUAGE
-    language, probability = _language_identifier().classify(joined)
-    return str(language) if language in LANGUAGES and probability >= MIN_LANGUAGE_PROBABILITY else DEFAULT_LANGUAGE
+    script = letters.most_common(1)[0][0]
+    identifier = _language_identifier()
+    language, probability = identifier.classify(joined)
+    if SCRIPTS.get(language, LATIN) != script:  # told by its minority script: read the majority's words alone
+        language, probability = identifier.classify(" ".join(word for word, s in words if s == script))
+    trusted = probability >= MIN_LANGUAGE_PROBABILITY and SCRIPTS.get(language, LATIN) == script
+    return str(language) if language in LANGUAGES and trusted else DEFAULT_LANGUAGE
+
+
+def _script(word: str) -> str:
+    """The script of the word's first letter as Unicode names it (LATIN, CYRILLIC, GREEK...); "" without one."""
+    for char in word:
+        if char.isalpha():
+            return unicodedata.name(char, "").split(" ", 1)[0]
+    return ""
 
 
 def content_words(text: str) -> int:
