@@ -15,6 +15,7 @@ import functools
 import logging
 import threading
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ from ..index import MAX_TOPK
 from ..lexical import DEFAULT_ANALYSIS, Analysis
 from ..records import CHUNK_OUTPUT_FIELDS, LEASES, REGISTRY, REGISTRY_FIELDS
 from ..where import In, Where
-from . import schema, vector_stores
+from . import lite_bm25, schema, vector_stores
 from .expressions import expression
+from .lite_bm25 import LiteBm25
 from .lite_guard import LiteClient
 from .reload import ReloadingClient
 
@@ -69,6 +71,8 @@ class MilvusStore:
         self._loaded: set[str] = set()
         self._dimensions: dict[str, tuple[int, str]] = {}
         self._analyses: dict[str, Analysis] = {}
+        # Lite scores BM25 per segment: its keyword rankings are scored again with the collection's statistics.
+        self.lite_bm25: LiteBm25 | None = None
 
     # -- connection ---------------------------------------------------------------------
     @property
@@ -107,6 +111,11 @@ class MilvusStore:
         # A restarted server releases every collection: reads load theirs again (reload.py).
         client = ReloadingClient(client)
         self._ensure_registry(client)
+        if is_lite or lite_bm25.is_lite(client):  # in process, or `milvus-lite server`
+            self.lite_bm25 = LiteBm25(
+                describe=lambda name: client.describe_collection(milvus_name(name)),
+                scan=lambda name: self.scan(name, [lite_bm25.SEARCH_TEXT]),
+            )
         return client
 
     def _ensure_registry(self, client: Any) -> None:
@@ -196,6 +205,8 @@ class MilvusStore:
 
     def drop_collection(self, name: str) -> None:
         self.client.drop_collection(milvus_name(name))
+        if self.lite_bm25 is not None:
+            self.lite_bm25.forget(name)
         self._loaded.discard(name)
         self._dimensions.pop(name, None)
         self._analyses.pop(name, None)
@@ -213,7 +224,10 @@ class MilvusStore:
         return int(result[0]["count(*)"]) if result else 0
 
     def insert(self, name: str, rows: list[dict[str, Any]]) -> None:
-        name = milvus_name(name)
+        with self.lite_bm25.inserting(name, rows) if self.lite_bm25 is not None else nullcontext():
+            self._insert(milvus_name(name), rows)
+
+    def _insert(self, name: str, rows: list[dict[str, Any]]) -> None:
         batch: list[dict[str, Any]] = []
         size = 0
         for row in rows:
@@ -227,7 +241,11 @@ class MilvusStore:
             self.client.insert(name, batch)
 
     def delete(self, name: str, where: Where) -> None:
-        self.client.delete(milvus_name(name), filter=expression(where))
+        try:
+            self.client.delete(milvus_name(name), filter=expression(where))
+        finally:
+            if self.lite_bm25 is not None:
+                self.lite_bm25.changed(name)
 
     def query(
         self, name: str, where: Where | None, fields: list[str], limit: int | None = None
@@ -311,6 +329,8 @@ class MilvusStore:
             raise ValueError("store.search: a semantic ranking needs the query vector")
         request = self._dense_request(vector, limit, expr) if mode == "semantic" and vector is not None else None
         request = request or self._sparse_request(text, limit, expr)
+        rescore = self.lite_bm25 if mode == "keyword" else None
+        output = fields or CHUNK_OUTPUT_FIELDS
         result = self.client.search(
             milvus_name(name),
             data=request.data,
@@ -318,12 +338,13 @@ class MilvusStore:
             search_params=request.param,
             limit=min(limit, MAX_TOPK),
             filter=expr,
-            output_fields=fields or CHUNK_OUTPUT_FIELDS,
+            output_fields=[*output, lite_bm25.SEARCH_TEXT] if rescore is not None else output,
         )
         hits = result[0] if result else []
         # Lite returns BM25 distances negated; the order is right, the magnitude is the score.
         sign = (lambda d: abs(float(d))) if mode == "keyword" else float
-        return [(sign(h["distance"]), {**h["entity"], "chunk_id": h["chunk_id"]}) for h in hits]
+        found = [(sign(h["distance"]), {**h["entity"], "chunk_id": h["chunk_id"]}) for h in hits]
+        return rescore.rescore(name, text, found, lambda: self.count(name)) if rescore is not None else found
 
     def fetch(self, name: str, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Everything a hit shows, for these chunks (those deleted meanwhile are missing)."""
@@ -384,7 +405,11 @@ class MilvusStore:
         vector_stores.create(self.client, name, user_name, dimension, metric)
 
     def upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
-        self.client.upsert(milvus_name(name), rows)
+        try:
+            self.client.upsert(milvus_name(name), rows)
+        finally:
+            if self.lite_bm25 is not None:
+                self.lite_bm25.changed(name)
 
     def vector_search(
         self, name: str, vector: list[float], *, metric: str, limit: int, where: Where | None, fields: list[str]

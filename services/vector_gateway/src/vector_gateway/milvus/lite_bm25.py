@@ -1,0 +1,184 @@
+"""BM25 scored with the whole collection's statistics on Milvus Lite, which scores each segment with its own (issue 52,
+point 3).
+
+Milvus Lite (3.x, pure Python) keeps a BM25 index per segment, each with its own document count, average length and
+document frequencies (its engine's "TODO: BM25 IDF accuracy"); a Milvus server merges them across segments (the
+query node's IDF oracle). The gateway flushes Lite after each write, so a document written alone is a segment of its
+own until compaction merges four of a size: a passage written alone kept the IDF of a one-chunk collection in a
+library of 5,000 (keyword 0.29, "irrelevant"), and on SciFact 282 of 300 queries ranked their first ten otherwise than
+BM25 over the collection (bench.experiments.lite_bm25_stats).
+
+Counting a term's chunks through Lite's API costs a second or more a query (a search per term, a `like` or a
+`TEXT_MATCH` filter: the same experiment), so the statistics are kept here: one scan of a collection's BM25 text
+(1.4 s at 13,195 chunks), the rows this process inserts added to them, and each keyword ranking Lite returns scored
+again with them, with Lite's own analyzer, formula and constants. The candidates are Lite's (its first ``limit`` by
+its own scores); their order and scores are the collection's. A delete or an upsert, or a row count that another
+process changed (read at most every COUNT_CHECK_S), makes the next keyword search scan again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .schema import analyzer_params
+
+# Lite's BM25 constants when an index sets none (the gateway's sets none: schema.chunk_index_params).
+K1, B = 1.5, 0.75
+COUNT_CHECK_S = 10.0  # how often a collection's row count is compared with the statistics' (other writers)
+# Above this many rows a collection keeps Lite's own scores: its scan would take ~20 s, and its segments (up to
+# 100,000 rows each) are large enough that their statistics come close to the collection's.
+MAX_ROWS = 200_000
+SEARCH_TEXT = "search_text"
+
+
+def is_lite(client: Any) -> bool:
+    """Whether ``client`` talks to Milvus Lite, in process or as `milvus-lite server` (its version says so)."""
+    return str(client.get_server_version()).startswith("milvus_lite")
+
+
+@dataclass
+class Statistics:
+    """One collection's BM25 statistics: rows, their total length, each term's document frequency."""
+
+    generation: int
+    rows: int = 0
+    length: int = 0
+    df: Counter[str] = field(default_factory=Counter)
+    checked: float = field(default_factory=time.monotonic)
+
+    def add(self, documents: Iterable[Counter[str]]) -> None:
+        for counts in documents:
+            self.rows += 1
+            self.length += sum(counts.values())
+            self.df.update(counts.keys())
+
+    def score(self, query: Counter[str], counts: Counter[str]) -> float:
+        """BM25 of a row (its term counts) for a query (its term counts), as Lite's SparseInvertedIndex scores."""
+        average = self.length / self.rows if self.rows and self.length else 1.0
+        length, total = sum(counts.values()), 0.0
+        for term, weight in query.items():
+            if tf := counts.get(term, 0):
+                df = self.df.get(term, 1)
+                idf = math.log((self.rows - df + 0.5) / (df + 0.5) + 1.0)
+                total += weight * idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average))
+        return total
+
+
+class LiteBm25:
+    """The statistics of each collection a Lite store searches by keyword, kept as the store writes."""
+
+    def __init__(
+        self, describe: Callable[[str], dict[str, Any]], scan: Callable[[str], Iterator[dict[str, Any]]]
+    ) -> None:
+        self._describe = describe  # a collection's description, by the gateway's name
+        self._scan = scan  # every row of a collection (its search_text), by the gateway's name
+        self._lock = threading.Lock()
+        self._building: dict[str, threading.Lock] = {}
+        self._tables: dict[str, Statistics] = {}
+        self._generation: dict[str, int] = {}
+        self._analyzers: dict[str, Any] = {}
+        self._too_large: dict[str, float] = {}  # collection -> when its count was last found over MAX_ROWS
+
+    # -- writes -------------------------------------------------------------------------
+    @contextmanager
+    def inserting(self, name: str, rows: list[dict[str, Any]]) -> Iterator[None]:
+        """Around an insert of ``rows`` into ``name``: they are added to its statistics when no scan ran meanwhile
+        (a scan that did may have counted them already: the next search scans again)."""
+        with self._lock:
+            before = self._generation.get(name, 0)
+        try:
+            yield
+        except BaseException:
+            self.changed(name)  # some rows may be in
+            raise
+        counts = [self._counts(name, row.get(SEARCH_TEXT) or "") for row in rows] if name in self._tables else []
+        with self._lock:
+            table = self._tables.get(name)
+            if table is None or table.generation != before or self._generation.get(name, 0) != before:
+                self._stale(name)
+            else:
+                table.add(counts)
+
+    def changed(self, name: str) -> None:
+        """Rows of ``name`` were deleted or replaced: its statistics are read again by the next search."""
+        with self._lock:
+            self._stale(name)
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            self._stale(name)
+            self._analyzers.pop(name, None)
+
+    def _stale(self, name: str) -> None:
+        self._tables.pop(name, None)
+        self._generation[name] = self._generation.get(name, 0) + 1
+
+    # -- searches -----------------------------------------------------------------------
+    def rescore(
+        self, name: str, query: str, hits: list[tuple[float, dict[str, Any]]], count: Callable[[], int]
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """Lite's keyword hits (each entity with its search_text) scored with the collection's statistics, best
+        first, the search_text taken out."""
+        table = self._table(name, count)
+        if table is None:  # over MAX_ROWS: Lite's own scores
+            for _, entity in hits:
+                entity.pop(SEARCH_TEXT, None)
+            return hits
+        terms = self._counts(name, query)
+        scored = [(table.score(terms, self._counts(name, e.pop(SEARCH_TEXT, "") or "")), e) for _, e in hits]
+        scored.sort(key=lambda pair: -pair[0])
+        return [(score, entity) for score, entity in scored if score > 0]
+
+    def _table(self, name: str, count: Callable[[], int]) -> Statistics | None:
+        """The collection's statistics, read now when they are missing or stale; None over MAX_ROWS."""
+        if time.monotonic() - self._too_large.get(name, -COUNT_CHECK_S) < COUNT_CHECK_S:
+            return None
+        with self._lock:
+            table = self._tables.get(name)
+            building = self._building.setdefault(name, threading.Lock())
+        if table is not None and time.monotonic() - table.checked >= COUNT_CHECK_S:
+            table.checked = time.monotonic()
+            if count() != table.rows:  # another process wrote
+                self.changed(name)
+                table = None
+        if table is not None:
+            return table
+        with building:  # one scan at a time per collection; a search that waited uses its result
+            with self._lock:
+                table = self._tables.get(name)
+                if table is not None:
+                    return table
+                self._generation[name] = generation = self._generation.get(name, 0) + 1
+            if count() > MAX_ROWS:
+                self._too_large[name] = time.monotonic()
+                return None
+            built = Statistics(generation)
+            built.add(self._counts(name, row.get(SEARCH_TEXT) or "") for row in self._scan(name))
+            with self._lock:
+                if self._generation.get(name) == generation:  # no write meanwhile: keep it
+                    self._tables[name] = built
+            return built
+
+    def _counts(self, name: str, text: str) -> Counter[str]:
+        analyzer = self._analyzers.get(name) or self._analyzer(name)
+        return Counter(analyzer.tokenize(text))
+
+    def _analyzer(self, name: str) -> Any:
+        """The analyzer of the collection's BM25 field, from its schema (the store's default when it names none)."""
+        from milvus_lite.analyzer.factory import create_analyzer
+
+        params: Any = analyzer_params("english")
+        for described in self._describe(name)["fields"]:
+            if described["name"] == SEARCH_TEXT and "analyzer_params" in described.get("params", {}):
+                params = described["params"]["analyzer_params"]
+                params = json.loads(params) if isinstance(params, str) else params
+        self._analyzers[name] = analyzer = create_analyzer(params)
+        return analyzer
