@@ -75,7 +75,7 @@ def test_the_language_model_is_let_go_when_unused_and_comes_back(monkeypatch: py
 
 
 # An English paragraph that gives names in Cyrillic: py3langid reads it as Russian (probability 1.0), and before
-# it was analysed as Russian, its English words stemmed by the Russian stemmer ("theatres" no longer met "theatre").
+# its English words were stemmed by the Russian stemmer ("theatres" no longer met "theatre").
 BOLSHOI = (
     "The Bolshoi Theatre (Russian: Большой театр, Государственный академический Большой театр России) is a historic "
     "theatre in Moscow that stages ballet and opera."
@@ -87,13 +87,20 @@ GERMAN_QUOTING_ENGLISH = (
 )
 
 
-def test_a_document_is_in_a_language_of_another_script_only_when_most_of_its_letters_are() -> None:
-    from vector_gateway import lexical
+def test_a_word_is_read_in_the_language_of_its_script() -> None:
+    """Whichever of the two languages py3langid names for a text in two scripts, each word is read in the language
+    of its own script: English words stemmed as English (stop words dropped), Cyrillic ones as Russian."""
+    from vector_gateway.lexical import LANGUAGE_MARK, analyze, document_language
 
-    assert lexical.document_language([BOLSHOI]) == "en"
-    assert lexical.document_language([RUSSIAN]) == "ru"
-    assert lexical.document_language([RUSSIAN, BOLSHOI]) == "ru"  # mostly Cyrillic letters
-    assert lexical.document_language(GERMAN) == "de"
+    assert document_language([BOLSHOI]) == "ru"  # py3langid's reading, probability 1.0
+    terms = analyze(BOLSHOI, "snowball_multi", "ru").split()
+    assert analyze(BOLSHOI, "snowball_multi", "en").split() == terms
+    assert {"theatr", "histor", "stage", "ballet", "opera"} <= set(terms)
+    assert not {"a", "in", "and", f"ru{LANGUAGE_MARK}a", f"ru{LANGUAGE_MARK}in"} & set(terms)
+    assert f"ru{LANGUAGE_MARK}театр" in terms
+    russian = analyze(RUSSIAN, "snowball_multi", "ru").split()
+    assert all(term.startswith(f"ru{LANGUAGE_MARK}") for term in russian)
+    assert analyze("Παρθενώνας apt-get", "snowball_multi", "el").split()[1:] == ["apt", "get"]
 
 
 async def test_english_words_beside_names_in_cyrillic_are_stemmed_as_english(

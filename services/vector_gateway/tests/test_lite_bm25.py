@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from ingestion_contracts.gateway import SearchRequest, UpsertDocumentRequest
+from test_exact_phrase_api import NETTLE
 from vector_gateway.embedder import Embedder, EmbedderHolder
 from vector_gateway.milvus import MilvusStore, lite_bm25
 from vector_gateway.milvus.store import milvus_name
@@ -129,3 +130,22 @@ async def test_a_collection_over_the_limit_keeps_lites_scores(
     kept = lite_scores(store, "large", QUERIES[0])
     store.lite_bm25 = None
     assert kept == lite_scores(store, "large", QUERIES[0])
+
+
+async def test_a_chunk_lite_ranks_low_in_a_segment_of_its_own_is_found(
+    store: MilvusStore, embedder: Embedder, make_doc: Any
+) -> None:
+    """Lite picks its candidates by its own scores: a passage written alone (one-chunk statistics) ranked below 300
+    GPL paragraphs on the query's common words and never reached the gateway. Every chunk holding a rare query
+    term is now read too, and the passage that holds the rare word ranks first."""
+    gateway = service(store, embedder)
+    texts = [f"{PARAGRAPHS[i % len(PARAGRAPHS)]} ({i})" for i in range(300)]
+    distinct = embedder.embed_documents(texts[:40])
+    body = make_doc("gpl.txt", texts, title="GPL-3") | {
+        "vectors": [distinct[i % 40] for i in range(300)],
+        "embedding_model": embedder.model_name,
+    }
+    await gateway.upsert("deep", [UpsertDocumentRequest.model_validate(body)])
+    await write(gateway, "deep", make_doc, "nettle.txt", [NETTLE[3]])
+    request = SearchRequest(query="software license program gcm_encrypt", collections=["deep"], mode="keyword", top_k=1)
+    assert [hit.source for hit in (await gateway.search(request)).hits] == ["nettle.txt"]

@@ -9,14 +9,15 @@ keeps being queried as it was built and never mixes two analyses:
 - ``snowball_en``: English stop words dropped, English stems (collections made before issue 38);
 - ``snowball_multi`` (the default since): each document is analysed in its own language, detected once per
   document by py3langid (its model ships inside the wheel) among the languages Snowball stems; a text too
-  short or too mixed to tell is English, and a text mostly in Latin letters is never Russian or Greek (SCRIPTS).
-  Every stem is then folded to its letters without accents
-  ("Binärpakete" -> German stem "binarpak", "Bröker" -> "broker"), so a name typed with or without its
-  accents matches. An English document's terms are its folded English stems, exactly what snowball_en makes
-  but for the accents; another language's terms carry their language (LANGUAGE_MARK: "de\u01c2binarpak"), so
+  short or too mixed to tell is English; a word in another script than its document's language is read in the
+  language of its script (SCRIPT_LANGUAGES: Latin English, Cyrillic Russian, Greek Greek). Every stem is then
+  folded to its letters without accents ("Binärpakete" -> German stem "binarpak", "Bröker" -> "broker"), so a
+  name typed with or without its accents matches. An English document's terms are its folded English stems,
+  exactly what snowball_en makes but for the accents (and for words in Cyrillic or Greek letters); another
+  language's terms carry their language (LANGUAGE_MARK: "de\u01c2binarpak"), so
   no term of one language meets a term of another by chance. A query's language is not known (two or three
   words cannot tell it): it is analysed in English as before, and each word in every other language too, as
-  marked terms. An English collection holds no marked term, so it ranks and scores as with English alone; a
+  marked terms. An English collection holds no marked Latin term, so it ranks and scores as with English alone; a
   collection of German, French and English manuals finds each in its own words.
 """
 
@@ -26,7 +27,6 @@ import re
 import threading
 import time
 import unicodedata
-from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Literal
@@ -49,12 +49,13 @@ DEFAULT_LANGUAGE = "en"
 # A document's language is trusted when py3langid gives it at least this probability (else English).
 MIN_LANGUAGE_PROBABILITY = 0.9
 LANGUAGE_SAMPLE_CHARS = 20_000  # enough text to tell; a 300-page manual is not read whole
-# The languages above not written in Latin letters, with their script as Unicode names it. A document is in one of
-# them only when most of its letters are in that script, and in a Latin-script language only when most are Latin:
-# py3langid reads an English abstract that gives a name in Cyrillic as Russian (probability 1.0), and its English
-# words were then stemmed as Russian ones ("theatres" no longer met "theatre").
+# A word is read in its document's language when it is written in that language's script, and else in the language
+# its own script says (SCRIPT_LANGUAGES): an English text that names things in Cyrillic keeps those names Russian, and
+# a Russian one (as py3langid reads an English abstract with a Cyrillic name, probability 1.0) keeps its English words
+# English. Before, the English words of such a text were stemmed as Russian ("theatres" no longer met "theatre") and
+# kept "to", "a", "in" as Russian terms. Every language of LANGUAGES is written in Latin letters but these two.
 SCRIPTS = {"ru": "CYRILLIC", "el": "GREEK"}
-LATIN = "LATIN"
+SCRIPT_LANGUAGES = {"LATIN": DEFAULT_LANGUAGE, "CYRILLIC": "ru", "GREEK": "el"}
 
 _WORD = re.compile(r"\w+")
 # Between a language and a term of that language: a letter (one token for Milvus' standard tokenizer and Lance's
@@ -124,9 +125,35 @@ def analyze(text: str, analysis: Analysis, language: str = DEFAULT_LANGUAGE) -> 
         return text
     if analysis == "snowball_en":
         return " ".join(stem(word) for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS)
-    if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
-        return " ".join(fold(stem(word)) for word in _words(text) if word not in ENGLISH_STOP_WORDS)
-    return " ".join(f"{language}{LANGUAGE_MARK}{_term(word, language)}" for word in _words(text))
+    language = language if language in LANGUAGES else DEFAULT_LANGUAGE
+    own = SCRIPTS.get(language, "LATIN")
+    terms = []
+    for word in _words(text):
+        script = _script(word)
+        read = language if script == own else SCRIPT_LANGUAGES.get(script, language)
+        if read != DEFAULT_LANGUAGE:
+            terms.append(f"{read}{LANGUAGE_MARK}{_term(word, read)}")
+        elif word not in ENGLISH_STOP_WORDS:
+            terms.append(fold(stem(word)))
+    return " ".join(terms)
+
+
+def _script(word: str) -> str:
+    """The script most of the word's letters are in: LATIN (every ASCII word, digits and underscores too), CYRILLIC,
+    GREEK, or OTHER (another script, or no letter)."""
+    if word.isascii():
+        return "LATIN"
+    cyrillic = greek = latin = 0
+    for char in word:
+        code = ord(char)
+        if 0x400 <= code < 0x530:
+            cyrillic += 1
+        elif 0x370 <= code < 0x400 or 0x1F00 <= code < 0x2000:
+            greek += 1
+        elif char.isalpha() and (code < 0x250 or 0x1E00 <= code < 0x1F00):
+            latin += 1
+    count, script = max((cyrillic, "CYRILLIC"), (greek, "GREEK"), (latin, "LATIN"))
+    return script if count else "OTHER"
 
 
 def analyze_query(text: str, analysis: Analysis) -> str:
@@ -137,7 +164,9 @@ def analyze_query(text: str, analysis: Analysis) -> str:
     ("to" and "the" met a German passage quoting an English message; "a" is a stop word of French and Spanish)."""
     if analysis != "snowball_multi":
         return analyze(text, analysis)
-    english = analyze(text, analysis)
+    # Every word's English term, whatever its script: text stored before words were read by their script holds
+    # its Cyrillic and Greek words so (and the marked terms below meet those stored since).
+    english = " ".join(fold(stem(word)) for word in _words(text) if word not in ENGLISH_STOP_WORDS)
     others: dict[str, None] = {}
     for word in dict.fromkeys(_words(text)):
         if word in ENGLISH_STOP_WORDS:  # nor in another language: those that are words there are its stop words too
@@ -199,9 +228,7 @@ def _release_when_idle() -> None:
 
 def document_language(texts: Sequence[str]) -> str:
     """The language a document is written in (ISO 639-1, one of LANGUAGES), from its first text; English
-    when it cannot be told with MIN_LANGUAGE_PROBABILITY, or when that language is not written in the script most
-    of the text's letters are in (SCRIPTS: told by its minority script, the text is read again from the words of
-    its majority script alone)."""
+    when it cannot be told with MIN_LANGUAGE_PROBABILITY."""
     sample, size = [], 0
     for text in texts:
         sample.append(text)
@@ -209,28 +236,10 @@ def document_language(texts: Sequence[str]) -> str:
         if size >= LANGUAGE_SAMPLE_CHARS:
             break
     joined = "\n".join(sample)[:LANGUAGE_SAMPLE_CHARS]
-    words = [(word, _script(word)) for word in _WORD.findall(joined)]
-    letters: Counter[str] = Counter()
-    for word, script in words:
-        if script:
-            letters[script] += len(word)
-    if not letters:
+    if not any(c.isalpha() for c in joined):
         return DEFAULT_LANGUAGE
-    script = letters.most_common(1)[0][0]
-    identifier = _language_identifier()
-    language, probability = identifier.classify(joined)
-    if SCRIPTS.get(language, LATIN) != script:  # told by its minority script: read the majority's words alone
-        language, probability = identifier.classify(" ".join(word for word, s in words if s == script))
-    trusted = probability >= MIN_LANGUAGE_PROBABILITY and SCRIPTS.get(language, LATIN) == script
-    return str(language) if language in LANGUAGES and trusted else DEFAULT_LANGUAGE
-
-
-def _script(word: str) -> str:
-    """The script of the word's first letter as Unicode names it (LATIN, CYRILLIC, GREEK...); "" without one."""
-    for char in word:
-        if char.isalpha():
-            return unicodedata.name(char, "").split(" ", 1)[0]
-    return ""
+    language, probability = _language_identifier().classify(joined)
+    return str(language) if language in LANGUAGES and probability >= MIN_LANGUAGE_PROBABILITY else DEFAULT_LANGUAGE
 
 
 def content_words(text: str) -> int:

@@ -36,6 +36,10 @@ COUNT_CHECK_S = 10.0  # how often a collection's row count is compared with the 
 # Above this many rows a collection keeps Lite's own scores: its scan would take ~20 s, and its segments (up to
 # 100,000 rows each) are large enough that their statistics come close to the collection's.
 MAX_ROWS = 200_000
+DEPTH = 100  # candidates asked of Lite at least (its first by its own scores), scored again here
+# A query term in at most this many chunks is rare: when Lite's DEPTH candidates are all there were room for, every
+# chunk holding one is read too (a few at the median on SciFact; the more chunks, the longer Lite takes to list them).
+RARE = 20
 SEARCH_TEXT = "search_text"
 
 
@@ -136,6 +140,13 @@ class LiteBm25:
         scored = [(table.score(terms, self._counts(name, e.pop(SEARCH_TEXT, "") or "")), e) for _, e in hits]
         scored.sort(key=lambda pair: -pair[0])
         return [(score, entity) for score, entity in scored if score > 0]
+
+    def rare_terms(self, name: str, query: str, count: Callable[[], int]) -> list[str]:
+        """The query's terms that at most RARE chunks of the collection hold (none over MAX_ROWS)."""
+        table = self._table(name, count)
+        if table is None:
+            return []
+        return [term for term in self._counts(name, query) if 0 < table.df.get(term, 0) <= RARE]
 
     def _table(self, name: str, count: Callable[[], int]) -> Statistics | None:
         """The collection's statistics, read now when they are missing or stale; None over MAX_ROWS."""

@@ -328,9 +328,9 @@ class MilvusStore:
         if mode == "semantic" and vector is None:
             raise ValueError("store.search: a semantic ranking needs the query vector")
         request = self._dense_request(vector, limit, expr) if mode == "semantic" and vector is not None else None
+        if mode == "keyword" and self.lite_bm25 is not None:
+            return self._lite_keyword(self.lite_bm25, name, text, limit, expr, fields or CHUNK_OUTPUT_FIELDS)
         request = request or self._sparse_request(text, limit, expr)
-        rescore = self.lite_bm25 if mode == "keyword" else None
-        output = fields or CHUNK_OUTPUT_FIELDS
         result = self.client.search(
             milvus_name(name),
             data=request.data,
@@ -338,13 +338,46 @@ class MilvusStore:
             search_params=request.param,
             limit=min(limit, MAX_TOPK),
             filter=expr,
-            output_fields=[*output, lite_bm25.SEARCH_TEXT] if rescore is not None else output,
+            output_fields=fields or CHUNK_OUTPUT_FIELDS,
         )
         hits = result[0] if result else []
         # Lite returns BM25 distances negated; the order is right, the magnitude is the score.
         sign = (lambda d: abs(float(d))) if mode == "keyword" else float
-        found = [(sign(h["distance"]), {**h["entity"], "chunk_id": h["chunk_id"]}) for h in hits]
-        return rescore.rescore(name, text, found, lambda: self.count(name)) if rescore is not None else found
+        return [(sign(h["distance"]), {**h["entity"], "chunk_id": h["chunk_id"]}) for h in hits]
+
+    def _lite_keyword(
+        self, statistics: LiteBm25, name: str, text: str, limit: int, expr: str, fields: list[str]
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """Lite's keyword ranking scored with the collection's statistics (lite_bm25.py). Lite picks its candidates
+        by its own per-segment scores, so it is asked for lite_bm25.DEPTH of them at least, and, when that many came
+        back, for every chunk that holds one of the query's rare terms (those in at most lite_bm25.RARE chunks): a
+        chunk in a small segment of its own scores low in Lite and could be left out."""
+        count = functools.partial(self.count, name)
+        depth = min(max(limit, lite_bm25.DEPTH), MAX_TOPK)
+        wanted = [*fields, lite_bm25.SEARCH_TEXT]
+        milvus, params = milvus_name(name), {"metric_type": "BM25", "params": {}}
+        ranked = self.client.search(
+            milvus, data=[text], anns_field="sparse", search_params=params, limit=depth, filter=expr,
+            output_fields=wanted,
+        )  # fmt: skip
+        found = [
+            (abs(float(h["distance"])), {**h["entity"], "chunk_id": h["chunk_id"]})
+            for h in (ranked[0] if ranked else [])
+        ]
+        rare = statistics.rare_terms(name, text, count) if len(found) == depth else []
+        if rare:
+            lists = self.client.search(
+                milvus, data=rare, anns_field="sparse", search_params=params, limit=lite_bm25.RARE, filter=expr,
+                output_fields=[],
+            )  # fmt: skip
+            seen = {entity["chunk_id"] for _, entity in found}
+            missing = list(dict.fromkeys(h["chunk_id"] for hits in lists for h in hits if h["chunk_id"] not in seen))
+            if missing:
+                rows = self.client.query(
+                    milvus, filter=expression(In("chunk_id", tuple(missing))), output_fields=wanted, limit=len(missing)
+                )  # fmt: skip
+                found += [(0.0, row) for row in rows]  # scored below
+        return statistics.rescore(name, text, found, count)[:limit]
 
     def fetch(self, name: str, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Everything a hit shows, for these chunks (those deleted meanwhile are missing)."""
