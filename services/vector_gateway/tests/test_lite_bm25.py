@@ -149,3 +149,27 @@ async def test_a_chunk_lite_ranks_low_in_a_segment_of_its_own_is_found(
     await write(gateway, "deep", make_doc, "nettle.txt", [NETTLE[3]])
     request = SearchRequest(query="software license program gcm_encrypt", collections=["deep"], mode="keyword", top_k=1)
     assert [hit.source for hit in (await gateway.search(request)).hits] == ["nettle.txt"]
+
+
+async def test_a_large_collection_reads_its_statistics_in_the_background(
+    store: MilvusStore, embedder: Embedder, make_doc: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Over SYNC_ROWS the scan runs beside the searches, which answer with Lite's own scores until it is done."""
+    import asyncio
+
+    monkeypatch.setattr(lite_bm25, "SYNC_ROWS", 5)
+    gateway = service(store, embedder)
+    await write(gateway, "bg", make_doc, "alone.txt", PARAGRAPHS[:1])
+    await write(gateway, "bg", make_doc, "rest.txt", PARAGRAPHS[1:30])
+    meanwhile = await keyword(gateway, "bg", QUERIES[0])  # Lite's own; the scan starts
+    scored = meanwhile
+    for _ in range(300):
+        await asyncio.sleep(0.1)
+        if (scored := await keyword(gateway, "bg", QUERIES[0])) != meanwhile:
+            break
+    monkeypatch.setattr(lite_bm25, "SYNC_ROWS", 1_000)
+    fresh = MilvusStore(str(tmp_path / "milvus.db"))
+    try:
+        assert scored != meanwhile and scored == await keyword(service(fresh, embedder), "bg", QUERIES[0])
+    finally:
+        fresh.close()

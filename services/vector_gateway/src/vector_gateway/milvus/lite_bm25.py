@@ -10,15 +10,17 @@ BM25 over the collection (bench.experiments.lite_bm25_stats).
 
 Counting a term's chunks through Lite's API costs a second or more a query (a search per term, a `like` or a
 `TEXT_MATCH` filter: the same experiment), so the statistics are kept here: one scan of a collection's BM25 text
-(1.4 s at 13,195 chunks), the rows this process inserts added to them, and each keyword ranking Lite returns scored
-again with them, with Lite's own analyzer, formula and constants. The candidates are Lite's (its first ``limit`` by
-its own scores); their order and scores are the collection's. A delete or an upsert, or a row count that another
-process changed (read at most every COUNT_CHECK_S), makes the next keyword search scan again.
+(1.4 s at 13,195 chunks; in the background over SYNC_ROWS), the rows this process inserts added to them, and each
+keyword ranking Lite returns scored again with them, with Lite's own analyzer, formula and constants. Lite picks the
+candidates by its own scores, so the store asks for DEPTH of them at least and for every chunk holding a RARE term
+(MilvusStore._lite_keyword); their order and scores are the collection's. A delete or an upsert, or a row count that
+another process changed (read at most every COUNT_CHECK_S), makes the next keyword search scan again.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import time
@@ -36,11 +38,16 @@ COUNT_CHECK_S = 10.0  # how often a collection's row count is compared with the 
 # Above this many rows a collection keeps Lite's own scores: its scan would take ~20 s, and its segments (up to
 # 100,000 rows each) are large enough that their statistics come close to the collection's.
 MAX_ROWS = 200_000
+# Up to this many rows the statistics are read in the search that needs them (1.4 s at 13,195 chunks); above, in the
+# background (13.9 s at 100,000: bench.experiments.keyword_scale), Lite's own scores answering meanwhile.
+SYNC_ROWS = 20_000
+SCAN_BATCH = 16_384  # rows a page of the scan: Lite's iterator reads the collection again for each page
 DEPTH = 100  # candidates asked of Lite at least (its first by its own scores), scored again here
 # A query term in at most this many chunks is rare: when Lite's DEPTH candidates are all there were room for, every
 # chunk holding one is read too (a few at the median on SciFact; the more chunks, the longer Lite takes to list them).
 RARE = 20
 SEARCH_TEXT = "search_text"
+logger = logging.getLogger(__name__)
 
 
 def is_lite(client: Any) -> bool:
@@ -162,21 +169,40 @@ class LiteBm25:
                 table = None
         if table is not None:
             return table
-        with building:  # one scan at a time per collection; a search that waited uses its result
+        rows = count()
+        if rows > MAX_ROWS:
+            self._too_large[name] = time.monotonic()
+            return None
+        if rows <= SYNC_ROWS:
+            return self._build(name, building)
+        if building.acquire(blocking=False):  # one background scan at a time; Lite's own scores meanwhile
+            building.release()
+            threading.Thread(
+                target=self._build_quietly, args=(name, building), name="lite-bm25-scan", daemon=True
+            ).start()
+        return None
+
+    def _build(self, name: str, building: threading.Lock) -> Statistics:
+        """The collection's statistics from a scan of its rows (one scan at a time: a caller that waited for
+        another uses its result), kept unless a write came meanwhile."""
+        with building:
             with self._lock:
                 table = self._tables.get(name)
                 if table is not None:
                     return table
                 self._generation[name] = generation = self._generation.get(name, 0) + 1
-            if count() > MAX_ROWS:
-                self._too_large[name] = time.monotonic()
-                return None
             built = Statistics(generation)
             built.add(self._counts(name, row.get(SEARCH_TEXT) or "") for row in self._scan(name))
             with self._lock:
                 if self._generation.get(name) == generation:  # no write meanwhile: keep it
                     self._tables[name] = built
             return built
+
+    def _build_quietly(self, name: str, building: threading.Lock) -> None:
+        try:
+            self._build(name, building)
+        except Exception:  # a scan cut short (the store closed, the collection dropped): the next search tries again
+            logger.debug("lite_bm25: the statistics of %s were not read", name, exc_info=True)
 
     def _counts(self, name: str, text: str) -> Counter[str]:
         analyzer = self._analyzers.get(name) or self._analyzer(name)

@@ -114,7 +114,7 @@ class MilvusStore:
         if is_lite or lite_bm25.is_lite(client):  # in process, or `milvus-lite server`
             self.lite_bm25 = LiteBm25(
                 describe=lambda name: client.describe_collection(milvus_name(name)),
-                scan=lambda name: self.scan(name, [lite_bm25.SEARCH_TEXT]),
+                scan=lambda name: self._iterate(name, "", [lite_bm25.SEARCH_TEXT], lite_bm25.SCAN_BATCH),
             )
         return client
 
@@ -277,10 +277,11 @@ class MilvusStore:
         """Every collection of the database by its Milvus name: users', the registry, leases, vector stores."""
         return sorted(self.client.list_collections())
 
-    def _iterate(self, name: str, expr: str, fields: list[str]) -> Iterator[dict[str, Any]]:
-        iterator = self.client.query_iterator(
-            milvus_name(name), batch_size=ITERATOR_BATCH, filter=expr, output_fields=fields
-        )
+    def _iterate(
+        self, name: str, expr: str, fields: list[str], batch: int = ITERATOR_BATCH
+    ) -> Iterator[dict[str, Any]]:
+        self.ensure_loaded(name)
+        iterator = self.client.query_iterator(milvus_name(name), batch_size=batch, filter=expr, output_fields=fields)
         try:
             while batch := iterator.next():
                 yield from batch
