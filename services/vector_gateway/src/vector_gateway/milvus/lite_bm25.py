@@ -39,7 +39,7 @@ COUNT_CHECK_S = 10.0  # how often a collection's row count is compared with the 
 # 100,000 rows each) are large enough that their statistics come close to the collection's.
 MAX_ROWS = 200_000
 # Up to this many rows the statistics are read in the search that needs them (1.4 s at 13,195 chunks); above, in the
-# background (13.9 s at 100,000: bench.experiments.keyword_scale), Lite's own scores answering meanwhile.
+# background (about 19 s at 100,000: bench.experiments.keyword_scale), Lite's own scores answering meanwhile.
 SYNC_ROWS = 20_000
 SCAN_BATCH = 16_384  # rows a page of the scan: Lite's iterator reads the collection again for each page
 DEPTH = 100  # candidates asked of Lite at least (its first by its own scores), scored again here
