@@ -32,7 +32,10 @@ from vector_gateway.passages import passage_text
 from vector_gateway.service import GatewayService
 from vector_gateway.settings import GatewaySettings
 
+from ..rankings import TMP
+
 OUT = Path(__file__).resolve().parent / "results" / "keyword_scale.json"
+WORK = TMP / "keyword_scale"
 SIZES = (1, 10, 5_001, 100_000)
 NEEDLE = Path("/usr/share/doc/libusb-1.0-0/copyright")
 QUERY = "Egorkine Vatchenko Rzepecki libusb Albrechtskirchinger"
@@ -105,7 +108,9 @@ async def ranked(service: GatewayService, name: str, mode: Literal["keyword", "h
 
 
 async def measure(engines: list[str], sizes: list[int]) -> dict[str, Any]:
-    settings = GatewaySettings(milvus_uri="unused.db")
+    # The model files the embedder derives go under bench/results/tmp/ (kept between runs), not into the checkout.
+    WORK.mkdir(parents=True, exist_ok=True)
+    settings = GatewaySettings(milvus_uri=str(WORK / "unused.db"))
     embedder = create_embedder(settings)
     holder = EmbedderHolder(settings, embedder)
     paragraphs = [p.strip() for p in GPL.read_text(encoding="utf-8").split("\n\n") if len(p.strip()) > 200]
