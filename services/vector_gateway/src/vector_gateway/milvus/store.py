@@ -38,6 +38,11 @@ INSERT_SLICE_BYTES = 16 * 1024 * 1024  # stay well under the 64 MiB gRPC message
 ITERATOR_BATCH = 4096
 
 
+def bm25_search() -> dict[str, Any]:
+    """A BM25 search's parameters, new each call (pymilvus writes into the dict it is given)."""
+    return {"metric_type": "BM25", "params": {}}
+
+
 def milvus_name(name: str) -> str:
     return name if name.startswith("_") else names.collection(name)
 
@@ -277,11 +282,8 @@ class MilvusStore:
         """Every collection of the database by its Milvus name: users', the registry, leases, vector stores."""
         return sorted(self.client.list_collections())
 
-    def _iterate(
-        self, name: str, expr: str, fields: list[str], batch: int = ITERATOR_BATCH
-    ) -> Iterator[dict[str, Any]]:
-        self.ensure_loaded(name)
-        iterator = self.client.query_iterator(milvus_name(name), batch_size=batch, filter=expr, output_fields=fields)
+    def _iterate(self, name: str, expr: str, fields: list[str], page: int = ITERATOR_BATCH) -> Iterator[dict[str, Any]]:
+        iterator = self.client.query_iterator(milvus_name(name), batch_size=page, filter=expr, output_fields=fields)
         try:
             while batch := iterator.next():
                 yield from batch
@@ -304,8 +306,7 @@ class MilvusStore:
     def _sparse_request(text: str, limit: int, expr: str) -> Any:
         from pymilvus import AnnSearchRequest
 
-        params = {"metric_type": "BM25", "params": {}}
-        return AnnSearchRequest(data=[text], anns_field="sparse", param=params, limit=limit, expr=expr or None)
+        return AnnSearchRequest(data=[text], anns_field="sparse", param=bm25_search(), limit=limit, expr=expr or None)
 
     def search(
         self,
@@ -356,9 +357,9 @@ class MilvusStore:
         count = functools.partial(self.count, name)
         depth = min(max(limit, lite_bm25.DEPTH), MAX_TOPK)
         wanted = [*fields, lite_bm25.SEARCH_TEXT]
-        milvus, params = milvus_name(name), {"metric_type": "BM25", "params": {}}
+        milvus = milvus_name(name)
         ranked = self.client.search(
-            milvus, data=[text], anns_field="sparse", search_params=params, limit=depth, filter=expr,
+            milvus, data=[text], anns_field="sparse", search_params=bm25_search(), limit=depth, filter=expr,
             output_fields=wanted,
         )  # fmt: skip
         found = [
@@ -368,28 +369,25 @@ class MilvusStore:
         rare = statistics.rare_terms(name, text, count) if len(found) == depth else []
         if rare:
             lists = self.client.search(
-                milvus, data=rare, anns_field="sparse", search_params=params, limit=lite_bm25.RARE, filter=expr,
+                milvus, data=rare, anns_field="sparse", search_params=bm25_search(), limit=lite_bm25.RARE, filter=expr,
                 output_fields=[],
             )  # fmt: skip
             seen = {entity["chunk_id"] for _, entity in found}
             missing = list(dict.fromkeys(h["chunk_id"] for hits in lists for h in hits if h["chunk_id"] not in seen))
-            if missing:
-                rows = self.client.query(
-                    milvus, filter=expression(In("chunk_id", tuple(missing))), output_fields=wanted, limit=len(missing)
-                )  # fmt: skip
-                found += [(0.0, row) for row in rows]  # scored below
+            found += [(0.0, row) for row in self._rows(name, missing, wanted).values()]  # scored below
         return statistics.rescore(name, text, found, count)[:limit]
 
     def fetch(self, name: str, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Everything a hit shows, for these chunks (those deleted meanwhile are missing)."""
+        return self._rows(name, chunk_ids, CHUNK_OUTPUT_FIELDS)
+
+    def _rows(self, name: str, chunk_ids: list[str], fields: list[str]) -> dict[str, dict[str, Any]]:
         if not chunk_ids:
             return {}
         rows = self.client.query(
-            milvus_name(name),
-            filter=expression(In("chunk_id", tuple(chunk_ids))),
-            output_fields=CHUNK_OUTPUT_FIELDS,
+            milvus_name(name), filter=expression(In("chunk_id", tuple(chunk_ids))), output_fields=fields,
             limit=len(chunk_ids),
-        )
+        )  # fmt: skip
         return {row["chunk_id"]: row for row in rows}
 
     # -- registry -------------------------------------------------------------------------
