@@ -14,7 +14,9 @@ on a copy of the SciFact index (13,195 chunks in the segments the bench wrote):
   here from every row's BM25 text): the top hit's relative difference, and the queries whose first 10 differ;
 - what a count of each query term costs through the public API, three ways: a search for the term alone, limit
   16,384 (the hits are the chunks that hold it); a `like` filter with `count(*)`; a `TEXT_MATCH` filter with
-  `count(*)`. Against the keyword search itself (100 candidates).
+  `count(*)`. Against the keyword search itself (100 candidates);
+- what the gateway's store pays: its keyword ranking with the statistics and with Lite's own scores, and a delete of
+  one document with the statistics kept (its rows read first and taken out) and without.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..metrics import evaluate, fold_to_documents
 from ..rankings import TMP, collection_name
 
 OUT = Path(__file__).resolve().parent / "results" / "lite_bm25_stats.json"
+DELETES = 20  # documents deleted each way (_deletes)
 K1, B = 1.5, 0.75  # Lite's defaults; the gateway's index sets none
 SEARCH_LIMIT = 16_384
 
@@ -170,9 +173,41 @@ def _through_the_store(path: Path, name: str, queries: list[str]) -> dict[str, A
                 started = time.perf_counter()
                 store.search(name, mode="keyword", vector=None, text=query, limit=100, where=None)
                 times[kind].append(_ms(started))
+        store.lite_bm25 = kept
+        deletes = _deletes(store, name, DELETES)
     finally:
         store.close()
-    return {"first search": round(first, 1)} | {kind: _figures(values) for kind, values in times.items()}
+    return {"first search": round(first, 1)} | {kind: _figures(values) for kind, values in times.items()} | deletes
+
+
+def _deletes(store: Any, name: str, documents: int) -> dict[str, Any]:
+    """What a delete costs when the statistics are kept (its rows read first, then taken out) against a delete
+    alone, one document at a time (a SciFact abstract: one to three chunks): ``documents`` of each, the kept ones
+    first; and whether the statistics kept through them equal a scan's."""
+    from vector_gateway.milvus import lite_bm25
+    from vector_gateway.where import Eq
+
+    kept = store.lite_bm25
+    rows = store.query(name, None, ["source"], limit=8 * documents)
+    sources = list(dict.fromkeys(row["source"] for row in rows))[: 2 * documents]
+    times: dict[str, list[float]] = {"delete, statistics kept": [], "delete alone": []}
+    for i, source in enumerate(sources):
+        kind = "delete, statistics kept" if i < documents else "delete alone"
+        if i == documents:  # the statistics kept through the deletes, against a scan of what is left
+            table = kept._tables[name]
+            scanned = lite_bm25.Statistics(0)
+            scanned.add(kept._counts(name, row.get(lite_bm25.SEARCH_TEXT) or "") for row in kept._scan(name))
+            same = (table.rows, table.length, +table.df) == (scanned.rows, scanned.length, +scanned.df)
+            store.lite_bm25 = None
+        started = time.perf_counter()
+        store.delete(name, Eq("source", source))
+        times[kind].append(_ms(started))
+    store.lite_bm25 = kept
+    kept.changed(name)  # deletes it did not see
+    return {
+        "delete of one document, ms": {kind: _figures(values) for kind, values in times.items()},
+        "statistics kept through the deletes equal a scan's": same,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -151,25 +151,53 @@ async def test_a_chunk_lite_ranks_low_in_a_segment_of_its_own_is_found(
     assert [hit.source for hit in (await gateway.search(request)).hits] == ["nettle.txt"]
 
 
-async def test_a_large_collection_reads_its_statistics_in_the_background(
+async def test_a_collection_this_store_made_is_never_scanned(
+    store: MilvusStore, embedder: Embedder, make_doc: Any, tmp_path: Path
+) -> None:
+    """A collection the store creates keeps its statistics from its first insert, through a replace and a delete
+    (the rows read just before it): no scan, and the scores of a store that scans it afresh."""
+    assert store.client is not None and store.lite_bm25 is not None
+    scans: list[str] = []
+    scan = store.lite_bm25._scan
+    store.lite_bm25._scan = lambda name: (scans.append(name), scan(name))[1]
+    gateway = service(store, embedder)
+    await write(gateway, "made", make_doc, "alone.txt", PARAGRAPHS[:1])
+    await keyword(gateway, "made", QUERIES[0])
+    for i in range(1, 30, 5):
+        await write(gateway, "made", make_doc, f"part-{i}.txt", PARAGRAPHS[i : i + 5])
+    await write(gateway, "made", make_doc, "part-1.txt", PARAGRAPHS[1:3])  # a replace: inserts, then a delete
+    listed = await gateway.list_documents("made", offset=0, limit=50, source="part-6.txt", order="updated")
+    await gateway.delete_document("made", listed.documents[0].doc_id)
+    kept = {query: await keyword(gateway, "made", query) for query in QUERIES}
+    assert scans == []
+    fresh = MilvusStore(str(tmp_path / "milvus.db"))
+    try:
+        assert {query: await keyword(service(fresh, embedder), "made", query) for query in QUERIES} == kept
+    finally:
+        fresh.close()
+
+
+async def test_a_search_answers_with_lites_scores_while_a_long_scan_goes_on(
     store: MilvusStore, embedder: Embedder, make_doc: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Over SYNC_ROWS the scan runs beside the searches, which answer with Lite's own scores until it is done."""
+    """A store that did not make the collection scans it on its first keyword search, waiting up to SCAN_WAIT_S;
+    past that, Lite's own scores answer until the scan is done."""
     import asyncio
 
-    monkeypatch.setattr(lite_bm25, "SYNC_ROWS", 5)
     gateway = service(store, embedder)
     await write(gateway, "bg", make_doc, "alone.txt", PARAGRAPHS[:1])
     await write(gateway, "bg", make_doc, "rest.txt", PARAGRAPHS[1:30])
-    meanwhile = await keyword(gateway, "bg", QUERIES[0])  # Lite's own; the scan starts
-    scored = meanwhile
-    for _ in range(300):
-        await asyncio.sleep(0.1)
-        if (scored := await keyword(gateway, "bg", QUERIES[0])) != meanwhile:
-            break
-    monkeypatch.setattr(lite_bm25, "SYNC_ROWS", 1_000)
-    fresh = MilvusStore(str(tmp_path / "milvus.db"))
+    exact = await keyword(gateway, "bg", QUERIES[0])
+    monkeypatch.setattr(lite_bm25, "SCAN_WAIT_S", 0.0)
+    reopened = MilvusStore(str(tmp_path / "milvus.db"))
     try:
-        assert scored != meanwhile and scored == await keyword(service(fresh, embedder), "bg", QUERIES[0])
+        again = service(reopened, embedder)
+        meanwhile = await keyword(again, "bg", QUERIES[0])  # Lite's own; the scan starts
+        scored = meanwhile
+        for _ in range(300):
+            await asyncio.sleep(0.1)
+            if (scored := await keyword(again, "bg", QUERIES[0])) != meanwhile:
+                break
+        assert meanwhile != exact and scored == exact
     finally:
-        fresh.close()
+        reopened.close()

@@ -9,12 +9,17 @@ library of 5,000 (keyword 0.29, "irrelevant"), and on SciFact 282 of 300 queries
 BM25 over the collection (bench.experiments.lite_bm25_stats).
 
 Counting a term's chunks through Lite's API costs a second or more a query (a search per term, a `like` or a
-`TEXT_MATCH` filter: the same experiment), so the statistics are kept here: one scan of a collection's BM25 text
-(1.4 s at 13,195 chunks; in the background over SYNC_ROWS), the rows this process inserts added to them, and each
-keyword ranking Lite returns scored again with them, with Lite's own analyzer, formula and constants. Lite picks the
-candidates by its own scores, so the store asks for DEPTH of them at least and for every chunk holding a RARE term
-(MilvusStore._lite_keyword); their order and scores are the collection's. A delete or an upsert, or a row count that
-another process changed (read at most every COUNT_CHECK_S), makes the next keyword search scan again.
+`TEXT_MATCH` filter: the same experiment), so the statistics are kept here, and each keyword ranking Lite returns is
+scored again with them, with Lite's own analyzer, formula and constants:
+
+- a collection this store creates starts with empty statistics, and the rows it inserts are added, the rows it
+  deletes (read just before the delete, up to DELETE_READ of them) taken out: it is never scanned;
+- a collection made by another store, or one whose count another process changed (read at most every
+  COUNT_CHECK_S), or a delete of more rows, is scanned once (1.4 s at 13,195 chunks, 7-9 s at 100,000); a search
+  waits for the scan up to SCAN_WAIT_S, and answers with Lite's own scores past that while the scan goes on.
+
+Lite picks the candidates by its own scores, so the store asks for DEPTH of them at least and for every chunk holding
+a RARE term (MilvusStore._lite_keyword); their order and scores are the collection's.
 """
 
 from __future__ import annotations
@@ -35,12 +40,14 @@ from .schema import analyzer_params
 # Lite's BM25 constants when an index sets none (the gateway's sets none: schema.chunk_index_params).
 K1, B = 1.5, 0.75
 COUNT_CHECK_S = 10.0  # how often a collection's row count is compared with the statistics' (other writers)
-# Above this many rows a collection keeps Lite's own scores: its scan would take ~20 s, and its segments (up to
-# 100,000 rows each) are large enough that their statistics come close to the collection's.
+# Above this many rows a collection keeps Lite's own scores: its scan would take ~20 s, its statistics would hold
+# hundreds of thousands of terms in memory, and its segments (up to 100,000 rows each) are large enough that their
+# statistics come close to the collection's.
 MAX_ROWS = 200_000
-# Up to this many rows the statistics are read in the search that needs them (1.4 s at 13,195 chunks); above, in the
-# background (about 19 s at 100,000: bench.experiments.keyword_scale), Lite's own scores answering meanwhile.
-SYNC_ROWS = 20_000
+# How long a search waits for a scan of the statistics (7-9 s at 100,000 chunks alone, 19 s beside a build: the
+# search answers exactly); past it, Lite's own scores answer until the scan, which goes on, is done.
+SCAN_WAIT_S = 30.0
+DELETE_READ = 10_000  # rows a delete reads first to take them out of the statistics; a larger delete scans again
 SCAN_BATCH = 16_384  # rows a page of the scan: Lite's iterator reads the collection again for each page
 DEPTH = 100  # candidates asked of Lite at least (its first by its own scores), scored again here
 # A query term in at most this many chunks is rare: when Lite's DEPTH candidates are all there were room for, every
@@ -71,6 +78,16 @@ class Statistics:
             self.length += sum(counts.values())
             self.df.update(counts.keys())
 
+    def remove(self, documents: Iterable[Counter[str]]) -> None:
+        for counts in documents:
+            self.rows -= 1
+            self.length -= sum(counts.values())
+            for term in counts:
+                if (left := self.df[term] - 1) > 0:
+                    self.df[term] = left
+                else:
+                    del self.df[term]
+
     def score(self, query: Counter[str], counts: Counter[str]) -> float:
         """BM25 of a row (its term counts) for a query (its term counts), as Lite's SparseInvertedIndex scores."""
         average = self.length / self.rows if self.rows and self.length else 1.0
@@ -92,7 +109,8 @@ class LiteBm25:
         self._describe = describe  # a collection's description, by the gateway's name
         self._scan = scan  # every row of a collection (its search_text), by the gateway's name
         self._lock = threading.Lock()
-        self._building: dict[str, threading.Lock] = {}
+        # collection -> its scan while it runs, and until when searches wait for it
+        self._scans: dict[str, tuple[threading.Thread, float]] = {}
         self._tables: dict[str, Statistics] = {}
         self._generation: dict[str, int] = {}
         self._analyzers: dict[str, Any] = {}
@@ -117,6 +135,35 @@ class LiteBm25:
                 self._stale(name)
             else:
                 table.add(counts)
+                if table.rows > MAX_ROWS:  # Lite's own scores from now on (_table)
+                    self._stale(name)
+
+    def created(self, name: str) -> None:
+        """``name`` was just created empty by this store: its statistics are kept from its first insert, never read."""
+        with self._lock:
+            self._stale(name)
+            self._tables[name] = Statistics(self._generation[name])
+
+    @contextmanager
+    def deleting(self, name: str, texts: Callable[[], list[str] | None]) -> Iterator[None]:
+        """Around a delete from ``name``: the rows it removes (their search_text, read by ``texts`` before it; None
+        when there are more than DELETE_READ) are taken out of its statistics; otherwise the next search scans."""
+        with self._lock:
+            before = self._generation.get(name, 0)
+            kept = name in self._tables
+        removed = texts() if kept else None
+        try:
+            yield
+        except BaseException:
+            self.changed(name)  # some rows may be gone
+            raise
+        counts = [self._counts(name, text) for text in removed] if removed is not None else None
+        with self._lock:
+            table = self._tables.get(name)
+            if table is None or counts is None or table.generation != before or self._generation.get(name, 0) != before:
+                self._stale(name)
+            else:
+                table.remove(counts)
 
     def changed(self, name: str) -> None:
         """Rows of ``name`` were deleted or replaced: its statistics are read again by the next search."""
@@ -156,12 +203,12 @@ class LiteBm25:
         return [term for term in self._counts(name, query) if 0 < table.df.get(term, 0) <= RARE]
 
     def _table(self, name: str, count: Callable[[], int]) -> Statistics | None:
-        """The collection's statistics, read now when they are missing or stale; None over MAX_ROWS."""
+        """The collection's statistics, read now when they are missing or stale (waiting up to SCAN_WAIT_S for the
+        scan); None over MAX_ROWS or while a longer scan goes on."""
         if time.monotonic() - self._too_large.get(name, -COUNT_CHECK_S) < COUNT_CHECK_S:
             return None
         with self._lock:
             table = self._tables.get(name)
-            building = self._building.setdefault(name, threading.Lock())
         if table is not None and time.monotonic() - table.checked >= COUNT_CHECK_S:
             table.checked = time.monotonic()
             if count() != table.rows:  # another process wrote
@@ -169,40 +216,38 @@ class LiteBm25:
                 table = None
         if table is not None:
             return table
-        rows = count()
-        if rows > MAX_ROWS:
+        if count() > MAX_ROWS:
             self._too_large[name] = time.monotonic()
             return None
-        if rows <= SYNC_ROWS:
-            return self._build(name, building)
-        if building.acquire(blocking=False):  # one background scan at a time; Lite's own scores meanwhile
-            building.release()
-            threading.Thread(
-                target=self._build_quietly, args=(name, building), name="lite-bm25-scan", daemon=True
-            ).start()
-        return None
+        with self._lock:  # one scan at a time: a search that finds one running waits for it, up to its deadline
+            scan, deadline = self._scans.get(name, (None, 0.0))
+            if scan is None or not scan.is_alive():
+                scan = threading.Thread(target=self._build_quietly, args=(name,), name="lite-bm25-scan", daemon=True)
+                self._scans[name] = (scan, deadline := time.monotonic() + SCAN_WAIT_S)
+                scan.start()
+        scan.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            return self._tables.get(name)
 
-    def _build(self, name: str, building: threading.Lock) -> Statistics:
-        """The collection's statistics from a scan of its rows (one scan at a time: a caller that waited for
-        another uses its result), kept unless a write came meanwhile."""
-        with building:
-            with self._lock:
-                table = self._tables.get(name)
-                if table is not None:
-                    return table
-                self._generation[name] = generation = self._generation.get(name, 0) + 1
-            built = Statistics(generation)
-            built.add(self._counts(name, row.get(SEARCH_TEXT) or "") for row in self._scan(name))
-            with self._lock:
-                if self._generation.get(name) == generation:  # no write meanwhile: keep it
-                    self._tables[name] = built
-            return built
+    def _build(self, name: str) -> None:
+        """The collection's statistics from a scan of its rows, kept unless a write came meanwhile."""
+        with self._lock:
+            self._generation[name] = generation = self._generation.get(name, 0) + 1
+        built = Statistics(generation)
+        built.add(self._counts(name, row.get(SEARCH_TEXT) or "") for row in self._scan(name))
+        with self._lock:
+            if self._generation.get(name) == generation:  # no write meanwhile: keep it
+                self._tables[name] = built
 
-    def _build_quietly(self, name: str, building: threading.Lock) -> None:
+    def _build_quietly(self, name: str) -> None:
         try:
-            self._build(name, building)
+            self._build(name)
         except Exception:  # a scan cut short (the store closed, the collection dropped): the next search tries again
             logger.debug("lite_bm25: the statistics of %s were not read", name, exc_info=True)
+        finally:
+            with self._lock:
+                if self._scans.get(name, (None, 0.0))[0] is threading.current_thread():
+                    del self._scans[name]
 
     def _counts(self, name: str, text: str) -> Counter[str]:
         analyzer = self._analyzers.get(name) or self._analyzer(name)

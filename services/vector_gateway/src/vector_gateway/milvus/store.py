@@ -187,6 +187,8 @@ class MilvusStore:
         self._loaded.add(name)
         self._dimensions[name] = (dimension, model_name)
         self._analyses[name] = self.analysis
+        if self.lite_bm25 is not None:
+            self.lite_bm25.created(name)
         return True
 
     def describe(self, name: str) -> tuple[int, str]:
@@ -246,11 +248,17 @@ class MilvusStore:
             self.client.insert(name, batch)
 
     def delete(self, name: str, where: Where) -> None:
-        try:
-            self.client.delete(milvus_name(name), filter=expression(where))
-        finally:
-            if self.lite_bm25 is not None:
-                self.lite_bm25.changed(name)
+        expr = expression(where)
+        texts = functools.partial(self._deleted_texts, name, expr)
+        with self.lite_bm25.deleting(name, texts) if self.lite_bm25 is not None else nullcontext():
+            self.client.delete(milvus_name(name), filter=expr)
+
+    def _deleted_texts(self, name: str, expr: str) -> list[str] | None:
+        """The BM25 text of the rows a delete is about to remove (None when more than lite_bm25.DELETE_READ)."""
+        rows = self.client.query(
+            milvus_name(name), filter=expr, output_fields=[lite_bm25.SEARCH_TEXT], limit=lite_bm25.DELETE_READ + 1
+        )
+        return None if len(rows) > lite_bm25.DELETE_READ else [row.get(lite_bm25.SEARCH_TEXT) or "" for row in rows]
 
     def query(
         self, name: str, where: Where | None, fields: list[str], limit: int | None = None
