@@ -138,7 +138,10 @@ async def ask(client: Client, question: Question, doc_ids: dict[str, str]) -> di
                                                "top_k": TOP_K, **arguments})  # fmt: skip
         hits = answer.get("results") or []
         ranks = [i for i, hit in enumerate(hits, 1) if answers_in(hit, question, doc_ids)]
-        row[way] = {"rank": ranks[0] if ranks else None, "held_back": not hits and "floor" in answer["message"]}
+        # Every held-back answer's message says how to see it ("Pass min_score: 0"), whatever held it: the floor, or
+        # words without meaning, or words the model cannot read (before, only the floor's, which names it, counted).
+        held = not hits and "min_score: 0" in answer["message"]
+        row[way] = {"rank": ranks[0] if ranks else None, "held_back": held}
         if way == "hybrid":
             row["top_hit"] = [hits[0].get("title"), hits[0].get("section")] if hits else None
             read = ""

@@ -13,10 +13,10 @@ chunk holds) that answer nothing on each set, and the share of the relevant docu
 - ``gate``: the whole answer held back when its best hit is under t;
 - ``rules``: the answer judged as the gateway judges it (``relevance.off_topic``): shown when one of its passages
   holds two thirds of the query's content words as written; held back when no passage shares a word with the query
-  and the query holds no word the model knows whole (made-up words); semantic by t; hybrid when a hit's meaning
-  alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode would score it), or when it reaches t
-  with a hit's meaning at ``LEXICAL_MEANING_FLOOR``; keyword when it reaches t with a hit's meaning at
-  ``LEXICAL_MEANING_FLOOR``.
+  and the model knows fewer than half of the query's words whole (made-up words, another language); semantic by t;
+  hybrid when a hit's meaning alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode would score
+  it), or when it reaches t with a hit's meaning at ``LEXICAL_MEANING_FLOOR``; keyword when it reaches t with a hit's
+  meaning at ``LEXICAL_MEANING_FLOOR``.
 
 ``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, ``hybrid_lexical`` and
 ``keyword_meaning`` over lexical meaning floors (keyword: by keyword floors), to choose them on ``train``; ``shown``
@@ -34,7 +34,7 @@ from typing import Any
 from ingestion_contracts.gateway import LEXICAL_MEANING_FLOOR, MEANING_FLOOR, RELEVANCE_FLOOR
 from vector_gateway import lexical
 from vector_gateway.embedder import bundled_model_dir
-from vector_gateway.vocabulary import model_words
+from vector_gateway.vocabulary import content, model_words, readable
 
 from .data import DATASETS, load
 from .tune import RESULTS, shipped_variant
@@ -59,8 +59,9 @@ class Answer:
     dense: float  # the best calibrated cosine among its passages (what semantic mode would score them)
     holds_words: bool  # one passage holds two thirds of the query's content words as written
     relevant: list[float]  # the best-passage score of each relevant document among its top 10 documents
-    # A passage holds one of the query's content words as written, or matches it in BM25; or the query holds a word
-    # the model knows whole (vocabulary.model_words): else it is made-up words, held back whatever its meaning.
+    # A passage holds one of the query's content words as written (vocabulary.content: no language's stop words), or
+    # the model knows half of them whole (vocabulary.readable): else it is made-up words or another language, held
+    # back whatever its meaning.
     words_to_go_by: bool = True
 
     def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None) -> bool:
@@ -91,8 +92,8 @@ def answers(cached: Cached, variant: Variant, queries: dict[str, str],
         dense = max((cached.calibrated_dense(variant, text, i) for i in hits), default=0.0)
         words = lexical.query_words(text)
         held = bool(words) and any(3 * len(words & cached.words[i]) >= 2 * len(words) for i in hits)
-        matched = variant.mode != "semantic" and bool((cached.bm25(variant)[cached.row[text], hits] > 0).any())
-        shares = not words or matched or any(words & cached.words[i] for i in hits) or bool(words & KNOWN)
+        meant = content(words)
+        shares = not words or any(meant & cached.words[i] for i in hits) or readable(meant, KNOWN)
         documents = cached.top_documents(ranked)
         relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
         best = ranked[0][1] if ranked else 0.0

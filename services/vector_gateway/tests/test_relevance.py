@@ -82,3 +82,24 @@ def test_made_up_words_no_hit_holds_are_off_topic_whatever_the_meaning() -> None
     alpha = FUSION.for_query("why was the ballot delayed").alpha
     hybrid = [_hit("The committee postponed the vote.", alpha * 0.55, dense=alpha * 0.55)]
     assert MEANING_FLOOR <= 0.55 and on_topic("why was the ballot delayed", "hybrid", hybrid, FUSION, known=KNOWN)
+
+
+def test_a_question_the_model_cannot_read_is_not_shown_on_meaning_alone() -> None:
+    """A German everyday question to the English model (bench.manual_qa: 0.46 in semantic mode against a German manual's
+    passage that holds only its stop words, and a hybrid BM25 match on "mit" in the MIT licence): the model knows
+    too few of its words to judge by meaning. A German question whose passage holds one of its words is judged as
+    before, and so is an English paraphrase that shares no word."""
+    from vector_gateway.embedder import bundled_model_dir
+    from vector_gateway.vocabulary import model_words
+
+    known = model_words(bundled_model_dir())
+    assert known is not None
+    question = "Tipps für den Urlaub am Strand mit Kindern"
+    german = _hit("Für den Querverweis mit dem Feld crossref gilt am Ende der Eintrag.", 0.46, dense=0.46)
+    licence = _hit("Permission is hereby granted (the MIT licence).", 0.3, dense=0.46, keyword=0.2)
+    assert off_topic(question, "semantic", [german], FUSION, known=known) == "unknown_words"
+    assert off_topic(question, "hybrid", [german, licence], FUSION, known=known) == "unknown_words"
+    on = _hit("Im Urlaub lädt Biber die Einträge neu.", 0.46, dense=0.46)
+    assert on_topic("Tipps für den Urlaub am Strand mit Kindern", "semantic", [on], FUSION, known=known)
+    paraphrase = [_hit("The committee postponed the vote.", 0.55, dense=0.55)]
+    assert on_topic("why was the ballot delayed", "semantic", paraphrase, FUSION, known=known)

@@ -428,7 +428,8 @@ class SearchResponse(WireModel):
         default=None,
         description="Why the answer is not on topic (on_topic false, hits found): under_floor (its best hit is under "
         "the mode's floor), words_without_meaning (it shares words with the query, no hit close to it in meaning), "
-        "unknown_words (no hit holds a word of the query, and the model knows none of its words).",
+        "unknown_words (no hit holds a word of the query, and the model knows fewer than half of its words whole: "
+        "made-up words, another language).",
     )
 
 

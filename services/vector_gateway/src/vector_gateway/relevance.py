@@ -19,7 +19,10 @@ Two off-topic answers passed it, and are held back here:
   (LEXICAL_MEANING_FLOOR, per mode: the cosine of the hits' own vectors, searched for only when the fused parts
   leave the question open; a keyword search embeds the query for this only);
 - made-up words: a query none of whose words any hit holds, and none of whose words the model knows whole
-  (vocabulary.py), is not about anything the library holds, however close its vector falls to a name.
+  (vocabulary.py), is not about anything the library holds, however close its vector falls to a name. The same holds
+  for a query the model cannot read, knowing fewer than half of its words whole (vocabulary.readable: a question in
+  German, French or Spanish to the English model): "Tipps für den Urlaub am Strand mit Kindern" came within a
+  calibrated 0.46 of a German manual's passage that shares none of its words, over the semantic floor.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ingestion_contracts.gateway import (
 
 from . import lexical
 from .fusion import Fusion
+from .vocabulary import content, readable
 
 # The best calibrated cosine of an answer's hits with the query (search.meaning), or None where it cannot be had (a
 # collection embedded with another model): asked for a hybrid or keyword answer only when its score reaches the
@@ -53,12 +57,12 @@ def off_topic(
 ) -> OffTopic | None:
     """Why a (non-empty) answer is off the library's topic, or None when it is on it. ``known``: the whole words the
     embedding model knows (vocabulary.model_words); an answer none of whose hits shares a word with the query is off
-    topic when the query holds none of them either (made-up words)."""
+    topic when the model knows fewer than half of the query's words (made-up words, another language)."""
     words = lexical.query_words(query)
     held = [_held(words, hit) for hit in hits] if words else []  # the query's words each hit holds as written
     if any(3 * count >= 2 * len(words) for count in held):  # one hit holds two thirds of them
         return None
-    if known is not None and words and not _shares_a_word(hits, held) and not words & known:
+    if known is not None and words and _unreadable_and_unshared(content(words), hits, known):
         return "unknown_words"
     best = max(hit.score for hit in hits)
     if mode == "semantic":
@@ -91,6 +95,13 @@ def shares_a_word(query: str, hits: list[SearchHit]) -> bool:
 def _shares_a_word(hits: list[SearchHit], held: list[int]) -> bool:
     """``held``: how many of the query's words each hit holds as written."""
     return any(hit.keyword_score > 0 or hit.phrase_score > 0 for hit in hits) or any(held)
+
+
+def _unreadable_and_unshared(words: frozenset[str], hits: list[SearchHit], known: frozenset[str]) -> bool:
+    """The model knows too few of the query's words (without stop words: vocabulary.content) to read it, and no hit
+    holds one of them as written: nothing says what the query is about. A BM25 match does not count here: it may be
+    another language's stop word ("mit" of a German question meets the MIT licence)."""
+    return not readable(words, known) and not any(_held(words, hit) for hit in hits)
 
 
 def _held(words: frozenset[str], hit: SearchHit) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -35,3 +36,26 @@ def model_words(model_dir: Path) -> frozenset[str] | None:
         return None
     prefix = model.get("continuing_subword_prefix") or "##"
     return frozenset(word for word in vocab if not word.startswith(prefix) and word.isalpha())
+
+
+def content(words: frozenset[str]) -> frozenset[str]:
+    """The query's words (lexical.query_words) without the stop words of every analysed language ("für", "den", "la",
+    "pour": pieces of the model's vocabulary, and words any passage of their language holds); all of them when
+    nothing else is left."""
+    return words - _every_stop_word() or words
+
+
+@lru_cache(maxsize=1)
+def _every_stop_word() -> frozenset[str]:
+    """Every analysed language's stop words, folded as lexical.query_words folds a query ("für" -> "fur")."""
+    from .lexical import LANGUAGES, phrase_text, stop_words
+
+    return frozenset(phrase_text(" ".join(sorted(set().union(*(stop_words(code) for code in LANGUAGES))))).split())
+
+
+def readable(words: frozenset[str], known: frozenset[str]) -> bool:
+    """Whether the model can read a query of these content words (``content``): it knows at least half of them
+    whole. A question in German, French or Spanish mostly is not (the bundled model is English): its vector then
+    says little, and an answer none of whose hits shares one of these words with it is not shown on meaning alone
+    (relevance.py)."""
+    return 2 * len(words & known) >= len(words)

@@ -307,7 +307,10 @@ def gated(
 
 HELD_BECAUSE = {
     "words_without_meaning": "share words with the query but none is close to it in meaning",
-    "unknown_words": "hold none of the query's words, and the model knows none of them (made-up words?)",
+    "unknown_words": (
+        "hold none of the query's words, and the embedding model knows too few of them to judge by meaning (made-up "
+        "words, or a language other than English: try the words the documents use)"
+    ),
 }
 
 
