@@ -15,8 +15,9 @@ on a copy of the SciFact index (13,195 chunks in the segments the bench wrote):
 - what a count of each query term costs through the public API, three ways: a search for the term alone, limit
   16,384 (the hits are the chunks that hold it); a `like` filter with `count(*)`; a `TEXT_MATCH` filter with
   `count(*)`. Against the keyword search itself (100 candidates);
-- what the gateway's store pays: its keyword ranking with the statistics and with Lite's own scores, and a delete of
-  one document with the statistics kept (its rows read first and taken out) and without.
+- what the gateway's store pays: its keyword ranking with the statistics and with Lite's own scores, a delete of
+  one document with the statistics kept (its rows read first and taken out) and without, and the memory the
+  statistics hold.
 """
 
 from __future__ import annotations
@@ -174,10 +175,27 @@ def _through_the_store(path: Path, name: str, queries: list[str]) -> dict[str, A
                 store.search(name, mode="keyword", vector=None, text=query, limit=100, where=None)
                 times[kind].append(_ms(started))
         store.lite_bm25 = kept
-        deletes = _deletes(store, name, DELETES)
+        deletes = _deletes(store, name, DELETES) | _held_in_memory(kept, name)
     finally:
         store.close()
     return {"first search": round(first, 1)} | {kind: _figures(values) for kind, values in times.items()} | deletes
+
+
+def _held_in_memory(kept: Any, name: str) -> dict[str, Any]:
+    """What a collection's statistics hold in memory (tracemalloc, the rows read before it starts)."""
+    import tracemalloc
+
+    from vector_gateway.milvus import lite_bm25
+
+    rows = [row.get(lite_bm25.SEARCH_TEXT) or "" for row in kept._scan(name)]
+    tracemalloc.start()
+    try:
+        table = lite_bm25.Statistics(0)
+        table.add(kept._counts(name, text) for text in rows)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return {"statistics in memory": {"rows": table.rows, "terms": len(table.df), "MB": round(held / 2**20, 1)}}
 
 
 def _deletes(store: Any, name: str, documents: int) -> dict[str, Any]:
