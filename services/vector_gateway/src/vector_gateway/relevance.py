@@ -59,10 +59,11 @@ def off_topic(
     embedding model knows (vocabulary.model_words); an answer none of whose hits shares a word with the query is off
     topic when the model knows fewer than half of the query's words (made-up words, another language)."""
     words = lexical.query_words(query)
-    held = [_held(words, hit) for hit in hits] if words else []  # the query's words each hit holds as written
+    written = [_written(hit) for hit in hits] if words else []  # each hit's words as written
+    held = [len(words & hit_words) for hit_words in written]  # the query's words each hit holds
     if any(3 * count >= 2 * len(words) for count in held):  # one hit holds two thirds of them
         return None
-    if known is not None and words and _unreadable_and_unshared(content(words), hits, known):
+    if known is not None and words and _unreadable_and_unshared(content(words), written, known):
         return "unknown_words"
     best = max(hit.score for hit in hits)
     if mode == "semantic":
@@ -97,12 +98,17 @@ def _shares_a_word(hits: list[SearchHit], held: list[int]) -> bool:
     return any(hit.keyword_score > 0 or hit.phrase_score > 0 for hit in hits) or any(held)
 
 
-def _unreadable_and_unshared(words: frozenset[str], hits: list[SearchHit], known: frozenset[str]) -> bool:
+def _unreadable_and_unshared(words: frozenset[str], written: list[set[str]], known: frozenset[str]) -> bool:
     """The model knows too few of the query's words (without stop words: vocabulary.content) to read it, and no hit
-    holds one of them as written: nothing says what the query is about. A BM25 match does not count here: it may be
-    another language's stop word ("mit" of a German question meets the MIT licence)."""
-    return not readable(words, known) and not any(_held(words, hit) for hit in hits)
+    holds one of them as written (``written``: each hit's words): nothing says what the query is about. A BM25 match
+    does not count here: it may be another language's stop word ("mit" of a German question meets the MIT licence)."""
+    return not readable(words, known) and not any(words & hit_words for hit_words in written)
 
 
 def _held(words: frozenset[str], hit: SearchHit) -> int:
-    return len(words & set(lexical.phrase_text(" ".join((hit.title, *hit.heading_path, hit.text))).split()))
+    return len(words & _written(hit))
+
+
+def _written(hit: SearchHit) -> set[str]:
+    """A hit's words as written, case and accents folded (lexical.phrase_text), its title and headings too."""
+    return set(lexical.phrase_text(" ".join((hit.title, *hit.heading_path, hit.text))).split())

@@ -19,6 +19,8 @@ import logging
 from functools import lru_cache
 from pathlib import Path
 
+from .lexical import LANGUAGES, phrase_text, stop_words
+
 log = logging.getLogger(__name__)
 
 
@@ -48,8 +50,6 @@ def content(words: frozenset[str]) -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _every_stop_word() -> frozenset[str]:
     """Every analysed language's stop words, folded as lexical.query_words folds a query ("für" -> "fur")."""
-    from .lexical import LANGUAGES, phrase_text, stop_words
-
     return frozenset(phrase_text(" ".join(sorted(set().union(*(stop_words(code) for code in LANGUAGES))))).split())
 
 

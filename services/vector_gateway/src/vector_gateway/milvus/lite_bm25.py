@@ -129,14 +129,7 @@ class LiteBm25:
             self.changed(name)  # some rows may be in
             raise
         counts = [self._counts(name, row.get(SEARCH_TEXT) or "") for row in rows] if name in self._tables else []
-        with self._lock:
-            table = self._tables.get(name)
-            if table is None or table.generation != before or self._generation.get(name, 0) != before:
-                self._stale(name)
-            else:
-                table.add(counts)
-                if table.rows > MAX_ROWS:  # Lite's own scores from now on (_table)
-                    self._stale(name)
+        self._apply(name, before, lambda table: table.add(counts))
 
     def created(self, name: str) -> None:
         """``name`` was just created empty by this store: its statistics are kept from its first insert, never read."""
@@ -158,12 +151,20 @@ class LiteBm25:
             self.changed(name)  # some rows may be gone
             raise
         counts = [self._counts(name, text) for text in removed] if removed is not None else None
+        self._apply(name, before, None if counts is None else lambda table: table.remove(counts))
+
+    def _apply(self, name: str, before: int, change: Callable[[Statistics], None] | None) -> None:
+        """A write to ``name`` is done: its statistics take ``change`` when they are the ones that stood at the write's
+        start (generation ``before``: no scan, no other change meanwhile); else, or with no change to make, the next
+        search scans again. Over MAX_ROWS they are dropped: Lite's own scores from then on (_table)."""
         with self._lock:
             table = self._tables.get(name)
-            if table is None or counts is None or table.generation != before or self._generation.get(name, 0) != before:
+            if change is None or table is None or table.generation != before or self._generation.get(name, 0) != before:
                 self._stale(name)
-            else:
-                table.remove(counts)
+                return
+            change(table)
+            if table.rows > MAX_ROWS:
+                self._stale(name)
 
     def changed(self, name: str) -> None:
         """Rows of ``name`` were deleted or replaced: its statistics are read again by the next search."""
