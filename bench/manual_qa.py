@@ -8,10 +8,13 @@ each question in the manual's language, the section that answers it (its heading
 gives it), its page, and the words or short quote the answer holds (bench/manual_qa_set.py reads it).
 
 The real server (``ingestion_mcp.cli.server_command`` over stdio, embedded services, a fresh data folder) ingests
-the eight manuals into one collection with ``ingest_document``, as an agent's library holds them. Each question is
-asked with ``search`` (top_k 5, as an agent calls it: the relevance floor on) in hybrid, keyword and semantic mode,
-then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs here), hybrid with ``per_document: 1``
-(``hybrid_grouped``: five documents, each by its best passage), and keyword and semantic with ``min_score: 0``:
+the eight manuals into one collection with ``ingest_document``, as an agent's library holds them; with
+``--per-manual``, each manual into a collection of its own (a library of one manual, whose own words are in many of
+its passages), each question asked of its manual's collection and the off-topic questions of each collection.
+Each question is asked with ``search`` (top_k 5, as an agent calls it: the relevance floor on) in hybrid, keyword
+and semantic mode, then hybrid with ``min_score: 0`` (``hybrid_no_floor``: what the floor costs here), hybrid with
+``per_document: 1`` (``hybrid_grouped``: five documents, each by its best passage), and keyword and semantic with
+``min_score: 0``:
 
 - ``rank1``, ``top5``: the answering section's passage is the first hit, or among the five: a hit of the question's
   document whose section path is the answer's or lies under it;
@@ -40,6 +43,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +91,9 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
     return answer.structured_content
 
 
-async def ingest(client: Client, path: Path) -> dict[str, Any]:
+async def ingest(client: Client, path: Path, collection: str = COLLECTION) -> dict[str, Any]:
     """One ingest_document call, its job polled when it outlasts the call."""
-    result = await call(client, "ingest_document", {"file_path": str(path), "collection": COLLECTION})
+    result = await call(client, "ingest_document", {"file_path": str(path), "collection": collection})
     while job_id := result.get("job_id"):
         await anyio.sleep(1.0)
         job = (await call(client, "get_job_status", {"job_id": job_id})).get("job") or {}
@@ -98,12 +102,12 @@ async def ingest(client: Client, path: Path) -> dict[str, Any]:
     return result
 
 
-async def documents(client: Client) -> dict[str, str]:
+async def documents(client: Client, collection: str = COLLECTION) -> dict[str, str]:
     """{"manual/file name": doc_id} of the collection's documents."""
     found: dict[str, str] = {}
     offset: int | None = 0
     while offset is not None:
-        page = await call(client, "list_documents", {"collection": COLLECTION, "offset": offset, "limit": 200})
+        page = await call(client, "list_documents", {"collection": collection, "offset": offset, "limit": 200})
         for item in page.get("documents") or []:
             source = Path(item.get("key") or item["source"])
             found[f"{source.parent.name}/{source.name}"] = item["doc_id"]
@@ -111,11 +115,11 @@ async def documents(client: Client) -> dict[str, str]:
     return found
 
 
-async def read_section(client: Client, doc_id: str, heading: list[str]) -> str:
+async def read_section(client: Client, doc_id: str, heading: list[str], collection: str = COLLECTION) -> str:
     """The whole of a section (its subsections with it), read window by window."""
     text, start = "", 0
     while True:
-        answer = await call(client, "get_document_section", {"doc_id": doc_id, "collection": COLLECTION,
+        answer = await call(client, "get_document_section", {"doc_id": doc_id, "collection": collection,
                                                               "heading": heading, "start_char": start})  # fmt: skip
         text += answer.get("content") or ""
         if not answer.get("truncated"):
@@ -131,10 +135,12 @@ def answers_in(hit: dict[str, Any], question: Question, doc_ids: dict[str, str])
     return path[: len(question.section)] == question.section
 
 
-async def ask(client: Client, question: Question, doc_ids: dict[str, str]) -> dict[str, Any]:
+async def ask(
+    client: Client, question: Question, doc_ids: dict[str, str], collection: str = COLLECTION
+) -> dict[str, Any]:
     row: dict[str, Any] = {"id": question.id}
     for way, arguments in WAYS.items():
-        answer = await call(client, "search", {"query": question.question, "collection": COLLECTION,
+        answer = await call(client, "search", {"query": question.question, "collection": collection,
                                                "top_k": TOP_K, **arguments})  # fmt: skip
         hits = answer.get("results") or []
         ranks = [i for i, hit in enumerate(hits, 1) if answers_in(hit, question, doc_ids)]
@@ -146,25 +152,26 @@ async def ask(client: Client, question: Question, doc_ids: dict[str, str]) -> di
             row["top_hit"] = [hits[0].get("title"), hits[0].get("section")] if hits else None
             read = ""
             if hits and hits[0].get("section"):
-                read = await read_section(client, hits[0]["doc_id"], hits[0]["section"].split(" > "))
+                read = await read_section(client, hits[0]["doc_id"], hits[0]["section"].split(" > "), collection)
             row["answer_whole"] = bool(read) and holds(read, question.answer)
             row["read_chars"] = len(read)
     try:
-        gold = await read_section(client, doc_ids[question.doc_key], question.section)
+        gold = await read_section(client, doc_ids[question.doc_key], question.section, collection)
     except (KeyError, RuntimeError):  # no such document or section: the set is wrong, shown in gold_failed
         gold = ""
     row["gold_whole"] = holds(gold, question.answer)
     return row
 
 
-async def outlines(client: Client, doc_ids: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+async def outlines(client: Client, doc_ids: dict[str, str], collection_of: Callable[[str], str]) -> dict[str, Any]:
     """Every document's outline (heading paths and pages), for writing and checking questions."""
     out: dict[str, list[dict[str, Any]]] = {}
     for key, doc_id in sorted(doc_ids.items()):
         entries: list[dict[str, Any]] = []
         offset: int | None = 0
         while offset is not None:
-            arguments = {"doc_id": doc_id, "collection": COLLECTION, "offset": offset, "response_format": "detailed"}
+            arguments = {"doc_id": doc_id, "collection": collection_of(key.split("/")[0]), "offset": offset,
+                         "response_format": "detailed"}  # fmt: skip
             page = await call(client, "get_document_outline", arguments)
             entries += [{"path": s.get("heading_path"), "page": s.get("page")} for s in page.get("sections") or []]
             offset = page.get("next_offset")
@@ -182,10 +189,10 @@ def floor_cost(rows: list[dict[str, Any]], mode: str) -> float:
     return round(sum(1 for r in found if r[mode]["held_back"]) / len(found), 4) if found else 0.0
 
 
-async def offtopic(client: Client) -> dict[str, Any]:
+async def offtopic(client: Client, collections: list[str]) -> dict[str, Any]:
     """Questions the manuals do not answer (bench.offtopic_sets' test half: everyday questions in English, German,
-    French and Spanish, made-up words), asked in each mode as an agent asks them: the share answering nothing, and
-    each shown answer's query and first hit, for a reader to judge."""
+    French and Spanish, made-up words), asked of each collection in each mode as an agent asks them: the share of
+    the answers that are empty, and each shown answer's query and first hit, for a reader to judge."""
     sets = offtopic_sets("test", multilingual=True)
     silent: dict[str, dict[str, float]] = {}
     shown: list[dict[str, Any]] = []
@@ -193,17 +200,20 @@ async def offtopic(client: Client) -> dict[str, Any]:
         silent[name] = {}
         for mode in MODES:
             quiet = 0
-            for query in queries:
-                answer = await call(client, "search", {"query": query, "collection": COLLECTION, "top_k": TOP_K,
-                                                       "mode": mode})  # fmt: skip
-                hits = answer.get("results") or []
-                quiet += not hits
-                if hits:
-                    top = hits[0]
-                    shown.append({"set": name, "mode": mode, "query": query, "score": top.get("score"),
-                                  "top_hit": [top.get("title"), top.get("section")]})  # fmt: skip
-            silent[name][mode] = round(quiet / len(queries), 3)
-    return {"queries": {name: len(queries) for name, queries in sets.items()}, "silent": silent, "shown": shown}
+            for collection in collections:
+                for query in queries:
+                    answer = await call(client, "search", {"query": query, "collection": collection,
+                                                           "top_k": TOP_K, "mode": mode})  # fmt: skip
+                    hits = answer.get("results") or []
+                    quiet += not hits
+                    if hits:
+                        top = hits[0]
+                        first = [top.get("title"), top.get("section")]
+                        shown.append({"set": name, "mode": mode, "collection": collection, "query": query,
+                                      "score": top.get("score"), "top_hit": first})  # fmt: skip
+            silent[name][mode] = round(quiet / (len(queries) * len(collections)), 3)
+    return {"queries": {name: len(queries) for name, queries in sets.items()}, "collections": len(collections),
+            "silent": silent, "shown": shown}  # fmt: skip
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -221,12 +231,18 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-async def measure(work: Path, dump: Path | None) -> dict[str, Any]:
+async def measure(work: Path, dump: Path | None, per_manual: bool = False) -> dict[str, Any]:
     questions = load_questions()
     load_before, began = os.getloadavg()[0], time.perf_counter()
     docs, data = work / "docs", work / "data"
     fresh = not data.exists()
     owner = stage(docs) if fresh else {}
+
+    def collection_of(manual: str) -> str:
+        """One collection for the eight manuals, or (``per_manual``) one per manual, named after it."""
+        return manual if per_manual else COLLECTION
+
+    collections = sorted({collection_of(manual) for manual in CHOSEN})
     launch = server(ROOT, docs, data)
     quiet = {"INGESTION_MCP_RESPONSE_TOKEN_BUDGET": BIG_BUDGET, "INGESTION_MCP_LOG_LEVEL": "WARNING"}
     launch = launch.model_copy(update={"env": {**(launch.env or {}), **quiet}})
@@ -234,21 +250,25 @@ async def measure(work: Path, dump: Path | None) -> dict[str, Any]:
     with (work / "server.log").open("a") as errlog:
         async with Client(stdio_client(launch, errlog), read_timeout_seconds=OPEN_TIMEOUT_S) as client:
             started = time.perf_counter()
-            for key in owner:
-                result = await ingest(client, docs / key)
+            for key, manual in owner.items():
+                result = await ingest(client, docs / key, collection_of(manual))
                 ingested[key] = result.get("status") or result.get("error")
             ingest_s = round(time.perf_counter() - started, 1)
-            doc_ids = await documents(client)
+            doc_ids: dict[str, str] = {}
+            for collection in collections:
+                doc_ids |= await documents(client, collection)
             if dump:
-                write_json(dump, await outlines(client, doc_ids))
-            await first_answer(client, "manual", COLLECTION)
-            rows = [await ask(client, q, doc_ids) | {"manual": q.manual} for q in questions]
-            off = await offtopic(client)
+                write_json(dump, await outlines(client, doc_ids, collection_of))
+            for collection in collections:
+                await first_answer(client, "manual", collection)
+            rows = [await ask(client, q, doc_ids, collection_of(q.manual)) | {"manual": q.manual} for q in questions]
+            off = await offtopic(client, collections)
     failed = {k: v for k, v in ingested.items() if v not in ("indexed", "replaced", "updated", "skipped")}
     seconds = round(time.perf_counter() - began, 1)
     conditions = {"cores": os.cpu_count(), "load_before": round(load_before, 2),
                   "load_after": round(os.getloadavg()[0], 2), "seconds": seconds}  # fmt: skip
-    head = {"documents": len(doc_ids), "ingest_s": ingest_s if fresh else None, "ingest_failed": failed}
+    head = {"collections": collections, "documents": len(doc_ids), "ingest_s": ingest_s if fresh else None,
+            "ingest_failed": failed}  # fmt: skip
     return head | report(rows) | {"offtopic": off, "conditions": conditions}
 
 
@@ -273,12 +293,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--work-dir", type=Path, help="keep the ingested manuals here (reused when present)")
     parser.add_argument("--outlines", type=Path, help="also write every document's outline here")
+    parser.add_argument("--per-manual", action="store_true",
+                        help="one collection per manual (a small library), instead of one for the eight")  # fmt: skip
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory(prefix="manual-qa-") as folder:
         work = (args.work_dir or Path(folder)).resolve()
         work.mkdir(parents=True, exist_ok=True)
-        report = anyio.run(measure, work, args.outlines)
+        report = anyio.run(measure, work, args.outlines, args.per_manual)
     shown = ("manuals", "documents", "ingest_s", "overall", "per_manual")
     print(json.dumps({k: report[k] for k in shown} | {"offtopic_silent": report["offtopic"]["silent"]}, indent=1))
     if args.out:

@@ -14,9 +14,8 @@ chunk holds) that answer nothing on each set, and the share of the relevant docu
 - ``rules``: the answer judged as the gateway judges it (``relevance.off_topic``): shown when one of its passages
   holds two thirds of the query's content words as written; held back when no passage shares a word with the query
   and the model knows fewer than half of the query's words whole (made-up words, another language); semantic by t;
-  hybrid when a hit's meaning alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode would score
-  it), or when it reaches t with a hit's meaning at ``LEXICAL_MEANING_FLOOR``; keyword when it reaches t with a hit's
-  meaning at ``LEXICAL_MEANING_FLOOR``.
+  hybrid and keyword when a hit's meaning alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode
+  would score it), or when it reaches t with a hit's meaning at ``LEXICAL_MEANING_FLOOR``.
 
 ``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, ``hybrid_lexical`` and
 ``keyword_meaning`` over lexical meaning floors (keyword: by keyword floors), to choose them on ``train``; ``shown``
@@ -66,16 +65,15 @@ class Answer:
 
     def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None) -> bool:
         """As relevance.off_topic judges it: an answer holding the query's words is shown, one with no word to go by
-        is not; semantic by its score; hybrid by its meaning alone (``dense_floor``), or by its score with its
-        meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR); keyword by its score with its meaning
-        reaching ``lexical_floor``."""
+        is not; semantic by its score; hybrid and keyword by their meaning alone (``dense_floor``), or by their score
+        with their meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR)."""
         if self.holds_words:
             return True
         if not self.words_to_go_by:
             return False
         if self.mode == "semantic":
             return self.best >= floor
-        if self.mode == "hybrid" and self.dense >= dense_floor:
+        if self.mode != "semantic" and self.dense >= dense_floor:  # keyword: its hits' meaning, under the floor too
             return True
         lexical_floor = LEXICAL_MEANING_FLOOR[self.mode] if lexical_floor is None else lexical_floor
         return self.best >= floor and self.dense >= lexical_floor

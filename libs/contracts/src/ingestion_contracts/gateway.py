@@ -29,9 +29,9 @@ RELEVANT_SCORE = {"hybrid": 0.35, "semantic": 0.40, "keyword": 0.30}
 # An answer whose best hit scores under this (per mode) is held back whole as off-topic by the MCP search tool when
 # no min_score is given: the highest floor that keeps 99% of the relevant documents of a top 10 on SciFact train and
 # dbpedia-5k dev (python -m bench.tune_floor; docs/search-scores.md, "A floor for nonsense").
-RELEVANCE_FLOOR = {"hybrid": 0.28, "semantic": 0.45, "keyword": 0.22}
-# A hybrid answer under its floor is on topic still when one of its hits' meaning alone (its calibrated cosine, what
-# semantic mode scores it) reaches this (vector_gateway/relevance.py; python -m bench.tune_floor).
+RELEVANCE_FLOOR = {"hybrid": 0.28, "semantic": 0.45, "keyword": 0.25}
+# A hybrid or keyword answer under its floor is on topic still when one of its hits' meaning alone (its calibrated
+# cosine, what semantic mode scores it) reaches this (vector_gateway/relevance.py; python -m bench.tune_floor).
 MEANING_FLOOR = 0.45
 # An answer that reaches its floor by its words (hybrid, keyword) without holding the query's words is on topic only
 # when one of its hits is this close to the query in meaning too (its calibrated cosine): BM25 scores any shared word
@@ -421,8 +421,9 @@ class SearchResponse(WireModel):
         default=None,
         description="Whether the answer is on the library's topic: a hit holds two thirds of the query's words as "
         "written, or its best hit reaches RELEVANCE_FLOOR for the mode (keyword: and a hit is close to the query in "
-        "meaning too), or a hybrid hit's meaning alone reaches the semantic floor; never for made-up words no hit "
-        "holds. The MCP search tool holds back an answer that is not (no min_score given). None: not judged.",
+        "meaning too), or a hybrid or keyword hit's meaning alone reaches the semantic floor; never for made-up "
+        "words no hit holds. The MCP search tool holds back an answer that is not (no min_score given). None: not "
+        "judged.",
     )
     off_topic: OffTopic | None = Field(
         default=None,
