@@ -224,3 +224,41 @@ async def test_with_a_model_wait_a_call_made_while_the_model_loads_waits_for_it(
                 assert answers == [] and (await client.get("/readyz")).json()["checks"]["model"] == "loading"
                 gate.set()
             assert answers[0].status_code == 200 and len(answers[0].json()["vectors"]) == 1
+
+
+async def test_a_keyword_search_answers_without_the_model(
+    tmp_path, monkeypatch, open_gateway, make_doc, upsert, search
+) -> None:
+    """Keyword mode needs no embedding model, but judging its answer by meaning (relevance.off_topic: an answer under
+    its floor, or one that reaches it on words alone) embeds the query: with the model failed to load (or still
+    loading), such a keyword search was refused (503). It is now judged by its score alone, as an answer from a
+    collection of another model is; semantic mode is refused as before."""
+    import anyio
+    import httpx
+    from asgi_lifespan import LifespanManager
+    from vector_gateway import embedder as embedder_module
+    from vector_gateway.main import create_app
+    from vector_gateway.settings import GatewaySettings
+
+    db = tmp_path / "m.db"
+    texts = ["You may charge a fee for each copy you convey.", "Lions sleep most of the day in the shade."]
+    async with open_gateway(db) as (client, _app):
+        await upsert(client, "nomodel", make_doc("license.md", texts))
+
+    def broken(settings: GatewaySettings, stored: Any = None) -> Any:
+        raise RuntimeError("no model in this test")
+
+    monkeypatch.setattr(embedder_module, "create_embedder", broken)
+    app = create_app(GatewaySettings(milvus_uri=str(db), lance_uri=str(db.with_suffix(".lance"))))
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+            with anyio.fail_after(30):
+                while (await client.get("/readyz")).json()["checks"]["model"] == "loading":
+                    await anyio.sleep(0.05)
+            for query in ("best bank account without a monthly fee", "fee"):  # meaning asked for; words decide
+                found = await search(client, query=query, collections=["nomodel"], mode="keyword", top_k=5)
+                assert found["hits"] and "fee" in found["hits"][0]["text"], found
+            assert found["on_topic"] is True  # a passage holds the query's word
+            refused = await client.post("/v1/search", json={"query": "fee", "collections": ["nomodel"]})
+            assert refused.status_code == 503 and refused.json()["code"] == "MODEL_UNAVAILABLE", refused.text

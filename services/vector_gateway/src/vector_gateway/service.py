@@ -36,6 +36,7 @@ from ingestion_contracts.gateway import (
     UpsertDocumentResponse,
     WriteOrder,
 )
+from servicekit import DependencyUnavailable
 
 from . import errors, recovery
 from .chunk_counts import ChunkCounts
@@ -434,11 +435,17 @@ class GatewayService:
         self, text: str, vector: list[float] | None, where: Where | None, spent: list[float], hits: list[SearchHit]
     ) -> float | None:
         """How close in meaning the best of an answer's ``hits`` is to the query (search.meaning), the query embedded
-        now unless it was (keyword mode); None when a collection holding them was embedded with another model. The
-        seconds it took are added to ``spent``."""
+        now unless it was (keyword mode); None when a collection holding them was embedded with another model, or
+        when a keyword search finds the model still loading or failed (keyword mode needs no model: its answer is
+        then judged by its score alone). The seconds it took are added to ``spent``."""
         started = time.perf_counter()
         try:
-            embedder = self.embedders.get()
+            try:
+                embedder = self.embedders.get()
+            except DependencyUnavailable:
+                if vector is not None:  # a hybrid search has the model: this is no keyword search's wait
+                    raise
+                return None
             names = dict.fromkeys(hit.collection for hit in hits)
             if any(self._model_mismatch(name, embedder) is not None for name in names):
                 return None
