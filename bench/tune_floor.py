@@ -73,7 +73,7 @@ class Answer:
             return False
         if self.mode == "semantic":
             return self.best >= floor
-        if self.mode != "semantic" and self.dense >= dense_floor:  # keyword: its hits' meaning, under the floor too
+        if self.dense >= dense_floor:  # hybrid and keyword: a hit's meaning alone, under the floor too
             return True
         lexical_floor = LEXICAL_MEANING_FLOOR[self.mode] if lexical_floor is None else lexical_floor
         return self.best >= floor and self.dense >= lexical_floor
