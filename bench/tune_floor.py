@@ -15,7 +15,9 @@ chunk holds) that answer nothing on each set, and the share of the relevant docu
   holds two thirds of the query's content words as written; held back when no passage shares a word with the query
   and the model knows fewer than half of the query's words whole (made-up words, another language); semantic by t;
   hybrid and keyword when a hit's meaning alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode
-  would score it), or when it reaches t with a hit's meaning at ``LEXICAL_MEANING_FLOOR``.
+  would score it), or when it reaches t with a hit's meaning at ``LEXICAL_MEANING_FLOOR``, unless the hit closest in
+  meaning holds one of the query's content words only and that word alone is as close to it as the query (the
+  word embedded by the gateway's embedder, as the gateway embeds it; ``one_word`` scores the rules without it).
 
 ``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, ``hybrid_lexical`` and
 ``keyword_meaning`` over lexical meaning floors (keyword: by keyword floors), to choose them on ``train``; ``shown``
@@ -27,12 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from ingestion_contracts.gateway import LEXICAL_MEANING_FLOOR, MEANING_FLOOR, RELEVANCE_FLOOR
 from vector_gateway import lexical
-from vector_gateway.embedder import bundled_model_dir
+from vector_gateway.embedder import Embedder, bundled_model_dir, create_embedder
+from vector_gateway.settings import GatewaySettings
 from vector_gateway.vocabulary import content, model_words, readable
 
 from .data import DATASETS, load
@@ -62,11 +67,16 @@ class Answer:
     # the model knows half of them whole (vocabulary.readable): else it is made-up words or another language, held
     # back whatever its meaning.
     words_to_go_by: bool = True
+    # The hit closest in meaning holds one of the query's (two or more) content words only, and that word alone is
+    # at least as close to it as the query: it is about the word, not the question (relevance._about_one_word).
+    one_word: bool = False
 
-    def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None) -> bool:
+    def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None, *,
+              one_word_rule: bool = True) -> bool:  # fmt: skip
         """As relevance.off_topic judges it: an answer holding the query's words is shown, one with no word to go by
         is not; semantic by its score; hybrid and keyword by their meaning alone (``dense_floor``), or by their score
-        with their meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR)."""
+        with their meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR) and not about one word of the
+        query only (``one_word_rule``)."""
         if self.holds_words:
             return True
         if not self.words_to_go_by:
@@ -76,7 +86,7 @@ class Answer:
         if self.dense >= dense_floor:  # hybrid and keyword: a hit's meaning alone, under the floor too
             return True
         lexical_floor = LEXICAL_MEANING_FLOOR[self.mode] if lexical_floor is None else lexical_floor
-        return self.best >= floor and self.dense >= lexical_floor
+        return self.best >= floor and self.dense >= lexical_floor and not (one_word_rule and self.one_word)
 
 
 def answers(cached: Cached, variant: Variant, queries: dict[str, str],
@@ -91,12 +101,39 @@ def answers(cached: Cached, variant: Variant, queries: dict[str, str],
         words = lexical.query_words(text)
         held = bool(words) and any(3 * len(words & cached.words[i]) >= 2 * len(words) for i in hits)
         meant = content(words)
+        one = variant.mode != "semantic" and about_one_word(cached, text, meant, hits)
         shares = not words or any(meant & cached.words[i] for i in hits) or readable(meant, KNOWN)
         documents = cached.top_documents(ranked)
         relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
         best = ranked[0][1] if ranked else 0.0
-        out.append(Answer(variant.mode, best, dense, held, relevant, shares))
+        out.append(Answer(variant.mode, best, dense, held, relevant, shares, one))
     return out
+
+
+def about_one_word(cached: Cached, text: str, meant: frozenset[str], hits: list[int]) -> bool:
+    """As relevance._about_one_word judges it: the hit closest to the query in meaning holds only one of its two or
+    more content words (``meant``), and that word alone is at least as close to it, for a query the model reads."""
+    if not hits or len(meant) < 2 or not readable(meant, KNOWN):
+        return False
+    cosines = cached.cosines[cached.row[text]]
+    nearest = max(hits, key=lambda i: cosines[i])
+    shared = meant & cached.words[nearest]
+    return len(shared) == 1 and word_cosine(next(iter(shared)), cached.vectors[nearest]) >= cosines[nearest]
+
+
+def word_cosine(word: str, vector: np.ndarray) -> float:
+    """A word's cosine with a chunk's vector, the word embedded as the gateway embeds a query."""
+    if word not in _WORDS:
+        _WORDS[word] = np.asarray(_embedder().embed_query(word), dtype=np.float32)
+    return float(_WORDS[word] @ vector)
+
+
+_WORDS: dict[str, np.ndarray] = {}
+
+
+@lru_cache(maxsize=1)
+def _embedder() -> Embedder:
+    return create_embedder(GatewaySettings())
 
 
 def made_up(cached: Cached, split: str) -> dict[str, str]:
@@ -109,19 +146,20 @@ def made_up(cached: Cached, split: str) -> dict[str, str]:
     return {qid: text for qid, text in cached.splits[split].items() if not lexical.query_words(text) & held}
 
 
-def silent(answers: list[Answer], floor: float, dense_floor: float, lexical_floor: float | None = None) -> float:
+def silent(answers: list[Answer], floor: float, dense_floor: float, lexical_floor: float | None = None,
+           one_word_rule: bool = True) -> float:  # fmt: skip
     """The share of ``answers`` the gateway would hold back (relevance.off_topic's rules)."""
-    held = sum(not a.shown(floor, dense_floor, lexical_floor) for a in answers)
+    held = sum(not a.shown(floor, dense_floor, lexical_floor, one_word_rule=one_word_rule) for a in answers)
     return round(held / len(answers), 3) if answers else 1.0
 
 
 def shares(on: list[Answer], off: list[Answer], nonsense: list[Answer], floor: float, dense_floor: float,
-           lexical_floor: float | None = None) -> dict[str, float]:  # fmt: skip
+           lexical_floor: float | None = None, one_word_rule: bool = True) -> dict[str, float]:  # fmt: skip
     total = max(sum(len(a.relevant) for a in on), 1)
-    kept = sum(len(a.relevant) for a in on if a.shown(floor, dense_floor, lexical_floor))
+    kept = sum(len(a.relevant) for a in on if a.shown(floor, dense_floor, lexical_floor, one_word_rule=one_word_rule))
     return {"offtopic_silent": round(sum(a.best < floor for a in off) / len(off), 3),
-            "offtopic_silent_rules": silent(off, floor, dense_floor, lexical_floor),
-            "nonsense_silent_rules": silent(nonsense, floor, dense_floor, lexical_floor),
+            "offtopic_silent_rules": silent(off, floor, dense_floor, lexical_floor, one_word_rule),
+            "nonsense_silent_rules": silent(nonsense, floor, dense_floor, lexical_floor, one_word_rule),
             "relevant_kept_per_hit": round(sum(s >= floor for a in on for s in a.relevant) / total, 4),
             "relevant_kept_gate": round(sum(len(a.relevant) for a in on if a.best >= floor) / total, 4),
             "relevant_kept_rules": round(kept / total, 4)}  # fmt: skip
@@ -152,6 +190,11 @@ def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, 
             off = answers(cached, moded, cached.splits[OFF_TOPIC[part]], None)
             nonsense = answers(cached, moded, made, None)
             out[dataset][mode] = {floor: shares(on, off, nonsense, floor, MEANING_FLOOR) for floor in FLOORS}
+            if mode != "semantic":  # the shipped floors with and without the one-word rule
+                out[dataset].setdefault("one_word", {})[mode] = {
+                    rule: shares(on, off, nonsense, RELEVANCE_FLOOR[mode], MEANING_FLOOR, one_word_rule=on_)
+                    for rule, on_ in (("with", True), ("without", False))
+                }  # fmt: skip
             out[dataset]["shown"][mode] = shown_offtopic(cached, moded, cached.splits[OFF_TOPIC[part]])
             if mode == "keyword":
                 out[dataset]["keyword_meaning"] = {

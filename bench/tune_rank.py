@@ -78,7 +78,8 @@ class Cached:
         self.docs = np.array(meta["chunks"]["doc"])
         self.splits: dict[str, dict[str, str]] = meta["splits"]
         self.row = {text: i for i, text in enumerate(meta["query_texts"])}
-        self.cosines = loaded["queries"] @ loaded["chunks"].T  # queries x chunks (vectors are unit length)
+        self.vectors = loaded["chunks"]  # each chunk's unit vector
+        self.cosines = loaded["queries"] @ self.vectors.T  # queries x chunks
         self._bm25: dict[tuple[float, float, float], np.ndarray] = {}
 
     @cached_property

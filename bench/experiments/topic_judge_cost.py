@@ -1,14 +1,16 @@
 """What judging an answer by its meaning costs a search (issue 52, point 2): the gateway's search per mode, with the
 meaning check (relevance.off_topic's LEXICAL_MEANING_FLOOR: a dense search of the hits' chunks, and in keyword mode the
-query's embedding) and without it, on the index bench.rankings built.
+query's embedding; then, where the closest hit holds one word of the query only, that word's embedding and its cosine
+with the hit) and without it, on the index bench.rankings built.
 
     python -m bench.experiments.topic_judge_cost --dataset scifact --queries 100
 
 Queries: the first ``queries`` test queries of the set (on topic) and bench.offtopic_sets' 40 held-out everyday
 questions (off topic), top_k 10, through ``GatewayService._search_in`` (embedding, search, judgment: what
 /v1/search runs past its HTTP layer) on Milvus Lite with the model the index was built with (fp32). The two variants
-alternate query by query so that load on the machine touches both alike; "without" is the rules before the check (an
-answer that reaches its floor on words is shown). Reports median and p95 per mode and variant, and the share of
+alternate query by query so that load on the machine touches them alike; "without" is the rules before the check (an
+answer that reaches its floor on words is shown), "without_one_word" the check of the query's meaning alone (before
+the one-word rule). Reports median and p95 per mode and variant, and the share of
 answers that needed the check.
 """
 
@@ -51,30 +53,34 @@ def measure(dataset: str, count: int) -> dict[str, Any]:
         service.embedders.get()
     name = collection_name(dataset)
     judged = service._meaning
-    asked: list[int] = []
+    asked: set[str] = set()  # the queries whose answer was checked (by the query's meaning, then maybe a word's)
 
-    def counted(*args: Any) -> float | None:
-        asked.append(1)
+    def counted(*args: Any) -> list[float] | None:
+        asked.add(args[0])
         return judged(*args)
 
     def before(*_args: Any) -> None:  # the check's callable answering "cannot tell": the rules before it
         return None
 
+    def query_only(*args: Any) -> list[float] | None:  # the query's meaning, no word's: before the one-word rule
+        query, text = args[0], args[5]
+        return judged(*args) if text == query else None
+
     report: dict[str, Any] = {"dataset": dataset, "queries": len(queries), "cores": os.cpu_count()}
     for mode in MODES:
-        times: dict[str, list[float]] = {"with": [], "without": []}
+        times: dict[str, list[float]] = {"with": [], "without": [], "without_one_word": []}
         asked.clear()
         for round_ in range(2):  # the first round warms every path, untimed
             for query in queries:
                 request = SearchRequest(query=query, collections=[name], mode=mode, top_k=10)
-                for variant, check in (("without", before), ("with", counted)):
+                for variant, check in (("without", before), ("without_one_word", query_only), ("with", counted)):
                     service._meaning = check  # type: ignore[method-assign,assignment]  # each variant swapped in per query
                     started = time.perf_counter()
                     service._search_in([name], request, None)
                     if round_:
                         times[variant].append((time.perf_counter() - started) * 1000)
         report[mode] = {variant: _summary(values) for variant, values in times.items()}
-        report[mode]["checked_share"] = round(len(asked) / (2 * len(queries)), 3)
+        report[mode]["checked_share"] = round(len(asked) / len(set(queries)), 3)
         print(mode, report[mode], flush=True)
     service._meaning = judged  # type: ignore[method-assign]  # the service as it was
     service.store.close()

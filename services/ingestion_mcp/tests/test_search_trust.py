@@ -32,6 +32,16 @@ BAKING = {
 }
 CORPORA = {"trust_legal": ("Services agreement", LEGAL), "trust_astronomy": ("Planets", ASTRONOMY),
            "trust_baking": ("Baking notes", BAKING)}  # fmt: skip
+DRINKS = {
+    "Drink choice": "A survey of five hundred adults on the intention to drink wine. Price, taste and the company "
+    "people keep shape whether they choose wine, and how often they drink it.",
+    "Coffee and sleep": "Caffeine taken within six hours of bedtime shortened sleep by an hour in a trial of "
+    "twelve healthy adults who drank coffee at home.",
+    "Tea polyphenols": "Green tea holds catechins; in a cohort of older adults, three cups a day were linked to "
+    "lower blood pressure over ten years.",
+    "Beer and bone": "Silicon in beer has been studied for bone density; moderate drinkers in the study had "
+    "slightly denser hip bones than those who never drank.",
+}
 OFF_TOPIC = ["purple elephant umbrella saxophone", "final score of the basketball game yesterday"]
 
 
@@ -223,3 +233,30 @@ async def test_made_up_words_answer_nothing_however_close_their_vector(connect, 
         assert shown["results"][0]["score"] >= RELEVANCE_FLOOR["semantic"], shown  # what was shown before
         found = await call_tool(client, "search", query="Krudttønden", collection="trust_names", top_k=3)
         assert found["results"] and "powder magazine" in found["results"][0]["text"], found
+
+
+async def test_a_passage_about_one_word_of_the_question_answers_nothing(connect, call_tool, app_state: Any) -> None:
+    """Issue 52: an everyday question shares one word with a passage about that word (SciFact's study of why people
+    drink wine answered "which wine goes with grilled salmon"): it reaches the floor on that word, and the passage is
+    close enough to the question in meaning to pass LEXICAL_MEANING_FLOOR. The word alone is closer to the passage
+    than the question is: the passage is about the word, not the question, and the answer is held back. Questions
+    about the survey are answered."""
+    from ingestion_mcp.server import build_server
+    from mcp import Client
+
+    async with Client(build_server(app_state)) as client:
+        for name, text in DRINKS.items():
+            arguments = {"text": markdown(name, {name: text}), "name": name, "collection": "trust_drinks"}
+            assert (await client.call_tool("ingest_text", arguments)).structured_content["success"]
+    async with connect() as client:
+        for mode in ("hybrid", "keyword"):
+            arguments = {"query": "choosing a wine for a wedding toast", "collection": "trust_drinks", "mode": mode}
+            out = await call_tool(client, "search", **arguments, top_k=3)
+            assert out["results"] == [], (mode, out["results"])
+            assert "are about one word of the query, not about the question" in out["message"], out
+            shown = await call_tool(client, "search", **arguments, top_k=3, min_score=0)
+            assert shown["results"][0]["title"] == "Drink choice", shown
+            assert shown["results"][0]["score"] >= RELEVANCE_FLOOR[mode], shown  # shown before
+            for query in ("what makes people choose to drink wine", "which wines do people choose for a dinner party"):
+                found = await call_tool(client, "search", **{**arguments, "query": query}, top_k=3)
+                assert found["results"] and found["results"][0]["title"] == "Drink choice", (mode, query, found)

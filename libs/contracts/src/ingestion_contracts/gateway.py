@@ -404,9 +404,10 @@ class SearchHit(WireModel):
 
 
 # Why an answer is held back as off-topic (vector_gateway/relevance.py): its best hit is under the mode's floor; it
-# reaches the floor on words it shares with the query, none of its hits close in meaning (LEXICAL_MEANING_FLOOR); or
-# no hit shares a word with a query of words the embedding model does not know (made-up words).
-OffTopic = Literal["under_floor", "words_without_meaning", "unknown_words"]
+# reaches the floor on words it shares with the query, none of its hits close in meaning (LEXICAL_MEANING_FLOOR); its
+# closest hit holds one word of the query only, and is as close to that word alone as to the query; or no hit shares a
+# word with a query of words the embedding model does not know (made-up words).
+OffTopic = Literal["under_floor", "words_without_meaning", "one_word", "unknown_words"]
 
 
 class SearchResponse(WireModel):
@@ -420,17 +421,19 @@ class SearchResponse(WireModel):
     on_topic: bool | None = Field(
         default=None,
         description="Whether the answer is on the library's topic: a hit holds two thirds of the query's words as "
-        "written, or its best hit reaches RELEVANCE_FLOOR for the mode (keyword: and a hit is close to the query in "
-        "meaning too), or a hybrid or keyword hit's meaning alone reaches the semantic floor; never for made-up "
-        "words no hit holds. The MCP search tool holds back an answer that is not (no min_score given). None: not "
-        "judged.",
+        "written, or its best hit reaches RELEVANCE_FLOOR for the mode (hybrid and keyword: and a hit is close to the "
+        "query in meaning too, not only as far as one of its words goes), or a hybrid or keyword hit's meaning alone "
+        "reaches the semantic floor; never for made-up words no hit holds. The MCP search tool holds back an answer "
+        "that is not (no min_score given). None: not judged.",
     )
     off_topic: OffTopic | None = Field(
         default=None,
         description="Why the answer is not on topic (on_topic false, hits found): under_floor (its best hit is under "
         "the mode's floor), words_without_meaning (it shares words with the query, no hit close to it in meaning), "
-        "unknown_words (no hit holds a word of the query, and the model knows fewer than half of its words whole: "
-        "made-up words, another language).",
+        "one_word (the hit closest to the query in meaning holds one of its words only, and that word alone is as "
+        "close to it as the whole query: the passage is about the word, not the question), unknown_words (no hit "
+        "holds a word of the query, and the model knows fewer than half of its words whole: made-up words, another "
+        "language).",
     )
 
 

@@ -235,12 +235,13 @@ def _cosines(store: DocumentIndex, query: Query, keys: list[Hashable]) -> dict[H
     return out
 
 
-def meaning(store: DocumentIndex, hits: list[SearchHit], vector: list[float], where: Where | None) -> float:
-    """The best calibrated cosine of ``hits``' chunks with the query vector (a dense search of those chunks alone):
-    what semantic mode would score the best of them. relevance.off_topic judges a keyword or hybrid answer by it."""
+def meanings(store: DocumentIndex, hits: list[SearchHit], vector: list[float], where: Where | None) -> list[float]:
+    """The calibrated cosine of each of ``hits``' chunks with ``vector`` (a dense search of those chunks alone; 0 for
+    a chunk gone meanwhile): what semantic mode would score them. relevance.off_topic judges a keyword or hybrid answer
+    by it, with the query's vector or one of its words'."""
     keys: list[Hashable] = [(hit.collection, hit.chunk_id) for hit in hits]
     cosines = _cosines(store, Query("semantic", vector, "", len(keys), where), keys)
-    return max((dense_score(raw) for raw in cosines.values()), default=0.0)
+    return [dense_score(cosines[key]) if key in cosines else 0.0 for key in keys]
 
 
 def _live_top(store: DocumentIndex, ranked: list[ScoredHit], top_k: int, *, fetch: bool) -> list[ScoredHit]:

@@ -57,7 +57,7 @@ from .passages import passage_text
 from .records import REGISTRY
 from .relevance import off_topic
 from .search import Query, chunk_total, search
-from .search import meaning as search_meaning
+from .search import meanings as search_meanings
 from .upsert import DocumentWriter, PlannedDocument, plan, registry_key
 from .versions import DELETE_GROUP, CommitDeadline, LeasePolicy
 from .where import And, Eq, Or, Where
@@ -432,12 +432,18 @@ class GatewayService:
         )
 
     def _meaning(
-        self, text: str, vector: list[float] | None, where: Where | None, spent: list[float], hits: list[SearchHit]
-    ) -> float | None:
-        """How close in meaning the best of an answer's ``hits`` is to the query (search.meaning), the query embedded
-        now unless it was (keyword mode); None when a collection holding them was embedded with another model, or
-        when a keyword search finds the model still loading or failed (keyword mode needs no model: its answer is
-        then judged by its score alone). The seconds it took are added to ``spent``."""
+        self,
+        query: str,
+        vector: list[float] | None,
+        where: Where | None,
+        spent: list[float],
+        hits: list[SearchHit],
+        text: str,
+    ) -> list[float] | None:
+        """How close in meaning each of an answer's ``hits`` is to ``text`` (search.meanings): the query (embedded now
+        unless it was: keyword mode) or one of its words. None when a collection holding them was embedded with
+        another model, or when a keyword search finds the model still loading or failed (keyword mode needs no model:
+        its answer is then judged by its score alone). The seconds it took are added to ``spent``."""
         started = time.perf_counter()
         try:
             try:
@@ -449,7 +455,8 @@ class GatewayService:
             names = dict.fromkeys(hit.collection for hit in hits)
             if any(self._model_mismatch(name, embedder) is not None for name in names):
                 return None
-            return search_meaning(self.store, hits, vector or embedder.embed_query(text), where)
+            probe = vector if vector is not None and text == query else embedder.embed_query(text)
+            return search_meanings(self.store, hits, probe, where)
         finally:
             spent.append(time.perf_counter() - started)
 

@@ -307,6 +307,10 @@ def gated(
 
 HELD_BECAUSE = {
     "words_without_meaning": "share words with the query but none is close to it in meaning",
+    "one_word": (
+        "are about one word of the query, not about the question (the closest holds that word only, and is as close "
+        "to it alone as to the whole query)"
+    ),
     "unknown_words": (
         "hold none of the query's words, and the embedding model knows too few of them to judge by meaning (made-up "
         "words, or a language other than English: try the words the documents use)"
