@@ -17,7 +17,9 @@ chunk holds) that answer nothing on each set, and the share of the relevant docu
   hybrid and keyword when a hit's meaning alone reaches ``MEANING_FLOOR`` (its calibrated cosine, what semantic mode
   would score it), or when it reaches t with a hit's meaning at ``LEXICAL_MEANING_FLOOR``, unless the hit closest in
   meaning holds one of the query's content words only and that word alone is as close to it as the query (the
-  word embedded by the gateway's embedder, as the gateway embeds it; ``one_word`` scores the rules without it).
+  word embedded by the gateway's embedder, as the gateway embeds it; ``one_word`` scores the rules without it); a
+  semantic answer under t is shown still when the hybrid answer to the query is (``by_words`` scores the rules
+  without it).
 
 ``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, ``hybrid_lexical`` and
 ``keyword_meaning`` over lexical meaning floors (keyword: by keyword floors), to choose them on ``train``; ``shown``
@@ -70,19 +72,23 @@ class Answer:
     # The hit closest in meaning holds one of the query's (two or more) content words only, and that word alone is
     # at least as close to it as the query: it is about the word, not the question (relevance._about_one_word).
     one_word: bool = False
+    # Semantic: the hybrid answer to the same query is shown (an answer under the semantic floor is judged on the
+    # query's words and meaning together too: GatewayService._by_words_too).
+    worded: bool = False
 
     def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None, *,
-              one_word_rule: bool = True) -> bool:  # fmt: skip
+              one_word_rule: bool = True, by_words: bool = True) -> bool:  # fmt: skip
         """As relevance.off_topic judges it: an answer holding the query's words is shown, one with no word to go by
         is not; semantic by its score; hybrid and keyword by their meaning alone (``dense_floor``), or by their score
         with their meaning reaching ``lexical_floor`` (default: LEXICAL_MEANING_FLOOR) and not about one word of the
-        query only (``one_word_rule``)."""
+        query only (``one_word_rule``); a semantic answer under ``floor`` still when the hybrid answer is shown
+        (``by_words``)."""
         if self.holds_words:
             return True
         if not self.words_to_go_by:
             return False
         if self.mode == "semantic":
-            return self.best >= floor
+            return self.best >= floor or (by_words and self.worded)
         if self.dense >= dense_floor:  # hybrid and keyword: a hit's meaning alone, under the floor too
             return True
         lexical_floor = LEXICAL_MEANING_FLOOR[self.mode] if lexical_floor is None else lexical_floor
@@ -106,8 +112,16 @@ def answers(cached: Cached, variant: Variant, queries: dict[str, str],
         documents = cached.top_documents(ranked)
         relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
         best = ranked[0][1] if ranked else 0.0
-        out.append(Answer(variant.mode, best, dense, held, relevant, shares, one))
+        worded = variant.mode == "semantic" and by_words_too(cached, variant, qid, text)
+        out.append(Answer(variant.mode, best, dense, held, relevant, shares, one, worded))
     return out
+
+
+def by_words_too(cached: Cached, variant: Variant, qid: str, text: str) -> bool:
+    """Whether the hybrid answer to the query is shown at the shipped floors (what a semantic answer under its floor
+    is judged by too)."""
+    hybrid = answers(cached, replace(variant, mode="hybrid"), {qid: text}, None)[0]
+    return hybrid.shown(RELEVANCE_FLOOR["hybrid"], MEANING_FLOOR)
 
 
 def about_one_word(cached: Cached, text: str, meant: frozenset[str], hits: list[int]) -> bool:
@@ -147,19 +161,20 @@ def made_up(cached: Cached, split: str) -> dict[str, str]:
 
 
 def silent(answers: list[Answer], floor: float, dense_floor: float, lexical_floor: float | None = None,
-           one_word_rule: bool = True) -> float:  # fmt: skip
-    """The share of ``answers`` the gateway would hold back (relevance.off_topic's rules)."""
-    held = sum(not a.shown(floor, dense_floor, lexical_floor, one_word_rule=one_word_rule) for a in answers)
+           **rules: bool) -> float:  # fmt: skip
+    """The share of ``answers`` the gateway would hold back (relevance.off_topic's rules; ``rules``: Answer.shown's
+    switches)."""
+    held = sum(not a.shown(floor, dense_floor, lexical_floor, **rules) for a in answers)
     return round(held / len(answers), 3) if answers else 1.0
 
 
 def shares(on: list[Answer], off: list[Answer], nonsense: list[Answer], floor: float, dense_floor: float,
-           lexical_floor: float | None = None, one_word_rule: bool = True) -> dict[str, float]:  # fmt: skip
+           lexical_floor: float | None = None, **rules: bool) -> dict[str, float]:  # fmt: skip
     total = max(sum(len(a.relevant) for a in on), 1)
-    kept = sum(len(a.relevant) for a in on if a.shown(floor, dense_floor, lexical_floor, one_word_rule=one_word_rule))
+    kept = sum(len(a.relevant) for a in on if a.shown(floor, dense_floor, lexical_floor, **rules))
     return {"offtopic_silent": round(sum(a.best < floor for a in off) / len(off), 3),
-            "offtopic_silent_rules": silent(off, floor, dense_floor, lexical_floor, one_word_rule),
-            "nonsense_silent_rules": silent(nonsense, floor, dense_floor, lexical_floor, one_word_rule),
+            "offtopic_silent_rules": silent(off, floor, dense_floor, lexical_floor, **rules),
+            "nonsense_silent_rules": silent(nonsense, floor, dense_floor, lexical_floor, **rules),
             "relevant_kept_per_hit": round(sum(s >= floor for a in on for s in a.relevant) / total, 4),
             "relevant_kept_gate": round(sum(len(a.relevant) for a in on if a.best >= floor) / total, 4),
             "relevant_kept_rules": round(kept / total, 4)}  # fmt: skip
@@ -190,11 +205,13 @@ def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, 
             off = answers(cached, moded, cached.splits[OFF_TOPIC[part]], None)
             nonsense = answers(cached, moded, made, None)
             out[dataset][mode] = {floor: shares(on, off, nonsense, floor, MEANING_FLOOR) for floor in FLOORS}
-            if mode != "semantic":  # the shipped floors with and without the one-word rule
-                out[dataset].setdefault("one_word", {})[mode] = {
-                    rule: shares(on, off, nonsense, RELEVANCE_FLOOR[mode], MEANING_FLOOR, one_word_rule=on_)
-                    for rule, on_ in (("with", True), ("without", False))
-                }  # fmt: skip
+            # The shipped floors with and without the one-word rule (hybrid, keyword) and the hybrid judgment of a
+            # semantic answer under its floor.
+            switch = "by_words" if mode == "semantic" else "one_word_rule"
+            out[dataset].setdefault("by_words" if mode == "semantic" else "one_word", {})[mode] = {
+                rule: shares(on, off, nonsense, RELEVANCE_FLOOR[mode], MEANING_FLOOR, **{switch: on_})
+                for rule, on_ in (("with", True), ("without", False))
+            }  # fmt: skip
             out[dataset]["shown"][mode] = shown_offtopic(cached, moded, cached.splits[OFF_TOPIC[part]])
             if mode == "keyword":
                 out[dataset]["keyword_meaning"] = {

@@ -10,8 +10,9 @@ questions (off topic), top_k 10, through ``GatewayService._search_in`` (embeddin
 /v1/search runs past its HTTP layer) on Milvus Lite with the model the index was built with (fp32). The two variants
 alternate query by query so that load on the machine touches them alike; "without" is the rules before the check (an
 answer that reaches its floor on words is shown), "without_one_word" the check of the query's meaning alone (before
-the one-word rule). Reports median and p95 per mode and variant, and the share of
-answers that needed the check.
+the one-word rule). Semantic mode: with and without the hybrid judgment of an answer under its floor (a hybrid
+search of the same query). Reports median and p95 per mode and variant, and the share of answers that needed the
+check.
 """
 
 from __future__ import annotations
@@ -83,8 +84,41 @@ def measure(dataset: str, count: int) -> dict[str, Any]:
         report[mode]["checked_share"] = round(len(asked) / len(set(queries)), 3)
         print(mode, report[mode], flush=True)
     service._meaning = judged  # type: ignore[method-assign]  # the service as it was
+    report["semantic"] = _semantic(service, name, queries)
+    print("semantic", report["semantic"], flush=True)
     service.store.close()
     return report
+
+
+def _semantic(service: Any, name: str, queries: list[str]) -> dict[str, Any]:
+    """Semantic mode with and without the hybrid judgment of an answer under its floor (_by_words_too: a hybrid
+    search of the same query, judged), alternating query by query."""
+    from ingestion_contracts.gateway import SearchRequest
+
+    judged = service._by_words_too
+    asked: set[str] = set()
+
+    def counted(names: list[str], request: Any, *args: Any) -> Any:
+        asked.add(request.query)
+        return judged(names, request, *args)
+
+    def before(*_args: Any) -> str:  # the rules before it: under the floor stays under it
+        return "under_floor"
+
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for round_ in range(2):  # the first round warms every path, untimed
+        for query in queries:
+            request = SearchRequest(query=query, collections=[name], mode="semantic", top_k=10)
+            for variant, check in (("without", before), ("with", counted)):
+                service._by_words_too = check
+                started = time.perf_counter()
+                service._search_in([name], request, None)
+                if round_:
+                    times[variant].append((time.perf_counter() - started) * 1000)
+    service._by_words_too = judged
+    out: dict[str, Any] = {variant: _summary(values) for variant, values in times.items()}
+    out["checked_share"] = round(len(asked) / len(set(queries)), 3)
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:

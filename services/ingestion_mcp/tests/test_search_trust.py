@@ -67,6 +67,24 @@ async def three_collections(app_state: Any) -> None:
                 assert out["success"], out
 
 
+@pytest.fixture(scope="module")
+async def drinks(app_state: Any) -> str:
+    """A small library of notes on drinks, one document a note: its collection's name."""
+    from ingestion_mcp.server import build_server
+    from mcp import Client
+
+    async with Client(build_server(app_state)) as client:
+        for name, text in DRINKS.items():
+            arguments = {"text": markdown(name, {name: text}), "name": name, "collection": "trust_drinks"}
+            for _ in range(240):  # the model loads in the background at start-up
+                out = (await client.call_tool("ingest_text", arguments)).structured_content
+                if "still loading" not in str(out.get("error")):
+                    break
+                await anyio.sleep(0.5)
+            assert out["success"], out
+    return "trust_drinks"
+
+
 def _ours(results: list[dict]) -> list[dict]:
     return [r for r in results if r["collection"] in CORPORA]
 
@@ -235,22 +253,15 @@ async def test_made_up_words_answer_nothing_however_close_their_vector(connect, 
         assert found["results"] and "powder magazine" in found["results"][0]["text"], found
 
 
-async def test_a_passage_about_one_word_of_the_question_answers_nothing(connect, call_tool, app_state: Any) -> None:
+async def test_a_passage_about_one_word_of_the_question_answers_nothing(connect, call_tool, drinks: str) -> None:
     """Issue 52: an everyday question shares one word with a passage about that word (SciFact's study of why people
     drink wine answered "which wine goes with grilled salmon"): it reaches the floor on that word, and the passage is
     close enough to the question in meaning to pass LEXICAL_MEANING_FLOOR. The word alone is closer to the passage
     than the question is: the passage is about the word, not the question, and the answer is held back. Questions
     about the survey are answered."""
-    from ingestion_mcp.server import build_server
-    from mcp import Client
-
-    async with Client(build_server(app_state)) as client:
-        for name, text in DRINKS.items():
-            arguments = {"text": markdown(name, {name: text}), "name": name, "collection": "trust_drinks"}
-            assert (await client.call_tool("ingest_text", arguments)).structured_content["success"]
     async with connect() as client:
         for mode in ("hybrid", "keyword"):
-            arguments = {"query": "choosing a wine for a wedding toast", "collection": "trust_drinks", "mode": mode}
+            arguments = {"query": "choosing a wine for a wedding toast", "collection": drinks, "mode": mode}
             out = await call_tool(client, "search", **arguments, top_k=3)
             assert out["results"] == [], (mode, out["results"])
             assert "are about one word of the query, not about the question" in out["message"], out
@@ -260,3 +271,20 @@ async def test_a_passage_about_one_word_of_the_question_answers_nothing(connect,
             for query in ("what makes people choose to drink wine", "which wines do people choose for a dinner party"):
                 found = await call_tool(client, "search", **{**arguments, "query": query}, top_k=3)
                 assert found["results"] and found["results"][0]["title"] == "Drink choice", (mode, query, found)
+
+
+async def test_a_semantic_answer_under_its_floor_is_judged_by_its_words_too(connect, call_tool, drinks: str) -> None:
+    """Issue 52: meaning alone misses true answers that hold some of the question's words: "do friends influence how
+    often someone orders wine" finds the survey of why people drink wine ("the company people keep shape [...] how
+    often they drink it") at a semantic score of 0.41, under the floor of 0.45, and was held back (so were 1.8% of
+    SciFact test's relevant documents, bench.tune_floor). A semantic answer under its floor is now judged on the
+    query's words and meaning together, as a hybrid search of it is; everyday questions stay silent."""
+    async with connect() as client:
+        arguments = {"query": "do friends influence how often someone orders wine", "collection": drinks,
+                     "mode": "semantic", "top_k": 3}  # fmt: skip
+        out = await call_tool(client, "search", **arguments)
+        assert out["results"] and out["results"][0]["title"] == "Drink choice", out
+        assert out["results"][0]["score"] < RELEVANCE_FLOOR["semantic"], out  # shown by its words and meaning
+        for query in ("best bank account without a monthly fee", "how long should I rest a steak after grilling"):
+            silent = await call_tool(client, "search", **{**arguments, "query": query})
+            assert silent["results"] == [], (query, silent)

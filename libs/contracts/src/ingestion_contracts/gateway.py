@@ -423,8 +423,9 @@ class SearchResponse(WireModel):
         description="Whether the answer is on the library's topic: a hit holds two thirds of the query's words as "
         "written, or its best hit reaches RELEVANCE_FLOOR for the mode (hybrid and keyword: and a hit is close to the "
         "query in meaning too, not only as far as one of its words goes), or a hybrid or keyword hit's meaning alone "
-        "reaches the semantic floor; never for made-up words no hit holds. The MCP search tool holds back an answer "
-        "that is not (no min_score given). None: not judged.",
+        "reaches the semantic floor (semantic: or the hybrid answer to the same query is on topic); never for made-up "
+        "words no hit holds. The MCP search tool holds back an answer that is not (no min_score given). None: not "
+        "judged.",
     )
     off_topic: OffTopic | None = Field(
         default=None,

@@ -5,6 +5,7 @@ Every Milvus or model call blocks, so each operation runs as one function in a w
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -27,6 +28,7 @@ from ingestion_contracts.gateway import (
     EmbedPassagesRequest,
     EmbedRequest,
     EmbedResponse,
+    OffTopic,
     RelabelRequest,
     SearchHit,
     SearchRequest,
@@ -421,6 +423,10 @@ class GatewayService:
             else None
         )
         why = off_topic(request.query, request.mode, hits, self.fusion, meaning, self.embedders.words) if hits else None
+        if why == "under_floor" and request.mode == "semantic":
+            started, embedded = time.perf_counter(), sum(spent)
+            why = self._by_words_too(names, request, query, spent)
+            search_ms += (time.perf_counter() - started - (sum(spent) - embedded)) * 1000  # its meaning: embedding_ms
         return SearchResponse(
             hits=hits,
             mode=request.mode,
@@ -430,6 +436,20 @@ class GatewayService:
             on_topic=bool(hits) and why is None,
             off_topic=why,
         )
+
+    def _by_words_too(
+        self, names: list[str], request: SearchRequest, query: Query, spent: list[float]
+    ) -> OffTopic | None:
+        """A semantic answer under its floor, judged on the query's words and meaning together: on topic when the
+        hybrid answer to the same query is (relevance.off_topic), else under its floor still. Meaning alone misses
+        some true answers that hold the query's rare words (bench.tune_floor: 1.8% of SciFact test's relevant
+        documents of a top 10 held back in semantic mode, 0.4% with this)."""
+        worded = search(self.store, names, dataclasses.replace(query, mode="hybrid", min_score=None),
+                        fusion=self.fusion, candidates=self.candidates, counts=self.chunk_counts)  # fmt: skip
+        meaning = functools.partial(self._meaning, request.query, query.vector, query.where, spent)
+        words = self.embedders.words
+        judged = off_topic(request.query, "hybrid", worded, self.fusion, meaning, words) if worded else "under_floor"
+        return None if judged is None else "under_floor"
 
     def _meaning(
         self,
