@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -137,12 +137,12 @@ def about_one_word(cached: Cached, text: str, meant: frozenset[str], hits: list[
 
 def word_cosine(word: str, vector: np.ndarray) -> float:
     """A word's cosine with a chunk's vector, the word embedded as the gateway embeds a query."""
-    if word not in _WORDS:
-        _WORDS[word] = np.asarray(_embedder().embed_query(word), dtype=np.float32)
-    return float(_WORDS[word] @ vector)
+    return float(_word_vector(word) @ vector)
 
 
-_WORDS: dict[str, np.ndarray] = {}
+@cache
+def _word_vector(word: str) -> np.ndarray:
+    return np.asarray(_embedder().embed_query(word), dtype=np.float32)
 
 
 @lru_cache(maxsize=1)
@@ -207,8 +207,8 @@ def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, 
             out[dataset][mode] = {floor: shares(on, off, nonsense, floor, MEANING_FLOOR) for floor in FLOORS}
             # The shipped floors with and without the one-word rule (hybrid, keyword) and the hybrid judgment of a
             # semantic answer under its floor.
-            switch = "by_words" if mode == "semantic" else "one_word_rule"
-            out[dataset].setdefault("by_words" if mode == "semantic" else "one_word", {})[mode] = {
+            key, switch = ("by_words", "by_words") if mode == "semantic" else ("one_word", "one_word_rule")
+            out[dataset].setdefault(key, {})[mode] = {
                 rule: shares(on, off, nonsense, RELEVANCE_FLOOR[mode], MEANING_FLOOR, **{switch: on_})
                 for rule, on_ in (("with", True), ("without", False))
             }  # fmt: skip

@@ -23,13 +23,16 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..data import DATASETS, load
 from ..offtopic_sets import offtopic_sets
 from ..pipeline import environment
 from ..rankings import TMP, collection_name, open_index
 from ..results_io import write_json
+
+if TYPE_CHECKING:
+    from ingestion_contracts.gateway import SearchMode
 
 MODES: tuple[Literal["keyword", "hybrid"], ...] = ("keyword", "hybrid")
 
@@ -40,7 +43,6 @@ def _summary(values: list[float]) -> dict[str, float]:
 
 
 def measure(dataset: str, count: int) -> dict[str, Any]:
-    from ingestion_contracts.gateway import SearchRequest
     from vector_gateway.embedder import EmbedderHolder
     from vector_gateway.service import GatewayService
     from vector_gateway.settings import GatewaySettings
@@ -69,21 +71,11 @@ def measure(dataset: str, count: int) -> dict[str, Any]:
 
     report: dict[str, Any] = {"dataset": dataset, "queries": len(queries), "cores": os.cpu_count()}
     for mode in MODES:
-        times: dict[str, list[float]] = {"with": [], "without": [], "without_one_word": []}
         asked.clear()
-        for round_ in range(2):  # the first round warms every path, untimed
-            for query in queries:
-                request = SearchRequest(query=query, collections=[name], mode=mode, top_k=10)
-                for variant, check in (("without", before), ("without_one_word", query_only), ("with", counted)):
-                    service._meaning = check  # type: ignore[method-assign,assignment]  # each variant swapped in per query
-                    started = time.perf_counter()
-                    service._search_in([name], request, None)
-                    if round_:
-                        times[variant].append((time.perf_counter() - started) * 1000)
-        report[mode] = {variant: _summary(values) for variant, values in times.items()}
+        variants = {"without": before, "without_one_word": query_only, "with": counted}
+        report[mode] = _alternate(service, "_meaning", variants, name, mode, queries)
         report[mode]["checked_share"] = round(len(asked) / len(set(queries)), 3)
         print(mode, report[mode], flush=True)
-    service._meaning = judged  # type: ignore[method-assign]  # the service as it was
     report["semantic"] = _semantic(service, name, queries)
     print("semantic", report["semantic"], flush=True)
     service.store.close()
@@ -92,9 +84,7 @@ def measure(dataset: str, count: int) -> dict[str, Any]:
 
 def _semantic(service: Any, name: str, queries: list[str]) -> dict[str, Any]:
     """Semantic mode with and without the hybrid judgment of an answer under its floor (_by_words_too: a hybrid
-    search of the same query, judged), alternating query by query."""
-    from ingestion_contracts.gateway import SearchRequest
-
+    search of the same query, judged)."""
     judged = service._by_words_too
     asked: set[str] = set()
 
@@ -105,20 +95,30 @@ def _semantic(service: Any, name: str, queries: list[str]) -> dict[str, Any]:
     def before(*_args: Any) -> str:  # the rules before it: under the floor stays under it
         return "under_floor"
 
-    times: dict[str, list[float]] = {"with": [], "without": []}
-    for round_ in range(2):  # the first round warms every path, untimed
+    out = _alternate(service, "_by_words_too", {"without": before, "with": counted}, name, "semantic", queries)
+    out["checked_share"] = round(len(asked) / len(set(queries)), 3)
+    return out
+
+
+def _alternate(service: Any, attribute: str, variants: dict[str, Any], name: str, mode: SearchMode,
+               queries: list[str]) -> dict[str, Any]:  # fmt: skip
+    """Each query searched once per variant (``attribute`` of the service swapped for it), the variants alternating
+    query by query; the first round warms every path, untimed. The service's own ``attribute`` is put back."""
+    from ingestion_contracts.gateway import SearchRequest
+
+    own = getattr(service, attribute)
+    times: dict[str, list[float]] = {variant: [] for variant in variants}
+    for round_ in range(2):
         for query in queries:
-            request = SearchRequest(query=query, collections=[name], mode="semantic", top_k=10)
-            for variant, check in (("without", before), ("with", counted)):
-                service._by_words_too = check
+            request = SearchRequest(query=query, collections=[name], mode=mode, top_k=10)
+            for variant, check in variants.items():
+                setattr(service, attribute, check)
                 started = time.perf_counter()
                 service._search_in([name], request, None)
                 if round_:
                     times[variant].append((time.perf_counter() - started) * 1000)
-    service._by_words_too = judged
-    out: dict[str, Any] = {variant: _summary(values) for variant, values in times.items()}
-    out["checked_share"] = round(len(asked) / len(set(queries)), 3)
-    return out
+    setattr(service, attribute, own)
+    return {variant: _summary(values) for variant, values in times.items()}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -58,13 +58,7 @@ async def three_collections(app_state: Any) -> None:
         for collection, (title, sections) in CORPORA.items():
             for name, text in sections.items():  # one document per section: each its own chunk
                 body = markdown(title, {name: text})
-                arguments = {"text": body, "name": f"{title}: {name}", "collection": collection}
-                for _ in range(240):  # the model loads in the background at start-up
-                    out = (await client.call_tool("ingest_text", arguments)).structured_content
-                    if "still loading" not in str(out.get("error")):
-                        break
-                    await anyio.sleep(0.5)
-                assert out["success"], out
+                await _ingest_text(client, {"text": body, "name": f"{title}: {name}", "collection": collection})
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +70,18 @@ async def drinks(app_state: Any) -> str:
     async with Client(build_server(app_state)) as client:
         for name, text in DRINKS.items():
             arguments = {"text": markdown(name, {name: text}), "name": name, "collection": "trust_drinks"}
-            for _ in range(240):  # the model loads in the background at start-up
-                out = (await client.call_tool("ingest_text", arguments)).structured_content
-                if "still loading" not in str(out.get("error")):
-                    break
-                await anyio.sleep(0.5)
-            assert out["success"], out
+            await _ingest_text(client, arguments)
     return "trust_drinks"
+
+
+async def _ingest_text(client: Any, arguments: dict[str, str]) -> None:
+    """ingest_text, asked again while the model loads in the background at start-up."""
+    for _ in range(240):
+        out = (await client.call_tool("ingest_text", arguments)).structured_content
+        if "still loading" not in str(out.get("error")):
+            break
+        await anyio.sleep(0.5)
+    assert out["success"], out
 
 
 def _ours(results: list[dict]) -> list[dict]:

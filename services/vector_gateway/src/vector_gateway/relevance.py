@@ -17,7 +17,7 @@ for nonsense"):
   (bench.manual_qa --per-manual), against 0 of the 800 off-topic questions asked of them. Their hits' meaning was
   0.51-0.86; the off-topic answers' at most 0.30.
 
-Two off-topic answers passed it, and are held back here:
+Three kinds of off-topic answer passed it, and are held back here:
 
 - an answer that reaches its floor on a word or two it shares with the question ("beach", "cup", "fee"): BM25 scores
   any shared word, so a keyword or hybrid score alone cannot tell an everyday question from one the library answers.
