@@ -7,7 +7,7 @@ and the dbpedia-5k dev split) and measured once on ``test`` (bench.tune_floor).
   encyclopedia sample (dbpedia-5k) or an installation manual. ``tune`` is bench.offtopic's list; ``test`` was
   written apart from it.
 - ``everyday_i18n`` (test only): the same kind of question in German, French and Spanish, for the manuals in
-  those languages.
+  those languages; ``everyday_i18n_more`` 24 more, written later (see there).
 - ``nonsense``: made-up words, 1 to 4 a query, from a fixed syllable draw (seed 52); bench.tune_floor keeps only
   words that no chunk of the collection holds (made-up words appear in no document).
 
@@ -18,8 +18,11 @@ passages the ones holding the title.
 
 from __future__ import annotations
 
+import json
 import random
 import re
+from functools import cache
+from pathlib import Path
 
 from .offtopic import OFF_TOPIC
 
@@ -89,6 +92,37 @@ EVERYDAY_I18N = [
     "cómo cultivar tomates en el balcón de casa",
 ]
 
+# Written later (2026-12-07), apart from EVERYDAY_I18N and after the rules for a question the model cannot read were
+# chosen on it: 8 each in German, French and Spanish. They found hybrid answers on the meaning of passages holding none
+# of their words (3 of 24 in one collection of the manual set), which relevance._tied now leaves out; the choice
+# between two forms of that rule was made with them in view, so they are not held out from it.
+EVERYDAY_I18N_MORE = [
+    "wie wechsle ich einen platten Fahrradreifen",
+    "welcher Wein passt zu gegrilltem Lachs",
+    "wie lange muss ein Schweinebraten im Ofen bleiben",
+    "Öffnungszeiten des Schwimmbads in den Ferien",
+    "wie bringe ich meinem Hund bei, nicht zu bellen",
+    "beste Wanderwege in den Alpen für Anfänger",
+    "wie pflanze ich Tulpenzwiebel im Herbst",
+    "was kostet ein Ticket für das Konzert am Freitag",
+    "comment changer un pneu crevé de vélo",
+    "quel vin servir avec un poulet rôti",
+    "horaires du marché de Noël à Strasbourg",
+    "comment apprendre à nager à un enfant",
+    "combien de temps cuire des pâtes al dente",
+    "meilleure plage de Bretagne pour le surf",
+    "comment détartrer une bouilloire avec du vinaigre",
+    "que faire à Paris un dimanche pluvieux",
+    "cómo cambiar la rueda pinchada de una bicicleta",
+    "qué vino va bien con el pescado a la plancha",
+    "horario del museo del Prado los lunes",
+    "cómo enseñar a un niño a montar en bici",
+    "cuánto tiempo hay que hervir un huevo duro",
+    "mejores playas de Andalucía para ir con niños",
+    "cómo limpiar el horno sin productos químicos",
+    "dónde comprar entradas para el partido del domingo",
+]
+
 _ONSETS = ["b", "br", "d", "dr", "f", "fl", "g", "gr", "k", "kl", "m", "n", "p", "pl", "s", "st", "t", "tr", "v", "z"]
 _VOWELS = ["a", "e", "i", "o", "u", "ou", "ai", "ei"]
 _CODAS = ["", "", "n", "r", "l", "x", "sk", "mp", "nd", "rt"]
@@ -117,7 +151,21 @@ def offtopic_sets(part: str, multilingual: bool = False) -> dict[str, list[str]]
     if part == "tune":
         return {"everyday": list(OFF_TOPIC), "nonsense": made_up[:half]}
     sets = {"everyday": list(EVERYDAY_TEST), "nonsense": made_up[half:]}
-    return sets | ({"everyday_i18n": list(EVERYDAY_I18N)} if multilingual else {})
+    more = {"everyday_i18n": list(EVERYDAY_I18N), "everyday_i18n_more": list(EVERYDAY_I18N_MORE)}
+    return sets | (more if multilingual else {})
+
+
+JUDGED = Path(__file__).with_name("sets") / "offtopic_judged.json"
+
+
+@cache
+def topical(collection: str) -> frozenset[str]:
+    """The everyday questions (both halves) a reader judged ``collection`` to hold a document on: one the search ranks
+    near the top is about what the question asks ("how do I change a flat bicycle tyre" and dbpedia-5k's *Bicycle
+    tire*). Judged blind to what the relevance floor shows (bench/sets/offtopic_judged.json says how); showing them
+    is right, so bench.tune_floor also reports silence without them."""
+    judged = json.loads(JUDGED.read_text())["collections"].get(collection, {})
+    return frozenset(question for question, verdict in judged.items() if verdict["topical"])
 
 
 _HEADING = re.compile(r"^(\d+(?:\.\d+)+)\.? +(\S.{3,80})$")

@@ -23,7 +23,10 @@ chunk holds) that answer nothing on each set, and the share of the relevant docu
 
 ``hybrid_meaning`` scores the rules over a grid of hybrid floors and meaning floors, ``hybrid_lexical`` and
 ``keyword_meaning`` over lexical meaning floors (keyword: by keyword floors), to choose them on ``train``; ``shown``
-lists the off-topic questions each mode still answers, with the title of the first hit, for a reader to judge.
+lists the off-topic questions each mode still answers, with the title of the first hit and whether a reader judged
+the collection to hold a document on the question (bench/sets/offtopic_judged.json, judged blind to what the floor
+shows); ``judged`` gives, at the shipped floors, the share of the questions the collection holds nothing on that
+answer nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from vector_gateway.settings import GatewaySettings
 from vector_gateway.vocabulary import content, model_words, readable
 
 from .data import DATASETS, load
+from .offtopic_sets import topical
 from .tune import RESULTS, shipped_variant
 from .tune_rank import Cached, Variant
 
@@ -75,6 +79,10 @@ class Answer:
     # Semantic: the hybrid answer to the same query is shown (an answer under the semantic floor is judged on the
     # query's words and meaning together too: GatewayService._by_words_too).
     worded: bool = False
+    # The model cannot read the query (vocabulary.readable): its meaning counts only on hits its words tie to it
+    # (``dense`` and a semantic ``best`` are read on those: relevance._tied), and a hybrid answer reaching its floor
+    # is shown on its score.
+    unread: bool = False
 
     def shown(self, floor: float, dense_floor: float, lexical_floor: float | None = None, *,
               one_word_rule: bool = True, by_words: bool = True) -> bool:  # fmt: skip
@@ -91,6 +99,8 @@ class Answer:
             return self.best >= floor or (by_words and self.worded)
         if self.dense >= dense_floor:  # hybrid and keyword: a hit's meaning alone, under the floor too
             return True
+        if self.mode == "hybrid" and self.unread:
+            return self.best >= floor
         lexical_floor = LEXICAL_MEANING_FLOOR[self.mode] if lexical_floor is None else lexical_floor
         return self.best >= floor and self.dense >= lexical_floor and not (one_word_rule and self.one_word)
 
@@ -103,18 +113,29 @@ def answers(cached: Cached, variant: Variant, queries: dict[str, str],
             continue
         ranked = cached.passages(variant, text)
         hits = [index for index, _ in ranked[:ANSWER_HITS]]
-        dense = max((cached.calibrated_dense(variant, text, i) for i in hits), default=0.0)
         words = lexical.query_words(text)
         held = bool(words) and any(3 * len(words & cached.words[i]) >= 2 * len(words) for i in hits)
         meant = content(words)
+        unread = bool(meant) and not readable(meant, KNOWN)
+        tied = tied_hits(cached, variant, text, meant, hits) if unread else hits
+        dense = max((cached.calibrated_dense(variant, text, i) for i in tied), default=0.0)
         one = variant.mode != "semantic" and about_one_word(cached, text, meant, hits)
         shares = not words or any(meant & cached.words[i] for i in hits) or readable(meant, KNOWN)
         documents = cached.top_documents(ranked)
         relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
-        best = ranked[0][1] if ranked else 0.0
+        best = dense if variant.mode == "semantic" and unread else ranked[0][1] if ranked else 0.0
         worded = variant.mode == "semantic" and by_words_too(cached, variant, qid, text)
-        out.append(Answer(variant.mode, best, dense, held, relevant, shares, one, worded))
+        out.append(Answer(variant.mode, best, dense, held, relevant, shares, one, worded, unread))
     return out
+
+
+def tied_hits(cached: Cached, variant: Variant, text: str, meant: frozenset[str], hits: list[int]) -> list[int]:
+    """As relevance._tied judges it for a query the model cannot read: every hit when one holds two of the query's
+    content words as written, else the hits holding one (as written, or a BM25 match outside semantic mode)."""
+    if any(len(meant & cached.words[i]) >= min(2, len(meant)) for i in hits):
+        return hits
+    matched = cached.bm25(variant)[cached.row[text]] if variant.mode != "semantic" else None
+    return [i for i in hits if meant & cached.words[i] or (matched is not None and matched[i] > 0)]
 
 
 def by_words_too(cached: Cached, variant: Variant, qid: str, text: str) -> bool:
@@ -180,14 +201,27 @@ def shares(on: list[Answer], off: list[Answer], nonsense: list[Answer], floor: f
             "relevant_kept_rules": round(kept / total, 4)}  # fmt: skip
 
 
-def shown_offtopic(cached: Cached, variant: Variant, queries: dict[str, str]) -> list[list[str]]:
-    """The off-topic questions the shipped rules show, each with its first hit's title: for a reader to judge."""
-    out = []
+def shown_offtopic(cached: Cached, variant: Variant, queries: dict[str, str]) -> list[list[str | bool]]:
+    """The off-topic questions the shipped rules show, each with its first hit's title and whether a reader judged
+    the collection to hold a document on it (bench.offtopic_sets.topical)."""
+    out: list[list[str | bool]] = []
+    judged = topical(cached.dataset)
     for text in queries.values():
         answer = answers(cached, variant, {"q": text}, None)[0]
         if answer.shown(RELEVANCE_FLOOR[variant.mode], MEANING_FLOOR):
-            out.append([text, str(cached.chunks["title"][cached.passages(variant, text)[0][0]])])
+            out.append([text, str(cached.chunks["title"][cached.passages(variant, text)[0][0]]), text in judged])
     return out
+
+
+def judged_silence(cached: Cached, off: list[Answer], queries: dict[str, str], mode: str) -> dict[str, Any]:
+    """At the shipped floors: the share of the everyday questions the collection holds nothing on (a reader's
+    judgment, bench.offtopic_sets.topical) that answer nothing, and how many of the others are shown."""
+    judged = topical(cached.dataset)
+    on_it = [text in judged for text in queries.values()]
+    nothing = [answer for answer, topical_ in zip(off, on_it, strict=True) if not topical_]
+    shown = [answer.shown(RELEVANCE_FLOOR[mode], MEANING_FLOOR) for answer in off]
+    return {"nothing_on_it": len(nothing), "silent": silent(nothing, RELEVANCE_FLOOR[mode], MEANING_FLOOR),
+            "topical": sum(on_it), "topical_shown": sum(s for s, t in zip(shown, on_it, strict=True) if t)}  # fmt: skip
 
 
 def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, Any]:
@@ -213,6 +247,9 @@ def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, 
                 for rule, on_ in (("with", True), ("without", False))
             }  # fmt: skip
             out[dataset]["shown"][mode] = shown_offtopic(cached, moded, cached.splits[OFF_TOPIC[part]])
+            out[dataset].setdefault("judged", {})[mode] = judged_silence(
+                cached, off, cached.splits[OFF_TOPIC[part]], mode
+            )
             if mode == "keyword":
                 out[dataset]["keyword_meaning"] = {
                     f"{floor} / {lexical}": shares(on, off, nonsense, floor, MEANING_FLOOR, lexical)

@@ -158,3 +158,57 @@ def test_an_answer_about_one_word_of_the_question_is_off_topic() -> None:
     # questions).
     unread = frozenset({"wine"})
     assert on_topic(query, "hybrid", [wine], FUSION, _asked(0.38, {"wine": 0.55})[1], unread)
+
+
+def test_a_question_the_model_cannot_read_is_judged_by_meaning_only_where_two_of_its_words_anchor_it() -> None:
+    """A German everyday question to the English model (held-out questions asked of the manual set, bench.manual_qa's
+    collection): a biblatex passage holds "passt" ("in keine der üblichen Kategorien passt"), and the installation
+    guide's passage on the root password, which holds none of its words, came within a calibrated 0.50 of it (the
+    model reads German by its pieces, and any German passage is near any German question). Its meaning tells
+    nothing: it was shown in hybrid mode on that meaning alone. A German question whose passage holds two of its words
+    ("heruntergeladenen", "Installationsdateien") is judged by meaning as before, and an English question too."""
+    from vector_gateway.embedder import bundled_model_dir
+    from vector_gateway.vocabulary import model_words
+
+    known = model_words(bundled_model_dir())
+    assert known is not None
+    question = "welcher Wein passt zu gegrilltem Lachs"
+    alpha = FUSION.for_query(question).alpha
+    word = _hit("Eine veröffentlichte Bekanntmachung, die in keine der üblichen Kategorien passt.", 0.11, keyword=0.11)
+    near = _hit("Évitez les mots du dictionnaire pour le mot de passe.", alpha * 0.50, dense=alpha * 0.50)
+    assert off_topic(question, "hybrid", [near, word], FUSION, known=known) == "unknown_words"
+    semantic = [_hit(near.text, 0.5, dense=0.5), _hit(word.text, 0.3, dense=0.3)]
+    assert off_topic(question, "semantic", semantic, FUSION, known=known) == "unknown_words"
+    # The hit holding its word counts: close enough, it is shown.
+    assert on_topic(question, "semantic", [_hit(word.text, 0.5, dense=0.5)], FUSION, known=known)
+    asked = "Wie prüfe ich, ob die heruntergeladenen Installationsdateien unverändert sind?"
+    alpha = FUSION.for_query(asked).alpha
+    answer = _hit("Verifizieren der Authentizität von heruntergeladenen Installationsdateien.", 0.25, keyword=0.25)
+    related = _hit("Eine Voreinstellungsdatei erstellen.", alpha * 0.58, dense=alpha * 0.58)
+    assert on_topic(asked, "hybrid", [answer, related], FUSION, known=known)
+    paraphrase = [_hit("The committee postponed the vote.", 0.55, dense=0.55)]
+    assert on_topic("why was the ballot delayed", "semantic", paraphrase, FUSION, known=known)
+
+
+def test_a_hybrid_answer_to_a_question_the_model_cannot_read_is_shown_on_its_score() -> None:
+    """biblatex's German manual answers "Wie steuere ich, ob im Spanischen 'y' oder 'e' als 'und' gedruckt wird?" in
+    its passage on Spanish (hybrid 0.33, over the floor; keyword mode shows it): the English model cannot read the
+    question, so the passage's meaning (under LEXICAL_MEANING_FLOOR) cannot tell against it. A hybrid answer to such a
+    question that reaches its floor with a hit holding one of its words is shown on its score. Keyword mode still asks
+    for meaning (its floor is reached on one common word of a French everyday question: "heure", "mère")."""
+    from vector_gateway.embedder import bundled_model_dir
+    from vector_gateway.vocabulary import model_words
+
+    known = model_words(bundled_model_dir())
+    assert known is not None
+    question = "Wie steuere ich, ob im Spanischen 'y' oder 'e' als 'und' gedruckt wird?"
+    spanish = _hit("Die Handhabung von dem Wort ,und' ist im Spanischen komplizierter.", 0.33, dense=0.03, keyword=0.3)
+    assert on_topic(question, "hybrid", [spanish], FUSION, _asked(0.1)[1], known)
+    assert off_topic(question, "keyword", [_hit(spanish.text, 0.3, keyword=0.3)], FUSION, _asked(0.1)[1], known) == (
+        "words_without_meaning"
+    )
+    # An English question shown on its words is judged by meaning as before.
+    fee = [_hit("You may charge a fee for the physical act of transferring a copy.", 0.3, keyword=0.3)]
+    assert off_topic("best bank account without a monthly fee", "hybrid", fee, FUSION, _asked(0.1)[1], known) == (
+        "words_without_meaning"
+    )

@@ -35,12 +35,17 @@ Three kinds of off-topic answer passed it, and are held back here:
   (vocabulary.py), is not about anything the library holds, however close its vector falls to a name. The same holds
   for a query the model cannot read, knowing fewer than half of its words whole (vocabulary.readable: a question in
   German, French or Spanish to the English model): "Tipps für den Urlaub am Strand mit Kindern" came within a
-  calibrated 0.46 of a German manual's passage that shares none of its words, over the semantic floor.
+  calibrated 0.46 of a German manual's passage that shares none of its words, over the semantic floor. Where a hit
+  does hold one of its words, only the hits its words tie to it count by meaning (``_tied``): "welcher Wein passt zu
+  gegrilltem Lachs" came within 0.50 of a French passage holding none of them while a German one held "passt". A
+  hybrid answer to such a question that reaches its floor on its words is shown on its score: the model's reading
+  of the question cannot tell against it (biblatex's German passage on Spanish "y" and "e", hybrid 0.33).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 from ingestion_contracts.gateway import (
     LEXICAL_MEANING_FLOOR,
@@ -78,30 +83,100 @@ def off_topic(
         return None
     if known is not None and words and _unreadable_and_unshared(content(words), written, known):
         return "unknown_words"
-    best = max(hit.score for hit in hits)
+    read = readable(content(words), known) if known is not None and words else None
+    if read is not False:
+        return _judged(query, mode, hits, fusion, meaning, read, written)
+    # A question the model cannot read: only the hits its words tie to it are judged by their meaning. An answer held
+    # back for that alone says so (its other hits came close on the model's reading of the question's pieces).
+    asked = _once(meaning)
+    verdict = _judged(query, mode, hits, fusion, asked, read, written, _tied(content(words), hits, written))
+    if verdict is not None and _judged(query, mode, hits, fusion, asked, read, written) is None:
+        return "unknown_words"
+    return verdict
+
+
+def _judged(
+    query: str,
+    mode: str,
+    hits: list[SearchHit],
+    fusion: Fusion,
+    meaning: Meaning | None,
+    read: bool | None,
+    written: list[set[str]],
+    tied: list[bool] | None = None,
+) -> OffTopic | None:
+    """off_topic's judgment by score and meaning. ``read``: whether the model reads the query (None: no word list to
+    tell); ``tied``: the hits whose closeness to the query counts (None: all)."""
     if mode == "semantic":
-        return None if best >= RELEVANCE_FLOOR[mode] else "under_floor"
-    told = _told(query, mode, hits, fusion)
+        return None if max(_only([hit.score for hit in hits], tied)) >= RELEVANCE_FLOOR[mode] else "under_floor"
+    best = max(hit.score for hit in hits)
+    told = _only(_told(query, mode, hits, fusion), tied)
     if mode == "hybrid" and max(told) >= MEANING_FLOOR:
         return None
     if best < RELEVANCE_FLOOR[mode]:
         # A keyword answer's hits carry no meaning of their own: under its floor, it is on topic still when one of
         # them is as close to the query as a hit semantic mode shows (a small library's BM25).
-        found = meaning(hits, query) if mode == "keyword" and meaning is not None else None
+        found = _only(meaning(hits, query), tied) if mode == "keyword" and meaning is not None else None
         return None if found and max(found) >= MEANING_FLOOR else "under_floor"
     # On its score: a hit must be close to the query in meaning too, and about more than one word of it.
-    closeness = told if max(told) >= LEXICAL_MEANING_FLOOR[mode] else meaning(hits, query) if meaning else None
+    closeness = (
+        told if max(told) >= LEXICAL_MEANING_FLOOR[mode] else _only(meaning(hits, query), tied) if meaning else None
+    )
     if not closeness:  # its meaning cannot be had (another model's collection): the score alone judges
         return None
     if max(closeness) < LEXICAL_MEANING_FLOOR[mode]:
-        return "words_without_meaning"
+        # The meaning of a question the model cannot read tells nothing against a hybrid answer that reaches the
+        # hybrid floor with a hit holding one of its words (biblatex's German passage on Spanish "y" and "e"). Keyword
+        # mode's floor is reached on one common word of a French everyday question ("heure", "mère"): it still asks.
+        return None if mode == "hybrid" and read is False else "words_without_meaning"
     # Whether one word explains the hit as well as the question can be told only of a question the model reads (an
     # English model reads a German question by its pieces, and its one known word is closer to anything).
-    if meaning is None or known is None or not readable(content(words), known):
+    if meaning is None or not read:
         return None
+    words = content(lexical.query_words(query))
     nearest = max(range(len(hits)), key=closeness.__getitem__)
-    shared = content(words) & (written[nearest] if written else set())
-    return "one_word" if _about_one_word(content(words), shared, hits[nearest], meaning, closeness[nearest]) else None
+    shared = words & (written[nearest] if written else set())
+    return "one_word" if _about_one_word(words, shared, hits[nearest], meaning, closeness[nearest]) else None
+
+
+def _tied(words: frozenset[str], hits: list[SearchHit], written: list[set[str]]) -> list[bool]:
+    """The hits whose closeness to a question the model cannot read counts: every hit when one holds two of its
+    content words as written (the library is on the question's ground), else the hits holding one of them (as
+    written, or matched by BM25). The model reads such a question by its pieces, and a passage in the question's
+    language comes close to any question in it: "welcher Wein passt zu gegrilltem Lachs" came within a calibrated
+    0.50 of the French installation guide's passage on the root password while a German passage held "passt"."""
+    if any(len(words & hit_words) >= min(2, len(words)) for hit_words in written):
+        return [True] * len(hits)
+    return [
+        bool(words & hit_words) or hit.keyword_score > 0 or hit.phrase_score > 0
+        for hit, hit_words in zip(hits, written, strict=True)
+    ]
+
+
+@overload
+def _only(values: list[float], tied: list[bool] | None) -> list[float]: ...
+@overload
+def _only(values: list[float] | None, tied: list[bool] | None) -> list[float] | None: ...
+def _only(values: list[float] | None, tied: list[bool] | None) -> list[float] | None:
+    """``values`` (one per hit; None: no meaning to be had) with the hits not ``tied`` at 0."""
+    if values is None or tied is None:
+        return values
+    return [value if keep else 0.0 for value, keep in zip(values, tied, strict=True)]
+
+
+def _once(meaning: Meaning | None) -> Meaning | None:
+    """``meaning``, asked once per text and hits (an answer judged twice, with and without its untied hits)."""
+    if meaning is None:
+        return None
+    found: dict[tuple[str, tuple[int, ...]], list[float] | None] = {}
+
+    def asked(hits: list[SearchHit], text: str) -> list[float] | None:
+        key = (text, tuple(id(hit) for hit in hits))
+        if key not in found:
+            found[key] = meaning(hits, text)
+        return found[key]
+
+    return asked
 
 
 def _told(query: str, mode: str, hits: list[SearchHit], fusion: Fusion) -> list[float]:
