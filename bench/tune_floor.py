@@ -120,7 +120,7 @@ def answers(cached: Cached, variant: Variant, queries: dict[str, str],
         tied = tied_hits(cached, variant, text, meant, hits) if unread else hits
         dense = max((cached.calibrated_dense(variant, text, i) for i in tied), default=0.0)
         one = variant.mode != "semantic" and about_one_word(cached, text, meant, hits)
-        shares = not words or any(meant & cached.words[i] for i in hits) or readable(meant, KNOWN)
+        shares = not words or any(meant & cached.words[i] for i in hits) or not unread
         documents = cached.top_documents(ranked)
         relevant = [score for doc, score in documents if qrels is not None and doc in qrels[qid]]
         best = dense if variant.mode == "semantic" and unread else ranked[0][1] if ranked else 0.0

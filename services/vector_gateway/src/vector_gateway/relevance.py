@@ -81,16 +81,17 @@ def off_topic(
     held = [len(words & hit_words) for hit_words in written]  # the query's words each hit holds
     if any(3 * count >= 2 * len(words) for count in held):  # one hit holds two thirds of them
         return None
-    if known is not None and words and _unreadable_and_unshared(content(words), written, known):
+    meant = content(words)  # without any analysed language's stop words
+    if known is not None and words and _unreadable_and_unshared(meant, written, known):
         return "unknown_words"
-    read = readable(content(words), known) if known is not None and words else None
+    read = readable(meant, known) if known is not None and words else None
     if read is not False:
-        return _judged(query, mode, hits, fusion, meaning, read, written)
+        return _judged(query, mode, hits, fusion, meaning, read, meant, written)
     # A question the model cannot read: only the hits its words tie to it are judged by their meaning. An answer held
     # back for that alone says so (its other hits came close on the model's reading of the question's pieces).
     asked = _once(meaning)
-    verdict = _judged(query, mode, hits, fusion, asked, read, written, _tied(content(words), hits, written))
-    if verdict is not None and _judged(query, mode, hits, fusion, asked, read, written) is None:
+    verdict = _judged(query, mode, hits, fusion, asked, read, meant, written, _tied(meant, hits, written))
+    if verdict is not None and _judged(query, mode, hits, fusion, asked, read, meant, written) is None:
         return "unknown_words"
     return verdict
 
@@ -102,11 +103,13 @@ def _judged(
     fusion: Fusion,
     meaning: Meaning | None,
     read: bool | None,
+    words: frozenset[str],
     written: list[set[str]],
     tied: list[bool] | None = None,
 ) -> OffTopic | None:
     """off_topic's judgment by score and meaning. ``read``: whether the model reads the query (None: no word list to
-    tell); ``tied``: the hits whose closeness to the query counts (None: all)."""
+    tell); ``words``: its content words (vocabulary.content); ``tied``: the hits whose closeness to the query counts
+    (None: all)."""
     if mode == "semantic":
         return None if max(_only([hit.score for hit in hits], tied)) >= RELEVANCE_FLOOR[mode] else "under_floor"
     best = max(hit.score for hit in hits)
@@ -133,7 +136,6 @@ def _judged(
     # English model reads a German question by its pieces, and its one known word is closer to anything).
     if meaning is None or not read:
         return None
-    words = content(lexical.query_words(query))
     nearest = max(range(len(hits)), key=closeness.__getitem__)
     shared = words & (written[nearest] if written else set())
     return "one_word" if _about_one_word(words, shared, hits[nearest], meaning, closeness[nearest]) else None
@@ -147,10 +149,7 @@ def _tied(words: frozenset[str], hits: list[SearchHit], written: list[set[str]])
     0.50 of the French installation guide's passage on the root password while a German passage held "passt"."""
     if any(len(words & hit_words) >= min(2, len(words)) for hit_words in written):
         return [True] * len(hits)
-    return [
-        bool(words & hit_words) or hit.keyword_score > 0 or hit.phrase_score > 0
-        for hit, hit_words in zip(hits, written, strict=True)
-    ]
+    return [bool(words & hit_words) or _matched(hit) for hit, hit_words in zip(hits, written, strict=True)]
 
 
 @overload
@@ -208,7 +207,12 @@ def shares_a_word(query: str, hits: list[SearchHit]) -> bool:
 
 def _shares_a_word(hits: list[SearchHit], held: list[int]) -> bool:
     """``held``: how many of the query's words each hit holds as written."""
-    return any(hit.keyword_score > 0 or hit.phrase_score > 0 for hit in hits) or any(held)
+    return any(_matched(hit) for hit in hits) or any(held)
+
+
+def _matched(hit: SearchHit) -> bool:
+    """Whether BM25 or the exact phrase matched the hit (a stem of one of the query's words, or the query whole)."""
+    return hit.keyword_score > 0 or hit.phrase_score > 0
 
 
 def _unreadable_and_unshared(words: frozenset[str], written: list[set[str]], known: frozenset[str]) -> bool:
