@@ -63,7 +63,9 @@ declare -A IMAGE=(
     [ingestion-mcp]=ingestion-mcp
 )
 services=("$@")
-[[ ${#services[@]} -gt 0 ]] || services=(docling chunker vector-gateway ingestion-mcp)
+# The gateway first: its ONNX-export step holds torch for a while, the largest passing use of disk of any build, so
+# it runs while the store holds no other image (docs/deployment.md "Disk").
+[[ ${#services[@]} -gt 0 ]] || services=(vector-gateway docling chunker ingestion-mcp)
 for service in "${services[@]}"; do
     [[ -n "${DOCKERFILE[$service]:-}" ]] || { echo "build_images: unknown image $service" >&2; exit 2; }
     extra=()

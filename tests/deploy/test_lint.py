@@ -12,7 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).resolve().parent / "yamllint.yaml"
 SMOKE = REPO / "scripts" / "compose_smoke.sh"
-SCRIPTS = [SMOKE, REPO / "scripts" / "base_image.sh", REPO / "scripts" / "build_images.sh"]
+SCRIPTS = [SMOKE, REPO / "scripts" / "base_image.sh", REPO / "scripts" / "build_images.sh", REPO / ".ci" / "run"]
 
 
 def test_yamllint_clean():
