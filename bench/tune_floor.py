@@ -201,13 +201,14 @@ def shares(on: list[Answer], off: list[Answer], nonsense: list[Answer], floor: f
             "relevant_kept_rules": round(kept / total, 4)}  # fmt: skip
 
 
-def shown_offtopic(cached: Cached, variant: Variant, queries: dict[str, str]) -> list[list[str | bool]]:
-    """The off-topic questions the shipped rules show, each with its first hit's title and whether a reader judged
-    the collection to hold a document on it (bench.offtopic_sets.topical)."""
+def shown_offtopic(cached: Cached, variant: Variant, queries: dict[str, str],
+                   off: list[Answer]) -> list[list[str | bool]]:  # fmt: skip
+    """The off-topic questions the shipped rules show (``off``: their answers, in the order of ``queries``), each
+    with its first hit's title and whether a reader judged the collection to hold a document on it
+    (bench.offtopic_sets.topical)."""
     out: list[list[str | bool]] = []
     judged = topical(cached.dataset)
-    for text in queries.values():
-        answer = answers(cached, variant, {"q": text}, None)[0]
+    for text, answer in zip(queries.values(), off, strict=True):
         if answer.shown(RELEVANCE_FLOOR[variant.mode], MEANING_FLOOR):
             out.append([text, str(cached.chunks["title"][cached.passages(variant, text)[0][0]]), text in judged])
     return out
@@ -224,13 +225,19 @@ def judged_silence(cached: Cached, off: list[Answer], queries: dict[str, str], m
             "topical": sum(on_it), "topical_shown": sum(s for s, t in zip(shown, on_it, strict=True) if t)}  # fmt: skip
 
 
+def cached_queries(split: str) -> str:
+    """The tune cache's query split that holds ``split``'s judged queries (it keeps dbpedia's 40 dev and test queries
+    whole, as "test")."""
+    return "train" if split == "train" else "test"
+
+
 def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"variant": variant.changed(), "meaning_floor": MEANING_FLOOR,
                            "lexical_meaning_floor": LEXICAL_MEANING_FLOOR, "offtopic": OFF_TOPIC[part]}  # fmt: skip
     for dataset, split in SPLITS[part].items():
         cached = Cached(dataset, root)
         qrels = load(DATASETS[dataset], split).qrels
-        cache_split = "train" if split == "train" else "test"  # the cache keeps dbpedia's 40 judged queries whole
+        cache_split = cached_queries(split)
         made = made_up(cached, NONSENSE[part])
         out[dataset] = {"nonsense_queries": len(made), "shown": {}}
         for mode in ("hybrid", "semantic", "keyword"):
@@ -246,7 +253,7 @@ def measure(part: str, variant: Variant, root: Path | None = None) -> dict[str, 
                 rule: shares(on, off, nonsense, RELEVANCE_FLOOR[mode], MEANING_FLOOR, **{switch: on_})
                 for rule, on_ in (("with", True), ("without", False))
             }  # fmt: skip
-            out[dataset]["shown"][mode] = shown_offtopic(cached, moded, cached.splits[OFF_TOPIC[part]])
+            out[dataset]["shown"][mode] = shown_offtopic(cached, moded, cached.splits[OFF_TOPIC[part]], off)
             out[dataset].setdefault("judged", {})[mode] = judged_silence(
                 cached, off, cached.splits[OFF_TOPIC[part]], mode
             )

@@ -26,7 +26,7 @@ from ..data import DATASETS, load
 from ..offtopic_sets import topical
 from ..results_io import write_json
 from ..tune import shipped_variant
-from ..tune_floor import OFF_TOPIC, SPLITS, answers
+from ..tune_floor import OFF_TOPIC, SPLITS, answers, cached_queries
 from ..tune_rank import Cached, Variant
 
 RESULTS = Path(__file__).with_name("results") / "floor_margin.json"
@@ -47,7 +47,7 @@ def measure(root: Path | None = None) -> dict[str, Any]:
         for dataset, split in splits.items():
             cached = Cached(dataset, root)
             qrels = load(DATASETS[dataset], split).qrels
-            queries = {q: t for q, t in cached.splits["train" if split == "train" else "test"].items() if q in qrels}
+            queries = {q: t for q, t in cached.splits[cached_queries(split)].items() if q in qrels}
             shown = zip(queries.values(), answers(cached, variant, queries, qrels), strict=True)
             on = [margins(cached, variant, text) for text, answer in shown
                   if answer.relevant and answer.shown(floor, MEANING_FLOOR)]  # fmt: skip
