@@ -112,7 +112,7 @@ class Checks:
         store = places[0] if places else Path("/var/lib/containers" if self.smoke.podman else "/var/lib/docker")
         if not self.smoke.podman:  # docker's daemon writes its copies under its own root, whatever TMPDIR says
             return store, store
-        return store, places[1] if len(places) > 1 else Path(os.environ.get("TMPDIR") or "/var/tmp")
+        return store, places[1] if len(places) > 1 else Path(self.smoke.env.get("TMPDIR") or "/var/tmp")
 
     def build(self) -> str:
         env = {**self.smoke.env, "ENGINE": self.smoke.engine}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import types
 from pathlib import Path
@@ -22,20 +21,18 @@ PODMAN = shutil.which("podman")
 pytestmark = pytest.mark.skipif(PODMAN is None, reason="podman not installed (apt-get install podman)")
 
 
-def _room(env: dict[str, str]) -> str:
+def _checks(env: dict[str, str]) -> compose_checks.Checks:
     smoke = types.SimpleNamespace(engine=PODMAN, podman=True, env=env)
-    return compose_checks.Checks(smoke, "http://127.0.0.1:9/mcp").room()  # type: ignore[arg-type]  # why: room reads engine, podman and env alone
+    return compose_checks.Checks(smoke, "http://127.0.0.1:9/mcp")  # type: ignore[arg-type]  # why: the room check reads engine, podman and env alone
 
 
-def _store() -> Path:
-    answer = subprocess.run([PODMAN or "podman", "info", "--format", "{{.Store.GraphRoot}}"], capture_output=True,
-                            text=True, check=True)  # fmt: skip
-    return Path(answer.stdout.strip())
+def _room(env: dict[str, str]) -> str:
+    return _checks(env).room()
 
 
 def test_copies_in_another_file_system_are_asked_for_their_own_share(monkeypatch):
     shm = Path("/dev/shm")
-    store = _store()
+    store, _ = _checks(dict(os.environ)).storage_places()
     existing = next(p for p in (store, *store.parents) if p.exists())
     if not shm.is_dir() or shm.stat().st_dev == existing.stat().st_dev:
         pytest.skip("/dev/shm is not a file system of its own here")
